@@ -1,0 +1,33 @@
+// Finding and opening RDMA devices; RAII owners for the device list and context.
+//
+// Thread-safety: the functions are thread-safe; a Context is used by one
+// thread at a time unless the caller synchronizes.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qpconnect/result.h"
+
+namespace qpconnect::verbs {
+
+struct ContextDeleter {
+  void operator()(ibv_context* ctx) const noexcept;
+};
+using UniqueContext = std::unique_ptr<ibv_context, ContextDeleter>;
+
+// Names of the RDMA devices libibverbs sees, in its order. An empty list is
+// not an error. kVerbs if libibverbs cannot enumerate (e.g. the kernel has no
+// RDMA support: ENOSYS).
+Result<std::vector<std::string>> ListDevices();
+
+// Opens the device called `name`, or the first device when `name` is empty.
+// kNotFound when there is no device at all, or none of that name (the detail
+// lists the devices there are); kVerbs when ibv_open_device fails.
+Result<UniqueContext> OpenDevice(std::string_view name);
+
+}  // namespace qpconnect::verbs

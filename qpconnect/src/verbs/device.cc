@@ -1,0 +1,71 @@
+#include "qpconnect/verbs/device.h"
+
+#include <cerrno>
+
+#include "qpconnect/verbs/verbs_error.h"
+
+namespace qpconnect::verbs {
+namespace {
+
+struct DeviceListDeleter {
+  void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
+};
+using UniqueDeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+
+Result<UniqueDeviceList> GetDeviceList(int& count) {
+  errno = 0;
+  ibv_device** list = ibv_get_device_list(&count);
+  if (list == nullptr) return VerbsError("ibv_get_device_list", 0, "cannot enumerate RDMA devices");
+  return UniqueDeviceList(list);
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+void ContextDeleter::operator()(ibv_context* ctx) const noexcept {
+  if (int rc = ibv_close_device(ctx); rc != 0) LogDestroyFailure("ibv_close_device", rc);
+}
+
+Result<std::vector<std::string>> ListDevices() {
+  int count = 0;
+  auto list = GetDeviceList(count);
+  if (!list) return std::move(list).error();
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.emplace_back(ibv_get_device_name(list->get()[i]));
+  return names;
+}
+
+Result<UniqueContext> OpenDevice(std::string_view name) {
+  int count = 0;
+  auto list = GetDeviceList(count);
+  if (!list) return std::move(list).error();
+  std::vector<std::string> names;
+  ibv_device* chosen = nullptr;
+  for (int i = 0; i < count; ++i) {
+    ibv_device* dev = list->get()[i];
+    names.emplace_back(ibv_get_device_name(dev));
+    if (chosen == nullptr && (name.empty() || names.back() == name)) chosen = dev;
+  }
+  if (count == 0) {
+    return Error{
+        ErrorCode::kNotFound, 0, "find RDMA device", "",
+        "no RDMA device found (is a driver loaded? `rdma link` / `ibv_devices` list none)"};
+  }
+  if (chosen == nullptr) {
+    return Error{ErrorCode::kNotFound, 0, "find RDMA device", "ib-dev",
+                 "no device named '" + std::string(name) + "'; devices: " + Join(names)};
+  }
+  errno = 0;
+  ibv_context* ctx = ibv_open_device(chosen);
+  if (ctx == nullptr) {
+    return VerbsError("ibv_open_device " + std::string(ibv_get_device_name(chosen)));
+  }
+  return UniqueContext(ctx);
+}
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,118 @@
+#include "run.h"
+
+#include <cerrno>
+
+#include "cli_args.h"
+#include "exit_codes.h"
+#include "format.h"
+#include "qpconnect/verbs/device.h"
+#include "qpconnect/verbs/device_query.h"
+
+namespace qpconnect::tools {
+namespace {
+
+const std::vector<OptionSpec>& Specs() {
+  static const std::vector<OptionSpec> specs = {
+      {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
+      {'i', "ib-port", true, "PORT", "only this port (default: all)"},
+      {0, "json", false, "", "print one JSON document instead of the table"},
+      {'h', "help", false, "", "show this help"},
+  };
+  return specs;
+}
+
+void PrintHelp(std::ostream& out) {
+  out << "Usage: qp-info [options]\n\n"
+         "Lists RDMA devices and ports: node GUID, port state, link layer, LID/LMC/SM LID,\n"
+         "active and max MTU, the GID table (type, family, netdev), the P_Key table, and\n"
+         "the device limits that matter for connecting queue pairs.\n\nOptions:\n"
+      << FormatOptions(Specs())
+      << "\nExit status: 0 ok, 2 usage, 3 no RDMA device (or no such device/port), 6 a\n"
+         "verbs query failed.\n";
+}
+
+}  // namespace
+
+int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseArgs(args, Specs());
+  if (!parsed) {
+    err << "qp-info: " << parsed.error().detail << "\nTry 'qp-info --help'.\n";
+    return kExitUsage;
+  }
+  if (parsed->Has("help")) {
+    PrintHelp(out);
+    return kExitOk;
+  }
+  if (!parsed->positionals.empty()) {
+    err << "qp-info: unexpected argument '" << parsed->positionals.front()
+        << "'\nTry 'qp-info --help'.\n";
+    return kExitUsage;
+  }
+  std::optional<uint8_t> port_filter;
+  if (auto p = parsed->Get("ib-port")) {
+    auto v = ParseUnsigned(*p, "--ib-port", 1, 255);
+    if (!v) {
+      err << "qp-info: " << v.error().detail << "\n";
+      return kExitUsage;
+    }
+    port_filter = static_cast<uint8_t>(*v);
+  }
+
+  auto names = verbs::ListDevices();
+  if (!names) {
+    err << "qp-info: no RDMA device: " << names.error().ToString() << "\n";
+    if (names.error().sys_errno == ENOSYS) {
+      err << "  this kernel has no RDMA (InfiniBand/RoCE) support; see docs/lab.md for the "
+             "Soft-RoCE lab\n";
+    }
+    return kExitNoDevice;
+  }
+  std::string wanted = parsed->Get("ib-dev").value_or("");
+  if (names->empty()) {
+    err << "qp-info: no RDMA device found (no driver loaded, or a kernel without RDMA support;\n"
+           "  `rdma link` lists none). For a software device: rdma link add rxe0 type rxe "
+           "netdev eth0\n";
+    return kExitNoDevice;
+  }
+  std::vector<DeviceInfo> devices;
+  for (const auto& name : *names) {
+    if (!wanted.empty() && name != wanted) continue;
+    auto ctx = verbs::OpenDevice(name);
+    if (!ctx) {
+      err << "qp-info: " << ctx.error().ToString() << "\n";
+      return kExitVerbs;
+    }
+    auto info = verbs::QueryDevice(**ctx);
+    if (!info) {
+      err << "qp-info: " << name << ": " << info.error().ToString() << "\n";
+      return kExitVerbs;
+    }
+    if (port_filter) {
+      std::vector<PortInfo> kept;
+      for (auto& p : info->ports) {
+        if (p.facts.port_num == *port_filter) kept.push_back(std::move(p));
+      }
+      if (kept.empty()) {
+        err << "qp-info: device " << name << " has no port " << unsigned{*port_filter}
+            << " (it has " << info->ports.size() << ")\n";
+        return kExitNoDevice;
+      }
+      info->ports = std::move(kept);
+    }
+    devices.push_back(std::move(*info));
+  }
+  if (devices.empty()) {
+    std::string list;
+    for (const auto& n : *names) list += (list.empty() ? "" : ", ") + n;
+    err << "qp-info: no device named '" << wanted << "'; devices: " << list << "\n";
+    return kExitNoDevice;
+  }
+  if (parsed->Has("json")) {
+    out << DevicesToJson(devices).dump(2) << "\n";
+  } else {
+    out << FormatDevicesText(devices);
+  }
+  return kExitOk;
+}
+
+}  // namespace qpconnect::tools
