@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages qpconnect needs to build, test and run its lab.
+# Idempotent and quiet when nothing is missing. Usage: tools/dev/deps.sh [--fuzz]
+set -euo pipefail
+
+pkgs=(
+  # build
+  cmake g++ make pkg-config libibverbs-dev libibumad-dev ibverbs-providers
+  libprotobuf-dev protobuf-compiler libboost-dev libgtest-dev libgmock-dev libssl-dev
+  nlohmann-json3-dev clang-format
+  # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
+  qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core
+  perftest rdmacm-utils
+)
+if [[ "${1:-}" == "--fuzz" ]]; then
+  pkgs+=(clang-14 libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
