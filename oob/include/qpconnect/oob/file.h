@@ -1,0 +1,95 @@
+// FileExchanger: endpoint descriptions through files in an agreed directory
+// (a shared file system, or a directory a scheduler copies between hosts).
+//
+// The two sides agree on a directory, a session name and two distinct role
+// names (e.g. "a" and "b"). Every file is written atomically: a temporary file
+// in the same directory (mode 0600), fsync, rename, fsync of the directory.
+// Each file holds one frame (frame.h). For session S and role R:
+//
+//   S.R.hello       R's fresh random nonce
+//   S.R.qpc         R's description, bound to R's nonce and the peer's
+//   S.R.barrier-N   R's N-th barrier marker (stage name), bound likewise
+//
+// Exchange() writes the hello, waits for the peer's, writes the description
+// bound to both nonces, and waits for the peer's description bound to this
+// side's nonce. A file bound to another nonce is stale (an earlier run, or a
+// hello the peer read before this side replaced it): it is refused, never
+// used, and the wait goes on; if nothing fresh arrives the kTimeout error
+// names the stale file. A side that sees the peer's nonce change rewrites its
+// own description, so the two always converge. The reader of a description or
+// marker removes it once it has accepted it: that is the acknowledgement, and
+// Exchange() and Barrier() return only when both sides have each other's
+// message. On failure, and at start and destruction, a side removes its own
+// files (and leftovers of an earlier run under its role).
+//
+// Waiting uses inotify on the directory where available, plus polling every
+// poll_interval (inotify sees no change made by another NFS client), all
+// bounded by the deadline. Files larger than the frame cap are refused before
+// they are read; symlinks and files owned by another user are refused.
+//
+// Thread-safety: one thread at a time. Two processes must not use the same
+// (directory, session, role).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/oob/exchanger.h"
+#include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/psk.h"
+#include "qpconnect/result.h"
+
+namespace qpconnect::oob {
+
+struct FileOptions {
+  std::filesystem::path directory;  // must exist
+  // Session name: 1-64 of [A-Za-z0-9_-]. Both sides use the same.
+  std::string session;
+  // This side's role and the peer's: 1-32 of [A-Za-z0-9_-], distinct.
+  std::string role = "a";
+  std::string peer_role = "b";
+  std::optional<Psk> psk;  // both sides need the same key, or neither
+  uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  std::chrono::milliseconds poll_interval{100};
+  bool use_inotify = true;  // false: poll only
+};
+
+class FileExchanger : public Exchanger {
+ public:
+  // Checks the options and that `directory` is a directory. Errors:
+  // kInvalidArgument (bad session or role names, equal roles, bad interval or
+  // cap), kNotFound (no such directory), kIo (not accessible).
+  static Result<std::unique_ptr<FileExchanger>> Create(FileOptions options);
+
+  // Removes this side's remaining files.
+  ~FileExchanger() override;
+  FileExchanger(const FileExchanger&) = delete;
+  FileExchanger& operator=(const FileExchanger&) = delete;
+
+  // Errors as Exchanger::Exchange(). kTimeout's detail says what was missing
+  // (the peer's hello, its description, a stale file seen, or the peer not
+  // picking up ours). kIo for write/rename/fsync failures; kAuth also for a
+  // peer file owned by another user.
+  Result<EndpointInfo> Exchange(const EndpointInfo& local,
+                                std::chrono::milliseconds deadline) override;
+
+  // Writes S.R.barrier-N and waits for the peer's, bound to this session.
+  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
+
+  // Path of this side's file of `kind` ("hello", "qpc", "barrier-1").
+  std::filesystem::path PathOf(std::string_view role, std::string_view kind) const;
+
+  class Impl;
+
+ private:
+  explicit FileExchanger(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qpconnect::oob

@@ -1,0 +1,110 @@
+// TcpExchanger: endpoint descriptions over one TCP connection (Boost.Asio).
+//
+// Roles follow ibv_rc_pingpong: the server listens (default port 18515), the
+// client names the server's host. On one connection each side sends a hello
+// (its nonce), then its description, bound to both nonces (and authenticated
+// with HMAC-SHA256 when a PSK is configured); Barrier() sends and awaits a
+// small stage message on the same connection. Every message is a frame
+// (frame.h) whose length is checked against a cap before any allocation.
+// Sends and receives run concurrently, so two sides that both send large
+// descriptions first never deadlock on full socket buffers.
+//
+// One deadline covers a whole Exchange(): accept or resolve and connect,
+// hellos, send and receive. Expiry closes the connection and yields kTimeout
+// naming what the exchanger was waiting for.
+//
+// Server modes:
+//   default     each Exchange() accepts one client; the listener closes after
+//               the first successful exchange (a failed client does not close
+//               it, so the caller may call Exchange() again).
+//   persistent  the listener stays open: each Exchange() closes the previous
+//               client's connection and serves the next one. A bad client
+//               (garbage, silence, early close) fails that Exchange() only.
+//
+// Thread-safety: one thread at a time, like every Exchanger.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/oob/exchanger.h"
+#include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/psk.h"
+#include "qpconnect/result.h"
+
+namespace qpconnect::oob {
+
+inline constexpr uint16_t kDefaultTcpPort = 18515;
+
+struct TcpServerOptions {
+  // Numeric address or host name to bind; empty = any address (dual-stack
+  // [::] where IPv6 is available, else 0.0.0.0).
+  std::string bind_address;
+  uint16_t port = kDefaultTcpPort;  // 0 = an ephemeral port; see TcpExchanger::port()
+  bool persistent = false;
+  std::optional<Psk> psk;  // both sides need the same key, or neither
+  uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+};
+
+struct TcpClientOptions {
+  std::string host;  // name, IPv4 or IPv6 literal ("::1" or "[::1]")
+  uint16_t port = kDefaultTcpPort;
+  std::optional<Psk> psk;
+  uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  // A refused connection (server not listening yet) is retried this often
+  // until the deadline; zero fails on the first refusal.
+  std::chrono::milliseconds retry_interval{100};
+};
+
+class TcpExchanger : public Exchanger {
+ public:
+  // Binds and listens at once, so port() is known before Exchange(). Errors:
+  // kInvalidArgument (bad options), kNotFound (bind address does not resolve),
+  // kIo (bind or listen failed, e.g. EADDRINUSE).
+  static Result<std::unique_ptr<TcpExchanger>> CreateServer(TcpServerOptions options);
+
+  // Does not connect yet: Exchange() does. kInvalidArgument for an empty host
+  // or a bad option.
+  static Result<std::unique_ptr<TcpExchanger>> CreateClient(TcpClientOptions options);
+
+  ~TcpExchanger() override;
+  TcpExchanger(const TcpExchanger&) = delete;
+  TcpExchanger& operator=(const TcpExchanger&) = delete;
+
+  // Server: accepts a client; client: resolves and connects (a client that has
+  // a connection from an earlier Exchange() reconnects). Then swaps
+  // descriptions. Errors as Exchanger::Exchange(); the detail says which step
+  // failed. After an error the connection is closed.
+  Result<EndpointInfo> Exchange(const EndpointInfo& local,
+                                std::chrono::milliseconds deadline) override;
+
+  // Over the connection of the last successful Exchange(). kInvalidArgument
+  // without one; kProtocol if the peer names another stage or aborted.
+  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
+
+  // Sends an abort message with `reason` (best effort, bounded by `deadline`)
+  // and closes the connection; the peer's pending Exchange() or Barrier()
+  // fails with kProtocol "the peer aborted: <reason>".
+  void Abort(std::string_view reason, std::chrono::milliseconds deadline);
+
+  // Closes the connection (not a persistent server's listener). Idempotent.
+  void Close();
+
+  // Server: the bound port (useful with port 0). Client: the server's port.
+  uint16_t port() const;
+  // "addr:port" of the peer of the current or last connection; empty if none.
+  std::string peer_address() const;
+
+  class Impl;
+
+ private:
+  explicit TcpExchanger(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qpconnect::oob

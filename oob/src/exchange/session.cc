@@ -1,0 +1,291 @@
+#include "session.h"
+
+#include <cstring>
+
+#include "qpconnect/oob/codec.h"
+
+namespace qpconnect::oob::internal {
+namespace {
+
+constexpr std::string_view kMacLabel = "qpconnect-oob-v1";
+
+std::string_view AsView(const Nonce& n) {
+  return {reinterpret_cast<const char*>(n.data()), n.size()};
+}
+
+std::string_view DirectionLabel(const Nonce& sender, const Nonce& receiver) {
+  return std::memcmp(sender.data(), receiver.data(), sender.size()) < 0 ? "lo>hi" : "hi>lo";
+}
+
+std::string EncodeBinding(const Binding& b) {
+  std::string out;
+  out.reserve(kBindingBytes);
+  out += AsView(b.sender);
+  out += AsView(b.receiver);
+  out += static_cast<char>((b.seq >> 24) & 0xff);
+  out += static_cast<char>((b.seq >> 16) & 0xff);
+  out += static_cast<char>((b.seq >> 8) & 0xff);
+  out += static_cast<char>(b.seq & 0xff);
+  return out;
+}
+
+// Printable prefix of peer-supplied text, for an error message.
+std::string Printable(std::string_view s, size_t max = 200) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace
+
+Error MakeError(ErrorCode code, std::string operation, std::string detail, std::string attribute) {
+  Error e;
+  e.code = code;
+  e.operation = std::move(operation);
+  e.detail = std::move(detail);
+  e.attribute = std::move(attribute);
+  return e;
+}
+
+std::string NonceHex(const Nonce& n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : n) {
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  return out;
+}
+
+std::optional<Binding> PeekBinding(const Frame& frame) {
+  if ((frame.flags & kFrameFlagBound) == 0 || frame.payload.size() < kBindingBytes) {
+    return std::nullopt;
+  }
+  Binding b;
+  std::memcpy(b.sender.data(), frame.payload.data(), kNonceBytes);
+  std::memcpy(b.receiver.data(), frame.payload.data() + kNonceBytes, kNonceBytes);
+  const auto* s = reinterpret_cast<const unsigned char*>(frame.payload.data() + 2 * kNonceBytes);
+  b.seq = (uint32_t{s[0]} << 24) | (uint32_t{s[1]} << 16) | (uint32_t{s[2]} << 8) | uint32_t{s[3]};
+  return b;
+}
+
+Result<void> Session::Begin() {
+  auto n = RandomNonce();
+  if (!n) return std::move(n).error();
+  my_nonce_ = *n;
+  peer_nonce_.reset();
+  return Ok();
+}
+
+Error Session::AuthError(std::string detail) const {
+  return MakeError(ErrorCode::kAuth, "authenticate message from " + channel_, std::move(detail));
+}
+
+Error Session::ProtocolError(std::string detail, std::string attribute) const {
+  return MakeError(ErrorCode::kProtocol, "receive from " + channel_, std::move(detail),
+                   std::move(attribute));
+}
+
+std::string Session::EncodeHello() const {
+  Frame f;
+  f.type = FrameType::kHello;
+  f.flags = psk_ ? kFrameFlagPsk : 0;
+  f.payload.assign(AsView(my_nonce_));
+  return EncodeFrame(f);
+}
+
+Result<void> Session::AcceptHello(const Frame& frame) {
+  if (frame.type != FrameType::kHello) {
+    if ((frame.flags & kFrameFlagMac) != 0 && !psk_) {
+      return AuthError(
+          "the peer authenticates its messages with a PSK, but none is configured "
+          "on this side");
+    }
+    if (psk_ && (frame.flags & kFrameFlagBound) == 0) {
+      return AuthError(std::string("expected the peer's nonce (hello), got an unauthenticated ") +
+                       FrameTypeName(frame.type) + " message: is a PSK configured on the peer?");
+    }
+    return ProtocolError(std::string("expected the peer's hello, got a ") +
+                         FrameTypeName(frame.type) + " message");
+  }
+  if ((frame.flags & ~kFrameFlagPsk) != 0 || frame.payload.size() != kNonceBytes) {
+    return ProtocolError("malformed hello: " + std::to_string(frame.payload.size()) +
+                         " payload bytes, flags " + std::to_string(frame.flags));
+  }
+  const bool peer_psk = (frame.flags & kFrameFlagPsk) != 0;
+  if (peer_psk && !psk_) {
+    return AuthError("the peer requires a pre-shared key, but none is configured on this side");
+  }
+  if (!peer_psk && psk_) {
+    return AuthError("this side requires a pre-shared key, but the peer has none configured");
+  }
+  Nonce n{};
+  std::memcpy(n.data(), frame.payload.data(), n.size());
+  if (n == my_nonce_) {
+    return AuthError("the peer's nonce equals ours: our own hello was reflected back");
+  }
+  peer_nonce_ = n;
+  return Ok();
+}
+
+Result<std::string> Session::Seal(FrameType type, std::string_view body, uint32_t seq) const {
+  Frame f;
+  f.type = type;
+  if (peer_nonce_) {
+    f.flags |= kFrameFlagBound;
+    f.payload = EncodeBinding(Binding{my_nonce_, *peer_nonce_, seq});
+  }
+  f.payload += body;
+  if (psk_) {
+    if (!peer_nonce_) {
+      return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                       "no peer nonce: a PSK needs the hello exchange first");
+    }
+    f.flags |= kFrameFlagMac;
+    const std::string header =
+        EncodeFrameHeader(f.type, f.flags, static_cast<uint32_t>(f.payload.size()));
+    auto mac =
+        HmacSha256(*psk_, {kMacLabel, DirectionLabel(my_nonce_, *peer_nonce_), header, f.payload});
+    if (!mac) return std::move(mac).error();
+    f.mac.assign(reinterpret_cast<const char*>(mac->data()), mac->size());
+  }
+  return EncodeFrame(f);
+}
+
+Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32_t seq,
+                                  bool learn_peer_nonce) {
+  if (frame.type == FrameType::kHello) {
+    if ((frame.flags & kFrameFlagPsk) != 0 && !psk_) {
+      return AuthError(
+          "the peer requires a pre-shared key (it sent a nonce hello), but none is "
+          "configured on this side");
+    }
+    return ProtocolError(std::string("expected a ") + FrameTypeName(expected) +
+                         " message, got a hello");
+  }
+  const bool has_mac = (frame.flags & kFrameFlagMac) != 0;
+  const bool bound = (frame.flags & kFrameFlagBound) != 0;
+  if (psk_ && !has_mac) {
+    return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+                     " message carries no MAC: is a PSK configured on the peer?");
+  }
+  if (!psk_ && has_mac) {
+    return AuthError(
+        "the peer authenticates its messages with a PSK, but none is configured on "
+        "this side");
+  }
+  if ((frame.flags & kFrameFlagPsk) != 0) {
+    return ProtocolError("flag 'psk' on a non-hello message", "flags");
+  }
+  const bool want_bound = peer_nonce_.has_value() || learn_peer_nonce || psk_.has_value();
+  if (bound != want_bound) {
+    if (!bound && psk_) return AuthError("the peer's message is not bound to the session nonces");
+    return ProtocolError(bound ? "unexpected session binding: the peer ran a nonce handshake "
+                                 "this side did not"
+                               : "the peer's message lacks the session binding",
+                         "flags");
+  }
+  std::string_view body = frame.payload;
+  if (bound) {
+    auto b = PeekBinding(frame);
+    if (!b) {
+      return ProtocolError("bound message shorter than its " + std::to_string(kBindingBytes) +
+                           "-byte binding");
+    }
+    if (psk_) {
+      const std::string header =
+          EncodeFrameHeader(frame.type, frame.flags, static_cast<uint32_t>(frame.payload.size()));
+      auto mac = HmacSha256(
+          *psk_, {kMacLabel, DirectionLabel(b->sender, b->receiver), header, frame.payload});
+      if (!mac) return std::move(mac).error();
+      if (!MacEqual(frame.mac,
+                    std::string_view(reinterpret_cast<const char*>(mac->data()), mac->size()))) {
+        return AuthError(std::string("HMAC mismatch on the peer's ") + FrameTypeName(frame.type) +
+                         " message: the peer's PSK differs from ours, or the message was "
+                         "altered in transit");
+      }
+    }
+    if (b->receiver != my_nonce_) {
+      return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+                       " message is bound to nonce " + NonceHex(b->receiver) +
+                       ", not this session's " + NonceHex(my_nonce_) +
+                       ": a replayed or stale message from another session");
+    }
+    if (peer_nonce_ && !learn_peer_nonce && b->sender != *peer_nonce_) {
+      return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+                       " message comes from session " + NonceHex(b->sender) + ", not the peer's " +
+                       NonceHex(*peer_nonce_) + ": a message replayed from another session");
+    }
+    if (b->sender == my_nonce_) {
+      return AuthError("the message carries our own nonce as its sender: reflected back");
+    }
+    if (b->seq != seq) {
+      return AuthError("message sequence number " + std::to_string(b->seq) + ", expected " +
+                       std::to_string(seq) + ": replayed or reordered");
+    }
+    if (learn_peer_nonce) peer_nonce_ = b->sender;
+    body.remove_prefix(kBindingBytes);
+  }
+  if (frame.type == FrameType::kAbort && expected != FrameType::kAbort) {
+    return ProtocolError("the peer aborted: " + Printable(body));
+  }
+  if (frame.type != expected) {
+    return ProtocolError(std::string("expected a ") + FrameTypeName(expected) + " message, got a " +
+                             FrameTypeName(frame.type) + " message",
+                         "type");
+  }
+  return std::string(body);
+}
+
+Result<std::string> EncodeLocal(const EndpointInfo& local) {
+  auto ranges = CheckWireRanges(local);
+  if (!ranges) {
+    Error e = std::move(ranges).error();
+    e.code = ErrorCode::kInvalidArgument;
+    e.operation = "encode local description: " + e.operation;
+    return e;
+  }
+  return EncodeBinary(local);
+}
+
+Result<EndpointInfo> DecodePeer(std::string_view body, const std::string& channel) {
+  auto info = DecodeBinary(body);
+  if (!info) {
+    Error e = std::move(info).error();
+    e.operation = "decode peer description from " + channel +
+                  (e.operation.empty() ? std::string() : ": " + e.operation);
+    return e;
+  }
+  return info;
+}
+
+Result<void> CheckStage(std::string_view stage) {
+  if (stage.empty() || stage.size() > 64) {
+    return MakeError(ErrorCode::kInvalidArgument, "barrier",
+                     "stage name must be 1 to 64 bytes, got " + std::to_string(stage.size()));
+  }
+  for (char c : stage) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x21 || u > 0x7e) {
+      return MakeError(ErrorCode::kInvalidArgument, "barrier",
+                       "stage name must be printable ASCII without spaces");
+    }
+  }
+  return Ok();
+}
+
+Result<void> MatchStage(std::string_view body, std::string_view stage, const std::string& channel) {
+  if (body != stage) {
+    return MakeError(ErrorCode::kProtocol, "barrier with " + channel,
+                     "the peer reached stage '" + Printable(body, 64) + "', this side '" +
+                         std::string(stage) + "'",
+                     "stage");
+  }
+  return Ok();
+}
+
+}  // namespace qpconnect::oob::internal
