@@ -96,8 +96,8 @@ Result<EndpointInfo> DecodeBinary(std::string_view bytes) {
   v1::Endpoint msg;
   if (!msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InputError(kDecodeBinary,
-                      "input is not a Protobuf Endpoint message (truncated, corrupt, or not "
-                      "Protobuf)");
+                      "input is not a Protobuf Endpoint message (truncated, corrupt, a string "
+                      "that is not UTF-8, or not Protobuf)");
   }
   return WithOperation(internal::EndpointFromProto(msg, ""), kDecodeBinary);
 }

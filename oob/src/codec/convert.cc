@@ -9,12 +9,13 @@
 namespace qpconnect::oob::internal {
 namespace {
 
-// Copies `v` into `*out` if it fits T; otherwise an error naming at + name.
-// The path is built only on error: this runs once per field per QP.
+// Copies `v` into `*out` if it lies in lo..hi (by default, T's range);
+// otherwise an error naming at + name. The path is built only on error: this
+// runs once per field per QP.
 template <typename T>
-Result<void> Narrow(uint32_t v, T* out, const std::string& at, const char* name) {
-  constexpr uint32_t kMax = std::numeric_limits<T>::max();
-  if (v > kMax) return OutOfRangeError(at + name, v, 0, kMax);
+Result<void> Narrow(uint32_t v, T* out, const std::string& at, const char* name, uint32_t lo = 0,
+                    uint32_t hi = std::numeric_limits<T>::max()) {
+  if (v < lo || v > hi) return OutOfRangeError(at + name, v, lo, hi);
   *out = static_cast<T>(v);
   return Ok();
 }
@@ -281,11 +282,11 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
   const std::string port_at = prefix + "port.";
   const v1::PortFacts& p = m.port();
   PortFacts& port = info.port;
-  QPC_TRY(Narrow(p.port_num(), &port.port_num, port_at, "port_num"));
+  QPC_TRY(Narrow(p.port_num(), &port.port_num, port_at, "port_num", 1));
   QPC_TRY(ToEnum(p.link_layer(), &port.link_layer, CheckLinkLayer, port_at, "link_layer"));
   port.active = p.active();
   QPC_TRY(Narrow(p.lid(), &port.lid, port_at, "lid"));
-  QPC_TRY(Narrow(p.lmc(), &port.lmc, port_at, "lmc"));
+  QPC_TRY(Narrow(p.lmc(), &port.lmc, port_at, "lmc", 0, kMaxLmc));
   QPC_TRY(Narrow(p.sm_lid(), &port.sm_lid, port_at, "sm_lid"));
   port.subnet_prefix = p.subnet_prefix();
   QPC_TRY(ToEnum(p.active_mtu(), &port.active_mtu, CheckMtu, port_at, "active_mtu"));
@@ -302,11 +303,12 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
     if (!sgid) return std::move(sgid).error();
     path.sgid = std::move(*sgid);
   }
-  QPC_TRY(Narrow(a.sl(), &path.sl, path_at, "sl"));
+  QPC_TRY(Narrow(a.sl(), &path.sl, path_at, "sl", 0, kMaxSl));
   QPC_TRY(Narrow(a.traffic_class(), &path.traffic_class, path_at, "traffic_class"));
   QPC_TRY(Narrow(a.hop_limit(), &path.hop_limit, path_at, "hop_limit"));
   path.flow_label = a.flow_label();
-  QPC_TRY(Narrow(a.src_path_bits(), &path.src_path_bits, path_at, "src_path_bits"));
+  QPC_TRY(
+      Narrow(a.src_path_bits(), &path.src_path_bits, path_at, "src_path_bits", 0, kMaxSrcPathBits));
 
   const std::string keys_at = prefix + "keys.";
   QPC_TRY(Narrow(m.keys().pkey(), &info.keys.pkey, keys_at, "pkey"));
@@ -386,7 +388,7 @@ Result<ConnectionPlan> PlanFromProto(const v1::Plan& m, const std::string& prefi
     QpAttrs& a = plan.qps[i];
     const std::string at = prefix + "qps[" + std::to_string(i) + "].";
     a.qp_num = q.qp_num();
-    QPC_TRY(Narrow(q.port_num(), &a.port_num, at, "port_num"));
+    QPC_TRY(Narrow(q.port_num(), &a.port_num, at, "port_num", 1));
     QPC_TRY(Narrow(q.pkey_index(), &a.pkey_index, at, "pkey_index"));
     a.qkey = q.qkey();
     QPC_TRY(ToEnum(q.path_mtu(), &a.path_mtu, CheckMtu, at, "path_mtu"));
@@ -395,16 +397,17 @@ Result<ConnectionPlan> PlanFromProto(const v1::Plan& m, const std::string& prefi
     a.sq_psn = q.sq_psn();
     QPC_TRY(Narrow(q.max_rd_atomic(), &a.max_rd_atomic, at, "max_rd_atomic"));
     QPC_TRY(Narrow(q.max_dest_rd_atomic(), &a.max_dest_rd_atomic, at, "max_dest_rd_atomic"));
-    QPC_TRY(Narrow(q.min_rnr_timer(), &a.min_rnr_timer, at, "min_rnr_timer"));
-    QPC_TRY(Narrow(q.timeout(), &a.timeout, at, "timeout"));
-    QPC_TRY(Narrow(q.retry_cnt(), &a.retry_cnt, at, "retry_cnt"));
-    QPC_TRY(Narrow(q.rnr_retry(), &a.rnr_retry, at, "rnr_retry"));
+    QPC_TRY(Narrow(q.min_rnr_timer(), &a.min_rnr_timer, at, "min_rnr_timer", 0, kMaxRnrTimer));
+    QPC_TRY(Narrow(q.timeout(), &a.timeout, at, "timeout", 0, kMaxTimeout));
+    QPC_TRY(Narrow(q.retry_cnt(), &a.retry_cnt, at, "retry_cnt", 0, kMaxRetry));
+    QPC_TRY(Narrow(q.rnr_retry(), &a.rnr_retry, at, "rnr_retry", 0, kMaxRetry));
     if (q.has_remote_qkey()) a.remote_qkey = q.remote_qkey();
     const v1::AddressVector& ah = q.ah();
     QPC_TRY(Narrow(ah.dlid(), &a.ah.dlid, at, "ah.dlid"));
-    QPC_TRY(Narrow(ah.sl(), &a.ah.sl, at, "ah.sl"));
-    QPC_TRY(Narrow(ah.src_path_bits(), &a.ah.src_path_bits, at, "ah.src_path_bits"));
-    QPC_TRY(Narrow(ah.port_num(), &a.ah.port_num, at, "ah.port_num"));
+    QPC_TRY(Narrow(ah.sl(), &a.ah.sl, at, "ah.sl", 0, kMaxSl));
+    QPC_TRY(Narrow(ah.src_path_bits(), &a.ah.src_path_bits, at, "ah.src_path_bits", 0,
+                   kMaxSrcPathBits));
+    QPC_TRY(Narrow(ah.port_num(), &a.ah.port_num, at, "ah.port_num", 1));
     a.ah.is_global = ah.is_global();
     a.ah.dgid = Gid{};
     if (!ah.dgid().empty()) {

@@ -209,10 +209,10 @@ Result<void> CheckPlanRanges(const ConnectionPlan& plan, const std::string& pref
     QPC_TRY(CheckBits(a.dest_qp_num, 24, at + "dest_qp_num"));
     QPC_TRY(CheckBits(a.rq_psn, 24, at + "rq_psn"));
     QPC_TRY(CheckBits(a.sq_psn, 24, at + "sq_psn"));
-    QPC_TRY(CheckRange(a.min_rnr_timer, 0, 31, at + "min_rnr_timer"));  // 5 bits (IB 9.7.5.2.8)
-    QPC_TRY(CheckRange(a.timeout, 0, 31, at + "timeout"));              // 5 bits
-    QPC_TRY(CheckRange(a.retry_cnt, 0, 7, at + "retry_cnt"));           // 3 bits
-    QPC_TRY(CheckRange(a.rnr_retry, 0, 7, at + "rnr_retry"));           // 3 bits
+    QPC_TRY(CheckRange(a.min_rnr_timer, 0, kMaxRnrTimer, at + "min_rnr_timer"));
+    QPC_TRY(CheckRange(a.timeout, 0, kMaxTimeout, at + "timeout"));
+    QPC_TRY(CheckRange(a.retry_cnt, 0, kMaxRetry, at + "retry_cnt"));
+    QPC_TRY(CheckRange(a.rnr_retry, 0, kMaxRetry, at + "rnr_retry"));
     QPC_TRY(CheckRange(a.ah.sl, 0, kMaxSl, at + "ah.sl"));
     QPC_TRY(CheckRange(a.ah.src_path_bits, 0, kMaxSrcPathBits, at + "ah.src_path_bits"));
     QPC_TRY(CheckRange(a.ah.port_num, 1, 255, at + "ah.port_num"));

@@ -31,6 +31,10 @@ constexpr uint32_t kMaxSl = 15;
 constexpr uint32_t kMaxLmc = 7;
 constexpr uint32_t kMaxSrcPathBits = 127;
 constexpr uint32_t kMaxFlowLabel = 0xfffff;
+// QP attribute fields of the IB spec's width (ibv_modify_qp(3)).
+constexpr uint32_t kMaxRnrTimer = 31;  // 5 bits
+constexpr uint32_t kMaxTimeout = 31;   // 5 bits
+constexpr uint32_t kMaxRetry = 7;      // 3 bits: retry_cnt, rnr_retry
 
 // "0x1000000".
 std::string Hex(uint64_t v);

@@ -11,10 +11,12 @@ namespace qpconnect::oob {
 namespace {
 
 using testing::Batch;
+using testing::LenField;
 using testing::SamplePlan;
 using testing::SampleRc;
 using testing::SampleUc;
 using testing::SampleUd;
+using testing::VarintField;
 
 void ExpectRoundTrips(const EndpointInfo& info) {
   ASSERT_TRUE(CheckWireRanges(info)) << CheckWireRanges(info).error().ToString();
@@ -122,6 +124,27 @@ TEST(CodecBatch, ScatteredQpnsAndMrsStayBounded) {
   EXPECT_LE(scattered_per_qp, 8.0);  // QPN delta <= 4 bytes + PSN <= 4 bytes
   EXPECT_LE(mr_per_qp, 5.0 + 25.0);
   EXPECT_LE(zero_psn_per_qp, 2.1);  // delta 1 + PSN 1 + length prefixes
+}
+
+// The binary decoder also takes the row form (one Qp message per QP, what the
+// JSON form uses); it is what the columns save. docs/wire-format.md quotes the
+// printed comparison.
+TEST(CodecBatch, RowFormInBinaryDecodesAndCostsMoreThanColumns) {
+  const EndpointInfo e = Batch(10000);
+  EndpointInfo no_qps = e;
+  no_qps.qps.clear();
+  std::string rows = EncodeBinary(no_qps) + VarintField(10, e.qps.size());
+  const size_t base = rows.size();
+  for (const QpEntry& qp : e.qps) {
+    rows += LenField(11, VarintField(1, qp.qpn) + (qp.psn != 0 ? VarintField(2, qp.psn) : ""));
+  }
+  Result<EndpointInfo> back = DecodeBinary(rows);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(*back, e);
+  const double rows_per_qp = static_cast<double>(rows.size() - base) / 10000.0;
+  std::printf("10000 QPs as rows (one Qp message each): %.2f bytes/QP; as columns: %.2f\n",
+              rows_per_qp, PerQpBytes(e));
+  EXPECT_GT(rows_per_qp, PerQpBytes(e) * 1.8);
 }
 
 TEST(CodecDump, RoundTripsWithPlanAndRemote) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
@@ -116,6 +117,65 @@ inline ConnectionPlan SamplePlan() {
   a.remote_qkey = 5;
   plan.qps.push_back(a);
   return plan;
+}
+
+}  // namespace qpconnect::oob::testing
+
+namespace qpconnect::oob::testing {
+
+// The example of docs/wire-format.md (and tests/testdata/oob/example_endpoint.json):
+// RC over RoCE v2 / IPv4, two QPs, the first with an MR.
+inline EndpointInfo ExampleEndpoint() {
+  EndpointInfo e;
+  e.transport = Transport::kRc;
+  e.identity = {"node-a", "mlx5_0", 0x0c42a10300b1c2d3ULL};
+  e.port.port_num = 1;
+  e.port.link_layer = LinkLayer::kEthernet;
+  e.port.active = true;
+  e.port.active_mtu = Mtu::k1024;
+  e.port.max_mtu = Mtu::k4096;
+  e.port.grh_required = true;
+  e.path.path_mtu = Mtu::k1024;
+  e.path.use_grh = true;
+  e.path.sgid = GidEntry{3, *GidFromString("::ffff:192.0.2.10"), GidType::kRoceV2, GidFamily::kIpv4,
+                         "ens1f0"};
+  e.path.sl = 3;
+  e.path.traffic_class = 106;
+  e.path.hop_limit = 64;
+  e.keys.pkey = kDefaultPkey;
+  e.rd_atomic = {16, 16, 16, 16};
+  e.gid_table = {
+      {1, *GidFromString("fe80::e42:a1ff:feb1:c2d3"), GidType::kRoceV2, GidFamily::kIpv6, "ens1f0"},
+      *e.path.sgid,
+  };
+  e.qps = {{0x1a4, 0x3f2c11, MrDescriptor{0x7f3a52000000ULL, 0x1f2e3d, 65536}},
+           {0x1a5, 0x0b77e0, std::nullopt}};
+  return e;
+}
+
+}  // namespace qpconnect::oob::testing
+
+namespace qpconnect::oob::testing {
+
+// ---- Protobuf wire bytes, written by hand (the encoding spec, "Message
+// Structure": tag = field << 3 | wire type; 0 varint, 2 length-delimited).
+inline std::string Varint(uint64_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  s += static_cast<char>(v);
+  return s;
+}
+inline std::string VarintField(uint32_t field, uint64_t v) {
+  return Varint(field << 3 | 0) + Varint(v);
+}
+inline std::string LenField(uint32_t field, const std::string& bytes) {
+  return Varint(field << 3 | 2) + Varint(bytes.size()) + bytes;
+}
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
 
 }  // namespace qpconnect::oob::testing
