@@ -1,0 +1,100 @@
+// PlanConnection(): the attributes a side applies, derived from both endpoints.
+// The contract is in qpconnect/plan.h; choices the contract leaves open are
+// stated where they are made below.
+#include "qpconnect/plan.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace qpconnect {
+namespace {
+
+// min() over the valid MTUs among `candidates`; k1024 (the pingpong default and
+// QpAttrs' default) when none of them is known.
+Mtu NegotiateMtu(std::initializer_list<Mtu> candidates) {
+  Mtu best = Mtu::kInvalid;
+  for (Mtu m : candidates) {
+    if (!IsValidMtu(m)) continue;
+    if (best == Mtu::kInvalid || MtuBytes(m) < MtuBytes(best)) best = m;
+  }
+  return best == Mtu::kInvalid ? Mtu::k1024 : best;
+}
+
+// The low `lmc` bits of a LID (the path bits an LMC range leaves to the sender).
+uint16_t LmcMask(uint8_t lmc) {
+  if (lmc >= 16) return 0xffff;
+  return static_cast<uint16_t>((1u << lmc) - 1u);
+}
+
+// Hop limit when the user forces none: PlanOptions documents 64 for UD, 64 on
+// RoCE and 1 on InfiniBand. A larger hop limit stated in the local path
+// parameters wins (a side that says it routes keeps its hop count).
+uint8_t DefaultHopLimit(const EndpointInfo& local) {
+  const bool routed_default =
+      local.transport == Transport::kUd || local.port.link_layer == LinkLayer::kEthernet;
+  const uint8_t by_default = routed_default ? 64 : 1;
+  return std::max(by_default, local.path.hop_limit);
+}
+
+}  // namespace
+
+ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& remote,
+                              const PlanOptions& options) {
+  ConnectionPlan plan;
+  plan.transport = local.transport;
+  plan.message_size = options.message_size;
+
+  const Mtu path_mtu = options.mtu.value_or(NegotiateMtu(
+      {local.path.path_mtu, remote.path.path_mtu, local.port.active_mtu, remote.port.active_mtu}));
+
+  // The peer sends from base LID | its path bits; the hardware uses only the
+  // low LMC bits of src_path_bits (IBA vol. 1, 7.11.1 "LMC"), so the mask keeps
+  // the DLID equal to the SLID the peer's packets really carry.
+  const uint16_t dlid = static_cast<uint16_t>(
+      remote.port.lid | (remote.path.src_path_bits & LmcMask(remote.port.lmc)));
+
+  const bool prefixes_differ = local.port.subnet_prefix != 0 && remote.port.subnet_prefix != 0 &&
+                               local.port.subnet_prefix != remote.port.subnet_prefix;
+  const bool is_global =
+      local.path.use_grh || local.port.link_layer == LinkLayer::kEthernet || prefixes_differ;
+
+  AddressVector ah;
+  ah.dlid = dlid;
+  ah.sl = local.path.sl;
+  ah.src_path_bits = local.path.src_path_bits;
+  ah.port_num = local.port.port_num;
+  ah.is_global = is_global;
+  if (remote.path.sgid) ah.dgid = remote.path.sgid->gid;
+  // ibv_global_route.sgid_index is 8 bits wide; larger table indices cannot be
+  // expressed and are truncated here (the validator then flags the index).
+  if (local.path.sgid) ah.sgid_index = static_cast<uint8_t>(local.path.sgid->index);
+  ah.hop_limit = options.hop_limit.value_or(DefaultHopLimit(local));
+  ah.traffic_class = local.path.traffic_class;
+  ah.flow_label = local.path.flow_label;
+
+  const size_t n = std::min(local.qps.size(), remote.qps.size());
+  plan.qps.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    QpAttrs a;
+    a.qp_num = local.qps[i].qpn;
+    a.port_num = local.port.port_num;
+    a.pkey_index = local.keys.pkey_index;
+    a.qkey = local.keys.qkey;
+    a.remote_qkey = local.keys.remote_qkey;
+    a.path_mtu = path_mtu;
+    a.dest_qp_num = remote.qps[i].qpn;
+    a.rq_psn = remote.qps[i].psn;
+    a.sq_psn = local.qps[i].psn;
+    a.max_rd_atomic = local.rd_atomic.max_rd_atomic;
+    a.max_dest_rd_atomic = local.rd_atomic.max_dest_rd_atomic;
+    a.min_rnr_timer = options.min_rnr_timer;
+    a.timeout = options.timeout;
+    a.retry_cnt = options.retry_cnt;
+    a.rnr_retry = options.rnr_retry;
+    a.ah = ah;
+    plan.qps.push_back(a);
+  }
+  return plan;
+}
+
+}  // namespace qpconnect

@@ -1,0 +1,151 @@
+// PlanConnection(): the attributes derived from two endpoint descriptions.
+#include "qpconnect/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace qpconnect::test {
+namespace {
+
+TEST(PlanConnection, PairsEachQpWithThePeersQpAtTheSamePosition) {
+  Pair p = IbPair(Transport::kRc, 3);
+  const ConnectionPlan plan = PlanConnection(p.local, p.remote);
+  ASSERT_EQ(plan.qps.size(), 3u);
+  EXPECT_EQ(plan.transport, Transport::kRc);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(plan.qps[i].qp_num, p.local.qps[i].qpn);
+    EXPECT_EQ(plan.qps[i].sq_psn, p.local.qps[i].psn);
+    EXPECT_EQ(plan.qps[i].dest_qp_num, p.remote.qps[i].qpn);
+    EXPECT_EQ(plan.qps[i].rq_psn, p.remote.qps[i].psn);
+  }
+}
+
+TEST(PlanConnection, ProducesMinCountWhenQpCountsDiffer) {
+  EndpointInfo a = IbEndpoint(Transport::kRc, 0, 4);
+  EndpointInfo b = IbEndpoint(Transport::kRc, 1, 2);
+  EXPECT_EQ(PlanConnection(a, b).qps.size(), 2u);
+  EXPECT_EQ(PlanConnection(b, a).qps.size(), 2u);
+}
+
+TEST(PlanConnection, NegotiatesTheSmallestKnownMtu) {
+  Pair p = IbPair(Transport::kRc);
+  p.local.path.path_mtu = Mtu::k4096;
+  p.remote.path.path_mtu = Mtu::k2048;
+  p.local.port.active_mtu = Mtu::k4096;
+  p.remote.port.active_mtu = Mtu::kInvalid;  // unknown: ignored
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k2048);
+  p.local.port.active_mtu = Mtu::k512;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k512);
+  // The same on both sides: the negotiation is symmetric.
+  EXPECT_EQ(PlanConnection(p.remote, p.local).qps[0].path_mtu, Mtu::k512);
+}
+
+TEST(PlanConnection, FallsBackTo1024WhenNoMtuIsKnown) {
+  Pair p = IbPair(Transport::kRc);
+  p.local.path.path_mtu = p.remote.path.path_mtu = Mtu::kInvalid;
+  p.local.port.active_mtu = p.remote.port.active_mtu = Mtu::kInvalid;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k1024);
+}
+
+TEST(PlanConnection, ForcedMtuWins) {
+  Pair p = IbPair(Transport::kRc);
+  PlanOptions o;
+  o.mtu = Mtu::k256;
+  EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k256);
+}
+
+TEST(PlanConnection, DlidIsThePeersSourceLid) {
+  Pair p = IbPair(Transport::kRc);
+  p.remote.port.lid = 8;
+  p.remote.port.lmc = 2;
+  p.remote.path.src_path_bits = 3;
+  p.local.path.src_path_bits = 0;
+  ConnectionPlan plan = PlanConnection(p.local, p.remote);
+  EXPECT_EQ(plan.qps[0].ah.dlid, 11);
+  EXPECT_EQ(plan.qps[0].ah.src_path_bits, 0);
+  // Path bits beyond the LMC are not part of the SLID the hardware sends from.
+  p.remote.path.src_path_bits = 4;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].ah.dlid, 8);
+}
+
+TEST(PlanConnection, UsesNoGrhOnOneInfiniBandSubnet) {
+  Pair p = IbPair(Transport::kRc);
+  const AddressVector ah = PlanConnection(p.local, p.remote).qps[0].ah;
+  EXPECT_FALSE(ah.is_global);
+  EXPECT_EQ(ah.port_num, 1);
+  EXPECT_EQ(ah.hop_limit, 1);
+}
+
+TEST(PlanConnection, UsesGrhAcrossSubnetsWhenAskedAndOnRoce) {
+  Pair p = IbPair(Transport::kRc);
+  p.remote.port.subnet_prefix = 0xfec0000000000000ULL;
+  EXPECT_TRUE(PlanConnection(p.local, p.remote).qps[0].ah.is_global);
+
+  p = IbPair(Transport::kRc);
+  p.local.path.use_grh = true;
+  EXPECT_TRUE(PlanConnection(p.local, p.remote).qps[0].ah.is_global);
+
+  Pair r = RocePair(Transport::kRc);
+  r.local.path.use_grh = false;
+  const AddressVector ah = PlanConnection(r.local, r.remote).qps[0].ah;
+  EXPECT_TRUE(ah.is_global);
+  EXPECT_EQ(ah.dgid, r.remote.path.sgid->gid);
+  EXPECT_EQ(ah.sgid_index, 3);
+  EXPECT_EQ(ah.hop_limit, 64);
+  EXPECT_EQ(ah.dlid, 0);
+}
+
+TEST(PlanConnection, HopLimitDefaultsByTransportAndLinkAndCanBeForced) {
+  Pair ud = IbPair(Transport::kUd);
+  EXPECT_EQ(PlanConnection(ud.local, ud.remote).qps[0].ah.hop_limit, 64);
+  Pair rc = IbPair(Transport::kRc);
+  rc.local.path.hop_limit = 5;  // a larger stated hop limit is kept
+  EXPECT_EQ(PlanConnection(rc.local, rc.remote).qps[0].ah.hop_limit, 5);
+  PlanOptions o;
+  o.hop_limit = 2;
+  EXPECT_EQ(PlanConnection(rc.local, rc.remote, o).qps[0].ah.hop_limit, 2);
+}
+
+TEST(PlanConnection, CopiesKeysDepthsAndOptions) {
+  Pair p = IbPair(Transport::kUd);
+  p.local.keys.pkey_index = 3;
+  p.local.keys.qkey = 0x1234;
+  p.local.keys.remote_qkey = 0x5678;
+  p.local.rd_atomic.max_rd_atomic = 4;
+  p.local.rd_atomic.max_dest_rd_atomic = 8;
+  p.local.path.sl = 2;
+  p.local.path.traffic_class = 0x20;
+  p.local.path.flow_label = 0x12345;
+  PlanOptions o;
+  o.timeout = 20;
+  o.retry_cnt = 5;
+  o.rnr_retry = 6;
+  o.min_rnr_timer = 14;
+  o.message_size = 512;
+  const ConnectionPlan plan = PlanConnection(p.local, p.remote, o);
+  const QpAttrs& a = plan.qps[0];
+  EXPECT_EQ(plan.transport, Transport::kUd);
+  EXPECT_EQ(plan.message_size, 512u);
+  EXPECT_EQ(a.pkey_index, 3);
+  EXPECT_EQ(a.qkey, 0x1234u);
+  EXPECT_EQ(a.remote_qkey, 0x5678u);
+  EXPECT_EQ(a.max_rd_atomic, 4);
+  EXPECT_EQ(a.max_dest_rd_atomic, 8);
+  EXPECT_EQ(a.timeout, 20);
+  EXPECT_EQ(a.retry_cnt, 5);
+  EXPECT_EQ(a.rnr_retry, 6);
+  EXPECT_EQ(a.min_rnr_timer, 14);
+  EXPECT_EQ(a.ah.sl, 2);
+  EXPECT_EQ(a.ah.traffic_class, 0x20);
+  EXPECT_EQ(a.ah.flow_label, 0x12345u);
+}
+
+TEST(PlanConnection, LeavesDgidZeroWhenThePeerPublishesNoGid) {
+  Pair p = RocePair(Transport::kRc);
+  p.remote.path.sgid.reset();
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].ah.dgid, Gid{});
+}
+
+}  // namespace
+}  // namespace qpconnect::test
