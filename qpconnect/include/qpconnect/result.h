@@ -30,6 +30,7 @@ enum class ErrorCode {
   kVerbs,            // a libibverbs call failed
   kIo,               // an OS I/O call failed
   kAuth,             // integrity check failed (PSK/HMAC, replay)
+  kTraffic,          // a work completion failed or data did not match
 };
 
 // Stable lower-case name of `code` ("invalid-argument", "timeout", ...).

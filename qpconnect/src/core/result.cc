@@ -23,6 +23,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "io";
     case ErrorCode::kAuth:
       return "auth";
+    case ErrorCode::kTraffic:
+      return "traffic";
   }
   return "unknown";
 }

@@ -1,0 +1,62 @@
+// Building ibv_modify_qp requests: the attributes and mask of each transition
+// RESET->INIT->RTR->RTS per transport, from a verbs-free QpAttrs.
+//
+// The required/optional mask table is plain data (TransitionMasks); the
+// builders send exactly the required attributes plus the optional ones the
+// plan sets. DecodeMask and DescribeAttr render a request for error reports:
+// "ibv_modify_qp INIT->RTR refused" names the mask and every value sent.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <string>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/plan.h"
+
+namespace qpconnect::verbs {
+
+enum class QpState : uint8_t { kReset, kInit, kRtr, kRts, kSqd, kSqe, kErr, kUnknown };
+
+const char* QpStateName(QpState s);  // "RESET", "INIT", "RTR", "RTS", ...
+ibv_qp_state ToIbvState(QpState s);
+QpState FromIbvState(ibv_qp_state s);
+ibv_qp_type ToIbvQpType(Transport t);
+
+// Required and optional attribute masks of the transition into `to` (from its
+// predecessor in RESET->INIT->RTR->RTS) for `transport`, per ibv_modify_qp(3)
+// and the IB spec's QP state table (optional column).
+struct TransitionMasks {
+  int required = 0;
+  int optional = 0;
+};
+TransitionMasks MasksFor(Transport transport, QpState to);
+
+// One ibv_modify_qp call.
+struct ModifyRequest {
+  QpState from = QpState::kReset;
+  QpState to = QpState::kInit;
+  ibv_qp_attr attr{};
+  int mask = 0;
+};
+
+// INIT: port, pkey_index, and access flags (RC/UC) or Q_Key (UD).
+ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags);
+// RTR: RC/UC the address vector, path MTU, dest QPN, rq_psn (RC also
+// max_dest_rd_atomic, min_rnr_timer); UD only the state.
+ModifyRequest BuildRtr(Transport transport, const QpAttrs& a);
+// RTS: sq_psn (RC also timeout, retry_cnt, rnr_retry, max_rd_atomic).
+ModifyRequest BuildRts(Transport transport, const QpAttrs& a);
+
+// The ibv_ah_attr for `av` (UD address handles and RC/UC RTR).
+ibv_ah_attr ToAhAttr(const AddressVector& av);
+
+// "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN" (unknown bits as 0x...).
+std::string DecodeMask(int mask);
+// "qp_state=RTR path_mtu=1024 dest_qp_num=0x000123 rq_psn=... ah={dlid=0 ...}"
+// for every attribute the mask sends.
+std::string DescribeAttr(const ibv_qp_attr& attr, int mask);
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,126 @@
+// A Session owns everything one side needs to connect N QPs of one transport
+// on one port: the device context, PD, CQs, QPs, one registered buffer and
+// (UD) the address handles; and it describes itself as an EndpointInfo.
+//
+// Lifecycle, which is the connector's order of operations:
+//   Open()    creates the QPs, moves them RESET->INIT and posts receives, so
+//             that nothing the peer sends after our RTR can meet an empty RQ;
+//   Local()   is then what to publish to the peer;
+//   Connect() moves every QP INIT->RTR->RTS with a ConnectionPlan (and builds
+//             UD address handles). The caller runs the exchanger's barrier
+//             before the first send.
+// Every verbs object is released by the destructor, on every path.
+//
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/gid_select.h"
+#include "qpconnect/plan.h"
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/device.h"
+#include "qpconnect/verbs/resources.h"
+
+namespace qpconnect::verbs {
+
+constexpr uint32_t kUdGrhBytes = 40;           // UD receives carry the GRH first
+constexpr uint32_t kDefaultQkey = 0x11111111;  // the pingpong examples' Q_Key
+
+struct SessionOptions {
+  std::string device;  // empty: the first device
+  uint8_t port = 1;
+  GidPreference gid;
+  Transport transport = Transport::kRc;
+  uint32_t num_qps = 1;
+  uint32_t message_size = 4096;
+  uint32_t rx_depth = 8;  // receives posted per QP
+  uint16_t pkey_index = 0;
+  std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
+  uint32_t qkey = kDefaultQkey;        // UD
+  uint8_t sl = 0;
+  std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
+  std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
+  std::string host;  // identity for diagnostics
+};
+
+class Session {
+ public:
+  // Opens the device and port, creates N QPs with their buffers, moves them to
+  // INIT and posts receives. kNotFound (device, port, GID, P_Key),
+  // kInvalidArgument (options), kVerbs (any verbs call, errno kept).
+  static Result<std::unique_ptr<Session>> Open(const SessionOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const EndpointInfo& Local() const { return local_; }
+  const SessionOptions& options() const { return options_; }
+  Transport transport() const { return options_.transport; }
+  size_t num_qps() const { return qps_.size(); }
+
+  // INIT->RTR->RTS for every QP with `plan` (REQUIRES plan.qps.size() ==
+  // num_qps()); UD: creates one address handle per peer QP. `remote` supplies
+  // the peer's Q_Key for UD sends. A refusal names the transition, mask and
+  // every value (verbs/transition.h), with `hint` appended.
+  Result<void> Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
+                       const std::string& hint = {});
+
+  // ---- data path (used by traffic.cc) ----
+  // Buffer areas of QP i, each message_size bytes (recv slots: + GRH on UD).
+  uint8_t* SendArea(size_t i);
+  uint8_t* RecvSlot(size_t i, uint32_t slot);
+  // The MR descriptor a QP publishes covers [RdmaTarget][RdmaSource], each
+  // message_size bytes: the peer writes into the first half, reads the second.
+  uint8_t* RdmaTarget(size_t i);
+  uint8_t* RdmaSource(size_t i);
+  uint8_t* ReadBack(size_t i);     // our RDMA READ lands here
+  uint32_t RecvSlotBytes() const;  // message_size (+40 on UD)
+
+  Result<void> PostRecv(size_t i, uint32_t slot);
+  // SEND of `length` bytes from SendArea(i), signaled; wr_id = i.
+  Result<void> PostSend(size_t i, uint32_t length);
+  // RDMA WRITE from SendArea(i) or RDMA READ into ReadBack(i), signaled.
+  Result<void> PostRdma(size_t i, ibv_wr_opcode opcode, uint32_t length, uint64_t remote_addr,
+                        uint32_t rkey);
+  ibv_cq& SendCq() { return *send_cq_; }
+  ibv_cq& RecvCq() { return *recv_cq_; }
+
+ private:
+  Session() = default;
+  Result<void> CreateResources();
+  Result<void> MoveToInit();
+  size_t Offset(size_t i) const { return i * slot_bytes_; }
+
+  struct BufferFree {
+    void operator()(uint8_t* p) const noexcept;
+  };
+
+  SessionOptions options_;
+  EndpointInfo local_;
+  size_t slot_bytes_ = 0;
+  uint32_t send_qkey_ = 0;
+  std::vector<uint32_t> remote_qpns_;
+  // Members in creation order: destroyed in reverse (AHs, MR, QPs, CQs, PD,
+  // context, then the buffer the MR covered).
+  std::unique_ptr<uint8_t, BufferFree> buffer_;
+  size_t buffer_bytes_ = 0;
+  UniqueContext ctx_;
+  UniquePd pd_;
+  UniqueCq send_cq_;
+  UniqueCq recv_cq_;
+  std::vector<UniqueQp> qps_;
+  UniqueMr mr_;
+  std::vector<UniqueAh> ahs_;
+};
+
+}  // namespace qpconnect::verbs

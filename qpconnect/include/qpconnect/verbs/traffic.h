@@ -1,0 +1,51 @@
+// Proof by traffic: after both sides reached RTS (and passed the barrier),
+// ping-pong SEND/RECV of `size` bytes for `iters` iterations on every QP with
+// content checked both ways; then, per QP, RDMA WRITE into the peer's buffer
+// (RC, UC) and RDMA READ from it (RC), checked on both sides.
+//
+// Every wait is bounded by `timeout`; a failed completion is a kTraffic error
+// whose detail names the likely cause (verbs/completion.h).
+//
+// Thread-safety: one thread per Session.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/session.h"
+
+namespace qpconnect::verbs {
+
+enum class Role : uint8_t { kClient, kServer };  // the client sends first
+
+struct TrafficOptions {
+  uint32_t iters = 1000;
+  uint32_t size = 4096;                      // REQUIRES: <= the session's message_size
+  std::chrono::milliseconds timeout{10000};  // per wait
+  bool rdma = true;                          // RDMA WRITE (RC, UC) and READ (RC) phase
+};
+
+struct TrafficReport {
+  uint64_t messages = 0;  // SENDs completed by this side
+  uint64_t bytes = 0;     // bytes sent + received in the ping-pong
+  double seconds = 0;     // ping-pong wall time
+  double avg_rtt_us = 0;  // per round trip
+  double mbit_per_s = 0;  // (bytes sent + received) / seconds
+  bool rdma_write_checked = false;
+  bool rdma_read_checked = false;
+};
+
+// The byte pattern for `seed`, written into `n` bytes at `out`.
+void FillPattern(uint8_t* out, uint32_t n, uint32_t seed);
+// Index of the first byte of `data` that differs from the pattern, or -1.
+long FindPatternMismatch(const uint8_t* data, uint32_t n, uint32_t seed);
+
+// REQUIRES: session.Connect() succeeded with `remote`, and the peer is at RTS
+// (barrier passed). kTraffic (failed completion, wrong length, content
+// mismatch: the offset is named), kTimeout, kVerbs (post failed).
+Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, Role role,
+                                 const TrafficOptions& options);
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,33 @@
+// Applying one QP state transition and, when the device refuses it, saying
+// which transition, which mask, every attribute value sent, the errno, and
+// the likely cause.
+//
+// Thread-safety: as the QpControl.
+#pragma once
+
+#include <string>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_control.h"
+
+namespace qpconnect::verbs {
+
+// Applies `request` to `qp`. On refusal returns kVerbs with
+//   operation = "ibv_modify_qp <FROM>-><TO> (qp 0x...)",
+//   attribute = the decoded mask,
+//   detail    = every attribute value sent, then "likely cause: ..." from
+//               CheckRequest() and the errno, then `context_hint` if given
+//               (e.g. the validator's findings).
+Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
+                             const std::string& context_hint = {});
+
+// Pre-flight checks of a request against the mask table and value ranges:
+// empty when nothing is wrong, else a sentence naming the attribute.
+std::string CheckRequest(Transport transport, const ModifyRequest& request);
+
+// What an errno from ibv_modify_qp usually means at this transition.
+std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest& request);
+
+}  // namespace qpconnect::verbs

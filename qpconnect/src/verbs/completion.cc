@@ -1,0 +1,72 @@
+#include "qpconnect/verbs/completion.h"
+
+#include <cstdio>
+
+#include "qpconnect/verbs/verbs_error.h"
+
+namespace qpconnect::verbs {
+
+std::string ExplainWcStatus(ibv_wc_status status, Transport transport) {
+  switch (status) {
+    case IBV_WC_RETRY_EXC_ERR:
+      return "transport retry counter exceeded: the peer never acknowledged. Likely the peer "
+             "QP is not at RTR (or is gone), or this side's dest_qp_num, dgid/dlid or rq_psn "
+             "does not match the peer (check both sides with qp-validate), or a RoCE GID of "
+             "the wrong type/family/link-local scope";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return "RNR retry counter exceeded: the peer had no receive posted (receives must be "
+             "posted before the peer sends; rnr_retry 0 fails at the first RNR NAK)";
+    case IBV_WC_REM_ACCESS_ERR:
+      return "remote access error: the rkey, address or length is outside the peer's MR, or "
+             "the MR or QP lacks REMOTE_READ/REMOTE_WRITE access";
+    case IBV_WC_LOC_LEN_ERR:
+      return transport == Transport::kUd
+                 ? "local length error: the receive buffer is too small (UD receives need 40 "
+                   "extra bytes for the GRH) or the message exceeds the path MTU"
+                 : "local length error: the receive buffer is smaller than the message sent";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "remote invalid request: the message is larger than the peer's receive buffer, "
+             "the path MTUs differ, or the operation is not allowed on the peer QP";
+    case IBV_WC_LOC_PROT_ERR:
+      return "local protection error: the buffer is not inside a registered MR with this lkey";
+    case IBV_WC_LOC_QP_OP_ERR:
+      return "local QP operation error: the work request is invalid for this QP (e.g. larger "
+             "than the MTU on UD, or the QP is not in RTS)";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "flushed: the QP went to the error state because of an earlier failure";
+    case IBV_WC_REM_OP_ERR:
+      return "remote operation error: the peer could not complete the request";
+    case IBV_WC_RESP_TIMEOUT_ERR:
+      return "response timeout: the peer did not answer an RDMA READ/atomic in time";
+    default:
+      return "";
+  }
+}
+
+Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string& what,
+                       Transport transport) {
+  ibv_wc wc{};
+  for (;;) {
+    int n = ibv_poll_cq(&cq, 1, &wc);
+    if (n < 0) return VerbsError("ibv_poll_cq", -n);
+    if (n == 1) break;
+    if (Clock::now() >= deadline) {
+      return Error{ErrorCode::kTimeout, 0, what, "",
+                   "no completion before the deadline (the peer may be gone, not at RTR/RTS, "
+                   "or unreachable)"};
+    }
+  }
+  if (wc.status != IBV_WC_SUCCESS) {
+    char head[160];
+    std::snprintf(head, sizeof head, "work completion %s (status %d, vendor_err 0x%x, qp 0x%06x)",
+                  ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
+                  wc.qp_num);
+    std::string detail = head;
+    std::string cause = ExplainWcStatus(wc.status, transport);
+    if (!cause.empty()) detail += "; likely cause: " + cause;
+    return Error{ErrorCode::kTraffic, 0, what, "", detail};
+  }
+  return wc;
+}
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,323 @@
+#include "qpconnect/verbs/session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+#include "qpconnect/verbs/device_query.h"
+#include "qpconnect/verbs/netdev.h"
+#include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/transition.h"
+#include "qpconnect/verbs/verbs_error.h"
+
+namespace qpconnect::verbs {
+namespace {
+
+constexpr size_t kAlign = 4096;
+
+Error Invalid(std::string attribute, std::string detail) {
+  return Error{ErrorCode::kInvalidArgument, 0, "open session", std::move(attribute),
+               std::move(detail)};
+}
+
+uint32_t RandomPsn() {
+  std::random_device rd;
+  return rd() & kPsnMask;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+unsigned AccessFlags(Transport t) {
+  switch (t) {
+    case Transport::kRc:
+      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    case Transport::kUc:
+      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    case Transport::kUd:
+      return IBV_ACCESS_LOCAL_WRITE;
+  }
+  return IBV_ACCESS_LOCAL_WRITE;
+}
+
+}  // namespace
+
+void Session::BufferFree::operator()(uint8_t* p) const noexcept { std::free(p); }
+
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::Open(const SessionOptions& options) {
+  if (options.num_qps == 0) return Invalid("qps", "at least one QP is needed");
+  if (options.message_size == 0) return Invalid("size", "message size must be at least 1 byte");
+  if (options.rx_depth == 0) return Invalid("rx-depth", "at least one receive must be posted");
+  if (options.psn && *options.psn > kPsnMask) {
+    return Invalid("sq_psn", "PSN " + std::to_string(*options.psn) + " exceeds 24 bits");
+  }
+  std::unique_ptr<Session> s(new Session());
+  s->options_ = options;
+  QPC_TRY(s->CreateResources());
+  QPC_TRY(s->MoveToInit());
+  return s;
+}
+
+Result<void> Session::CreateResources() {
+  const SessionOptions& o = options_;
+  auto ctx = OpenDevice(o.device);
+  if (!ctx) return std::move(ctx).error();
+  ctx_ = std::move(*ctx);
+
+  auto dev = QueryDevice(*ctx_);
+  if (!dev) return std::move(dev).error();
+  const PortInfo* port = nullptr;
+  for (const auto& p : dev->ports) {
+    if (p.facts.port_num == o.port) port = &p;
+  }
+  if (port == nullptr) {
+    return Error{ErrorCode::kNotFound, 0, "open session", "ib-port",
+                 "device " + dev->name + " has no port " + std::to_string(o.port) + " (it has " +
+                     std::to_string(dev->ports.size()) + ")"};
+  }
+  if (!port->facts.active) {
+    return Error{ErrorCode::kNotFound, 0, "open session", "port_state",
+                 dev->name + " port " + std::to_string(o.port) + " is " + port->state +
+                     ", not ACTIVE (check the link / subnet manager)"};
+  }
+
+  // GID: required on Ethernet; on InfiniBand used when a GRH is needed.
+  std::optional<GidEntry> sgid;
+  auto gid = SelectGid(port->gids, port->facts.link_layer, o.gid,
+                       [](const GidEntry& g) { return NetdevHasAddress(g.netdev, g.gid); });
+  if (gid) {
+    sgid = *gid;
+  } else if (port->facts.link_layer == LinkLayer::kEthernet || o.gid.index) {
+    Error e = std::move(gid).error();
+    e.detail = dev->name + " port " + std::to_string(o.port) + ": " + e.detail;
+    return e;
+  }
+
+  // P_Key: the value at pkey_index, or the index of a requested value.
+  uint16_t pkey_index = o.pkey_index;
+  std::optional<uint16_t> pkey;
+  for (const auto& k : port->pkeys) {
+    if (o.pkey_value) {
+      if ((k.pkey & kPkeyPartitionMask) == (*o.pkey_value & kPkeyPartitionMask)) {
+        pkey_index = k.index;
+        pkey = k.pkey;
+        break;
+      }
+    } else if (k.index == pkey_index) {
+      pkey = k.pkey;
+    }
+  }
+  if (!pkey) {
+    return Error{ErrorCode::kNotFound, 0, "open session", "pkey_index",
+                 o.pkey_value
+                     ? "P_Key value not in the port's P_Key table"
+                     : "P_Key index " + std::to_string(pkey_index) + " has no valid P_Key"};
+  }
+
+  Mtu path_mtu = o.mtu.value_or(port->facts.active_mtu);
+  if (o.transport == Transport::kUd &&
+      o.message_size > static_cast<uint32_t>(MtuBytes(port->facts.active_mtu))) {
+    return Invalid("size", "UD message size " + std::to_string(o.message_size) +
+                               " exceeds the port's active MTU " +
+                               std::to_string(MtuBytes(port->facts.active_mtu)));
+  }
+
+  // Buffer: per QP [send][recv slots][rdma target][rdma source][read back].
+  uint32_t grh = o.transport == Transport::kUd ? kUdGrhBytes : 0;
+  size_t per_qp = size_t{o.message_size} * 4 + size_t{o.rx_depth} * (o.message_size + grh);
+  slot_bytes_ = (per_qp + 63) / 64 * 64;
+  buffer_bytes_ = (slot_bytes_ * o.num_qps + kAlign - 1) / kAlign * kAlign;
+  buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, buffer_bytes_)));
+  if (!buffer_) {
+    return ErrnoError(ErrorCode::kIo, ENOMEM, "allocate buffers",
+                      std::to_string(buffer_bytes_) + " bytes");
+  }
+  std::fill_n(buffer_.get(), buffer_bytes_, uint8_t{0});
+
+  auto pd = AllocPd(*ctx_);
+  if (!pd) return std::move(pd).error();
+  pd_ = std::move(*pd);
+  int max_cqe = static_cast<int>(std::max<uint32_t>(dev->limits.max_cqe, 64));
+  int recv_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * o.rx_depth + 1));
+  int send_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * 4 + 1));
+  auto scq = CreateCq(*ctx_, send_cqe, nullptr);
+  if (!scq) return std::move(scq).error();
+  send_cq_ = std::move(*scq);
+  auto rcq = CreateCq(*ctx_, recv_cqe, nullptr);
+  if (!rcq) return std::move(rcq).error();
+  recv_cq_ = std::move(*rcq);
+
+  for (uint32_t i = 0; i < o.num_qps; ++i) {
+    ibv_qp_init_attr init{};
+    init.send_cq = send_cq_.get();
+    init.recv_cq = recv_cq_.get();
+    init.qp_type = ToIbvQpType(o.transport);
+    init.cap.max_send_wr = 4;
+    init.cap.max_recv_wr = o.rx_depth;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    init.sq_sig_all = 1;
+    auto qp = CreateQp(*pd_, init);
+    if (!qp) {
+      Error e = std::move(qp).error();
+      e.detail += " (QP " + std::to_string(i + 1) + " of " + std::to_string(o.num_qps) + ")";
+      return e;
+    }
+    qps_.push_back(std::move(*qp));
+  }
+  auto mr = RegMr(*pd_, buffer_.get(), buffer_bytes_, AccessFlags(o.transport));
+  if (!mr) return std::move(mr).error();
+  mr_ = std::move(*mr);
+
+  // Describe ourselves.
+  EndpointInfo& l = local_;
+  l.transport = o.transport;
+  l.identity = {o.host.empty() ? HostName() : o.host, dev->name, dev->node_guid};
+  l.port = port->facts;
+  l.path.path_mtu = path_mtu;
+  l.path.use_grh = port->facts.link_layer == LinkLayer::kEthernet || port->facts.grh_required;
+  l.path.sgid = sgid;
+  l.path.sl = o.sl;
+  l.path.hop_limit = port->facts.link_layer == LinkLayer::kEthernet ? 64 : 1;
+  l.keys.pkey = *pkey;
+  l.keys.pkey_index = pkey_index;
+  l.keys.qkey = o.qkey;
+  l.rd_atomic.max_rd_atomic = o.max_rd_atomic;
+  l.rd_atomic.max_dest_rd_atomic = o.max_dest_rd_atomic;
+  l.rd_atomic.device_max_qp_rd_atom = dev->limits.max_qp_rd_atom;
+  l.rd_atomic.device_max_qp_init_rd_atom = dev->limits.max_qp_init_rd_atom;
+  l.gid_table = port->gids;
+  uint32_t psn = o.psn.value_or(RandomPsn());
+  for (size_t i = 0; i < qps_.size(); ++i) {
+    QpEntry q;
+    q.qpn = qps_[i]->qp_num;
+    q.psn = (psn + static_cast<uint32_t>(i)) & kPsnMask;
+    if (o.transport != Transport::kUd) {
+      q.mr = MrDescriptor{reinterpret_cast<uint64_t>(RdmaTarget(i)), mr_->rkey,
+                          uint64_t{o.message_size} * 2};
+    }
+    l.qps.push_back(q);
+  }
+  return Ok();
+}
+
+Result<void> Session::MoveToInit() {
+  for (size_t i = 0; i < qps_.size(); ++i) {
+    QpAttrs a;
+    a.port_num = options_.port;
+    a.pkey_index = local_.keys.pkey_index;
+    a.qkey = options_.qkey;
+    VerbsQpControl control(*qps_[i]);
+    QPC_TRY(ApplyTransition(control, options_.transport,
+                            BuildInit(options_.transport, a, AccessFlags(options_.transport))));
+    for (uint32_t slot = 0; slot < options_.rx_depth; ++slot) QPC_TRY(PostRecv(i, slot));
+  }
+  return Ok();
+}
+
+Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
+                              const std::string& hint) {
+  if (plan.qps.size() != qps_.size()) {
+    return Error{ErrorCode::kIncompatible, 0, "connect", "qps",
+                 "this side has " + std::to_string(qps_.size()) + " QPs, the plan " +
+                     std::to_string(plan.qps.size()) + " (the peer offered " +
+                     std::to_string(remote.qps.size()) + ")"};
+  }
+  remote_qpns_.clear();
+  for (size_t i = 0; i < qps_.size(); ++i) {
+    VerbsQpControl control(*qps_[i]);
+    QPC_TRY(ApplyTransition(control, options_.transport, BuildRtr(options_.transport, plan.qps[i]),
+                            hint));
+    QPC_TRY(ApplyTransition(control, options_.transport, BuildRts(options_.transport, plan.qps[i]),
+                            hint));
+    remote_qpns_.push_back(plan.qps[i].dest_qp_num);
+    if (options_.transport == Transport::kUd) {
+      auto ah = CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));
+      if (!ah) {
+        Error e = std::move(ah).error();
+        if (!hint.empty()) e.detail += "; " + hint;
+        return e;
+      }
+      ahs_.push_back(std::move(*ah));
+    }
+  }
+  // UD sends carry our own Q_Key unless the plan overrides it: a Q_Key
+  // mismatch then shows as silently dropped datagrams, as the rule predicts.
+  send_qkey_ =
+      plan.qps.empty() ? options_.qkey : plan.qps[0].remote_qkey.value_or(plan.qps[0].qkey);
+  return Ok();
+}
+
+uint8_t* Session::SendArea(size_t i) { return buffer_.get() + Offset(i); }
+uint32_t Session::RecvSlotBytes() const {
+  return options_.message_size + (options_.transport == Transport::kUd ? kUdGrhBytes : 0);
+}
+uint8_t* Session::RecvSlot(size_t i, uint32_t slot) {
+  return SendArea(i) + options_.message_size + size_t{slot} * RecvSlotBytes();
+}
+uint8_t* Session::RdmaTarget(size_t i) { return RecvSlot(i, options_.rx_depth); }
+uint8_t* Session::RdmaSource(size_t i) { return RdmaTarget(i) + options_.message_size; }
+uint8_t* Session::ReadBack(size_t i) { return RdmaSource(i) + options_.message_size; }
+
+Result<void> Session::PostRecv(size_t i, uint32_t slot) {
+  ibv_sge sge{reinterpret_cast<uint64_t>(RecvSlot(i, slot)), RecvSlotBytes(), mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = (uint64_t{i} << 32) | slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(qps_[i].get(), &wr, &bad); rc != 0) {
+    return VerbsError("ibv_post_recv", rc);
+  }
+  return Ok();
+}
+
+Result<void> Session::PostSend(size_t i, uint32_t length) {
+  ibv_sge sge{reinterpret_cast<uint64_t>(SendArea(i)), length, mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = i;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  if (options_.transport == Transport::kUd) {
+    wr.wr.ud.ah = ahs_.at(i).get();
+    wr.wr.ud.remote_qpn = remote_qpns_.at(i);
+    wr.wr.ud.remote_qkey = send_qkey_;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qps_[i].get(), &wr, &bad); rc != 0) {
+    return VerbsError("ibv_post_send SEND", rc);
+  }
+  return Ok();
+}
+
+Result<void> Session::PostRdma(size_t i, ibv_wr_opcode opcode, uint32_t length,
+                               uint64_t remote_addr, uint32_t rkey) {
+  uint8_t* local = opcode == IBV_WR_RDMA_READ ? ReadBack(i) : SendArea(i);
+  ibv_sge sge{reinterpret_cast<uint64_t>(local), length, mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = i;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = opcode;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_addr;
+  wr.wr.rdma.rkey = rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qps_[i].get(), &wr, &bad); rc != 0) {
+    return VerbsError(
+        opcode == IBV_WR_RDMA_READ ? "ibv_post_send RDMA_READ" : "ibv_post_send RDMA_WRITE", rc);
+  }
+  return Ok();
+}
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,185 @@
+#include "qpconnect/verbs/traffic.h"
+
+#include <cstdio>
+
+#include "qpconnect/verbs/completion.h"
+
+namespace qpconnect::verbs {
+namespace {
+
+constexpr uint32_t kReadSeedBase = 0xa5000000U;
+constexpr uint32_t kWriteSeedBase = 0x5a000000U;
+constexpr uint32_t kDoneIteration = 0xffffffU;
+
+uint32_t MessageSeed(uint32_t iteration, Role sender, size_t qp) {
+  return (iteration << 1) ^ (sender == Role::kServer ? 1U : 0U) ^ (static_cast<uint32_t>(qp) << 24);
+}
+
+Error Mismatch(const std::string& what, long offset) {
+  return Error{ErrorCode::kTraffic, 0, what, "",
+               "content mismatch at byte " + std::to_string(offset) +
+                   " (data corrupted or landed in the wrong place)"};
+}
+
+class Driver {
+ public:
+  Driver(Session& s, const EndpointInfo& remote, Role role, const TrafficOptions& o)
+      : s_(s), remote_(remote), role_(role), o_(o) {}
+
+  Result<void> Send(size_t qp, uint32_t iteration) {
+    FillPattern(s_.SendArea(qp), o_.size, MessageSeed(iteration, role_, qp));
+    QPC_TRY(s_.PostSend(qp, o_.size));
+    auto wc = PollOne(s_.SendCq(), Deadline(), What("SEND", qp, iteration), s_.transport());
+    if (!wc) return std::move(wc).error();
+    ++report_.messages;
+    report_.bytes += o_.size;
+    return Ok();
+  }
+
+  Result<void> Receive(size_t qp, uint32_t iteration) {
+    auto wc = PollOne(s_.RecvCq(), Deadline(), What("RECV", qp, iteration), s_.transport());
+    if (!wc) return std::move(wc).error();
+    size_t got_qp = static_cast<size_t>(wc->wr_id >> 32);
+    auto slot = static_cast<uint32_t>(wc->wr_id & 0xffffffffU);
+    uint32_t grh = s_.transport() == Transport::kUd ? kUdGrhBytes : 0;
+    if (got_qp != qp || wc->byte_len != o_.size + grh) {
+      return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "",
+                   "expected " + std::to_string(o_.size + grh) + " bytes on QP index " +
+                       std::to_string(qp) + ", got " + std::to_string(wc->byte_len) +
+                       " on QP index " + std::to_string(got_qp) +
+                       " (the two sides use different -s sizes?)"};
+    }
+    Role peer = role_ == Role::kClient ? Role::kServer : Role::kClient;
+    long bad =
+        FindPatternMismatch(s_.RecvSlot(qp, slot) + grh, o_.size, MessageSeed(iteration, peer, qp));
+    if (bad >= 0) return Mismatch(What("RECV", qp, iteration), bad);
+    report_.bytes += o_.size;
+    return s_.PostRecv(qp, slot);
+  }
+
+  Result<void> PingPong() {
+    auto start = Clock::now();
+    for (uint32_t it = 0; it < o_.iters; ++it) {
+      for (size_t qp = 0; qp < s_.num_qps(); ++qp) {
+        if (role_ == Role::kClient) {
+          QPC_TRY(Send(qp, it));
+          QPC_TRY(Receive(qp, it));
+        } else {
+          QPC_TRY(Receive(qp, it));
+          QPC_TRY(Send(qp, it));
+        }
+      }
+    }
+    report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    uint64_t rounds = uint64_t{o_.iters} * s_.num_qps();
+    if (rounds > 0 && report_.seconds > 0) {
+      report_.avg_rtt_us = report_.seconds * 1e6 / static_cast<double>(rounds);
+      report_.mbit_per_s = static_cast<double>(report_.bytes) * 8 / report_.seconds / 1e6;
+    }
+    return Ok();
+  }
+
+  // This side writes into (and, on RC, reads from) the peer's buffer of QP `qp`,
+  // then tells the peer with a SEND.
+  Result<void> RdmaTurn(size_t qp) {
+    const MrDescriptor& mr = *remote_.qps[qp].mr;
+    FillPattern(s_.SendArea(qp), o_.size, kWriteSeedBase ^ s_.Local().qps[qp].qpn);
+    QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_WRITE, o_.size, mr.addr, mr.rkey));
+    auto w = PollOne(s_.SendCq(), Deadline(), What("RDMA_WRITE", qp, 0), s_.transport());
+    if (!w) return std::move(w).error();
+    report_.rdma_write_checked = true;  // confirmed by the peer's check below
+    if (s_.transport() == Transport::kRc) {
+      QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_READ, o_.size, mr.addr + mr.length / 2, mr.rkey));
+      auto r = PollOne(s_.SendCq(), Deadline(), What("RDMA_READ", qp, 0), s_.transport());
+      if (!r) return std::move(r).error();
+      long bad = FindPatternMismatch(s_.ReadBack(qp), o_.size, kReadSeedBase ^ remote_.qps[qp].qpn);
+      if (bad >= 0) return Mismatch(What("RDMA_READ", qp, 0), bad);
+      report_.rdma_read_checked = true;
+    }
+    return Send(qp, kDoneIteration);
+  }
+
+  // Waits for the peer's "done" SEND, then checks what it wrote into our buffer.
+  Result<void> RdmaCheck(size_t qp) {
+    QPC_TRY(Receive(qp, kDoneIteration));
+    long bad =
+        FindPatternMismatch(s_.RdmaTarget(qp), o_.size, kWriteSeedBase ^ remote_.qps[qp].qpn);
+    if (bad >= 0) return Mismatch(What("check peer's RDMA_WRITE", qp, 0), bad);
+    return Ok();
+  }
+
+  Result<void> Rdma() {
+    for (size_t qp = 0; qp < s_.num_qps(); ++qp) {
+      if (!remote_.qps[qp].mr || remote_.qps[qp].mr->length < uint64_t{o_.size} * 2) {
+        return Error{ErrorCode::kIncompatible, 0, "RDMA phase", "mr",
+                     "the peer published no MR large enough for " + std::to_string(o_.size) +
+                         "-byte RDMA on QP index " + std::to_string(qp)};
+      }
+      if (role_ == Role::kClient) {
+        QPC_TRY(RdmaTurn(qp));
+        QPC_TRY(RdmaCheck(qp));
+      } else {
+        QPC_TRY(RdmaCheck(qp));
+        QPC_TRY(RdmaTurn(qp));
+      }
+    }
+    return Ok();
+  }
+
+  TrafficReport report() const { return report_; }
+
+ private:
+  Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
+  std::string What(const char* op, size_t qp, uint32_t iteration) const {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%s on %s qp 0x%06x (index %zu, iteration %u)", op,
+                  TransportName(s_.transport()), s_.Local().qps[qp].qpn, qp, iteration);
+    return buf;
+  }
+
+  Session& s_;
+  const EndpointInfo& remote_;
+  Role role_;
+  TrafficOptions o_;
+  TrafficReport report_;
+};
+
+}  // namespace
+
+void FillPattern(uint8_t* out, uint32_t n, uint32_t seed) {
+  uint32_t x = seed * 2654435761U + 1;
+  for (uint32_t i = 0; i < n; ++i) {
+    x = x * 1103515245U + 12345U;
+    out[i] = static_cast<uint8_t>(x >> 16);
+  }
+}
+
+long FindPatternMismatch(const uint8_t* data, uint32_t n, uint32_t seed) {
+  uint32_t x = seed * 2654435761U + 1;
+  for (uint32_t i = 0; i < n; ++i) {
+    x = x * 1103515245U + 12345U;
+    if (data[i] != static_cast<uint8_t>(x >> 16)) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, Role role,
+                                 const TrafficOptions& options) {
+  if (options.size == 0 || options.size > session.options().message_size) {
+    return Error{ErrorCode::kInvalidArgument, 0, "traffic", "size",
+                 "size " + std::to_string(options.size) + " is not within 1.." +
+                     std::to_string(session.options().message_size)};
+  }
+  if (remote.qps.size() < session.num_qps()) {
+    return Error{ErrorCode::kIncompatible, 0, "traffic", "qps", "the peer has fewer QPs"};
+  }
+  for (size_t qp = 0; qp < session.num_qps(); ++qp) {
+    FillPattern(session.RdmaSource(qp), options.size, kReadSeedBase ^ session.Local().qps[qp].qpn);
+  }
+  Driver d(session, remote, role, options);
+  QPC_TRY(d.PingPong());
+  if (options.rdma && session.transport() != Transport::kUd) QPC_TRY(d.Rdma());
+  return d.report();
+}
+
+}  // namespace qpconnect::verbs

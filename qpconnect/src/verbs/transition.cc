@@ -1,0 +1,97 @@
+#include "qpconnect/verbs/transition.h"
+
+#include <cerrno>
+#include <cstdio>
+
+namespace qpconnect::verbs {
+namespace {
+
+std::string QpHex(uint32_t qpn) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%06x", qpn);
+  return buf;
+}
+
+}  // namespace
+
+std::string CheckRequest(Transport transport, const ModifyRequest& r) {
+  TransitionMasks m = MasksFor(transport, r.to);
+  if ((r.mask & m.required) != m.required) {
+    return "mask lacks required " + DecodeMask(m.required & ~r.mask);
+  }
+  if ((r.mask & ~(m.required | m.optional)) != 0) {
+    return "mask sends " + DecodeMask(r.mask & ~(m.required | m.optional)) +
+           ", not allowed at this transition";
+  }
+  const ibv_qp_attr& a = r.attr;
+  if ((r.mask & IBV_QP_PORT) && a.port_num == 0) return "port_num 0 is not a port";
+  if ((r.mask & IBV_QP_PATH_MTU) && !IsValidMtu(static_cast<Mtu>(a.path_mtu))) {
+    return "path_mtu enum " + std::to_string(a.path_mtu) + " is not 1..5 (256..4096)";
+  }
+  if ((r.mask & IBV_QP_DEST_QPN) && a.dest_qp_num > kQpnMask) {
+    return "dest_qp_num exceeds 24 bits";
+  }
+  if ((r.mask & IBV_QP_RQ_PSN) && a.rq_psn > kPsnMask) return "rq_psn exceeds 24 bits";
+  if ((r.mask & IBV_QP_SQ_PSN) && a.sq_psn > kPsnMask) return "sq_psn exceeds 24 bits";
+  if ((r.mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return "retry_cnt above 7";
+  if ((r.mask & IBV_QP_RNR_RETRY) && a.rnr_retry > 7) return "rnr_retry above 7";
+  if ((r.mask & IBV_QP_TIMEOUT) && a.timeout > 31) return "timeout above 31";
+  if ((r.mask & IBV_QP_MIN_RNR_TIMER) && a.min_rnr_timer > 31) return "min_rnr_timer above 31";
+  if ((r.mask & IBV_QP_AV) && a.ah_attr.port_num == 0) return "ah_attr.port_num 0";
+  return {};
+}
+
+std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest& r) {
+  const ibv_ah_attr& ah = r.attr.ah_attr;
+  switch (err) {
+    case EINVAL:
+      if (r.to == QpState::kRtr && transport != Transport::kUd && ah.is_global == 0) {
+        return "EINVAL at RTR without a GRH: RoCE (Ethernet) ports and ports flagged "
+               "GRH_REQUIRED need is_global=1 with a valid sgid_index";
+      }
+      if (r.to == QpState::kRtr && ah.is_global != 0) {
+        return "EINVAL at RTR: check sgid_index is a valid GID of the port and path_mtu is not "
+               "above the port's active MTU; ibv_modify_qp does not say which attribute";
+      }
+      if (r.to == QpState::kRts) {
+        return "EINVAL at RTS: max_rd_atomic above the device's max_qp_init_rd_atom, or "
+               "timeout/retry values out of range";
+      }
+      return "EINVAL: an attribute or the mask is invalid for this transition; "
+             "ibv_modify_qp changes nothing and does not say which";
+    case ETIMEDOUT:
+      return "ETIMEDOUT resolving the destination: on RoCE the kernel could not resolve the "
+             "peer GID's neighbour (a link-local or unreachable dgid, or an sgid_index of the "
+             "wrong netdev/type)";
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+      return "no route from the sgid's netdev to the dgid";
+    case ENOMEM:
+      return "the kernel or device is out of resources";
+    case EPERM:
+    case EACCES:
+      return "permission denied (a privileged attribute, or the device's access rules)";
+    default:
+      return {};
+  }
+}
+
+Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
+                             const std::string& context_hint) {
+  auto rc = qp.Modify(request.attr, request.mask);
+  if (rc) return Ok();
+  Error e = std::move(rc).error();
+  e.operation = std::string("ibv_modify_qp ") + QpStateName(request.from) + "->" +
+                QpStateName(request.to) + " (" + TransportName(transport) + " qp " +
+                QpHex(qp.QpNum()) + ")";
+  e.attribute = "mask " + DecodeMask(request.mask);
+  std::string detail = "refused; sent " + DescribeAttr(request.attr, request.mask);
+  std::string cause = CheckRequest(transport, request);
+  if (cause.empty()) cause = ExplainModifyErrno(e.sys_errno, transport, request);
+  if (!cause.empty()) detail += "; likely cause: " + cause;
+  if (!context_hint.empty()) detail += "; " + context_hint;
+  e.detail = std::move(detail);
+  return e;
+}
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,34 @@
+// The lab's description of its two devices (tools/lab exports QPC_* variables).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace qpconnect::testing {
+
+struct LabEnv {
+  std::string dev0, dev1;
+  uint16_t gid0 = 0, gid1 = 0;
+  std::string ip0, ip1;
+};
+
+// nullopt outside the lab (tests then GTEST_SKIP with the reason).
+inline std::optional<LabEnv> LabFromEnv() {
+  const char* d0 = std::getenv("QPC_DEV0");
+  const char* d1 = std::getenv("QPC_DEV1");
+  const char* g0 = std::getenv("QPC_GID0");
+  const char* g1 = std::getenv("QPC_GID1");
+  if (!d0 || !d1 || !g0 || !g1) return std::nullopt;
+  LabEnv e;
+  e.dev0 = d0;
+  e.dev1 = d1;
+  e.gid0 = static_cast<uint16_t>(std::atoi(g0));
+  e.gid1 = static_cast<uint16_t>(std::atoi(g1));
+  if (const char* ip = std::getenv("QPC_IP0")) e.ip0 = ip;
+  if (const char* ip = std::getenv("QPC_IP1")) e.ip1 = ip;
+  return e;
+}
+
+}  // namespace qpconnect::testing
