@@ -1,0 +1,89 @@
+// FakeQp: a QpControl that models the QP state machine of ibv_modify_qp(3),
+// written out independently of the production mask table (qp_attrs.cc) so a
+// test cannot agree with the code by construction. It refuses, with EINVAL and
+// no state change, a transition from the wrong state or without the
+// attributes the man page requires; and it can inject a failure.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cerrno>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/verbs_error.h"
+
+namespace qpconnect::testing {
+
+class FakeQp : public verbs::QpControl {
+ public:
+  FakeQp(ibv_qp_type type, uint32_t qpn) : type_(type), qpn_(qpn) {}
+
+  uint32_t QpNum() const override { return qpn_; }
+
+  Result<void> Modify(const ibv_qp_attr& attr, int mask) override {
+    calls_.push_back({attr, mask});
+    if (inject_errno_) {
+      int e = *inject_errno_;
+      inject_errno_.reset();
+      return verbs::VerbsError("ibv_modify_qp", e);
+    }
+    if (!(mask & IBV_QP_STATE)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+    ibv_qp_state next = attr.qp_state;
+    if (!Allowed(state_, next)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+    for (int bit : Required(next)) {
+      if (!(mask & bit)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+    }
+    state_ = next;
+    return Ok();
+  }
+
+  Result<verbs::QpState> State() override { return verbs::FromIbvState(state_); }
+
+  void FailNextWith(int err) { inject_errno_ = err; }
+  ibv_qp_state state() const { return state_; }
+  const std::vector<std::pair<ibv_qp_attr, int>>& calls() const { return calls_; }
+
+ private:
+  static bool Allowed(ibv_qp_state from, ibv_qp_state to) {
+    return (from == IBV_QPS_RESET && to == IBV_QPS_INIT) ||
+           (from == IBV_QPS_INIT && to == IBV_QPS_RTR) ||
+           (from == IBV_QPS_RTR && to == IBV_QPS_RTS) || to == IBV_QPS_RESET || to == IBV_QPS_ERR;
+  }
+
+  // The man page's "Required attributes" tables, one row per next state.
+  std::vector<int> Required(ibv_qp_state next) const {
+    switch (next) {
+      case IBV_QPS_INIT:
+        if (type_ == IBV_QPT_UD) return {IBV_QP_STATE, IBV_QP_PKEY_INDEX, IBV_QP_PORT, IBV_QP_QKEY};
+        return {IBV_QP_STATE, IBV_QP_PKEY_INDEX, IBV_QP_PORT, IBV_QP_ACCESS_FLAGS};
+      case IBV_QPS_RTR:
+        if (type_ == IBV_QPT_UD) return {IBV_QP_STATE};
+        if (type_ == IBV_QPT_UC) {
+          return {IBV_QP_STATE, IBV_QP_AV, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN};
+        }
+        return {IBV_QP_STATE,        IBV_QP_AV,     IBV_QP_PATH_MTU,
+                IBV_QP_DEST_QPN,     IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
+                IBV_QP_MIN_RNR_TIMER};
+      case IBV_QPS_RTS:
+        if (type_ == IBV_QPT_RC) {
+          return {IBV_QP_STATE,     IBV_QP_SQ_PSN,    IBV_QP_MAX_QP_RD_ATOMIC,
+                  IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_TIMEOUT};
+        }
+        return {IBV_QP_STATE, IBV_QP_SQ_PSN};
+      default:
+        return {IBV_QP_STATE};
+    }
+  }
+
+  ibv_qp_type type_;
+  uint32_t qpn_;
+  ibv_qp_state state_ = IBV_QPS_RESET;
+  std::optional<int> inject_errno_;
+  std::vector<std::pair<ibv_qp_attr, int>> calls_;
+};
+
+}  // namespace qpconnect::testing

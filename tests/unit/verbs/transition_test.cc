@@ -1,0 +1,79 @@
+// Driving transitions over FakeQp: the happy path, and refusals reported with
+// the transition, mask, values and likely cause.
+#include "qpconnect/verbs/transition.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_qp.h"
+
+namespace qpconnect::verbs {
+namespace {
+
+using qpconnect::testing::FakeQp;
+
+QpAttrs Attrs() {
+  QpAttrs a;
+  a.dest_qp_num = 0x42;
+  a.rq_psn = 0x100;
+  a.sq_psn = 0x200;
+  a.ah.is_global = true;
+  a.ah.dgid = *GidFromString("::ffff:10.0.0.2");
+  a.ah.sgid_index = 1;
+  return a;
+}
+
+TEST(Transition, DrivesEachTransportFromResetToRts) {
+  const std::pair<Transport, ibv_qp_type> cases[] = {
+      {Transport::kRc, IBV_QPT_RC}, {Transport::kUc, IBV_QPT_UC}, {Transport::kUd, IBV_QPT_UD}};
+  for (auto [t, type] : cases) {
+    FakeQp qp(type, 0x11);
+    ASSERT_TRUE(ApplyTransition(qp, t, BuildInit(t, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+    ASSERT_TRUE(ApplyTransition(qp, t, BuildRtr(t, Attrs())));
+    ASSERT_TRUE(ApplyTransition(qp, t, BuildRts(t, Attrs())));
+    EXPECT_EQ(qp.state(), IBV_QPS_RTS) << TransportName(t);
+  }
+}
+
+TEST(Transition, RefusalNamesTransitionMaskValuesAndMissingBits) {
+  FakeQp qp(IBV_QPT_RC, 0x11);
+  ASSERT_TRUE(ApplyTransition(qp, Transport::kRc,
+                              BuildInit(Transport::kRc, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+  ModifyRequest r = BuildRtr(Transport::kRc, Attrs());
+  r.mask &= ~IBV_QP_MIN_RNR_TIMER;  // a bug a caller could make
+  auto res = ApplyTransition(qp, Transport::kRc, r);
+  ASSERT_FALSE(res);
+  const Error& e = res.error();
+  EXPECT_EQ(e.code, ErrorCode::kVerbs);
+  EXPECT_EQ(e.sys_errno, EINVAL);
+  EXPECT_EQ(e.operation, "ibv_modify_qp INIT->RTR (rc qp 0x000011)");
+  EXPECT_NE(e.attribute.find("PATH_MTU"), std::string::npos);
+  EXPECT_NE(e.detail.find("dest_qp_num=0x000042"), std::string::npos) << e.detail;
+  EXPECT_NE(e.detail.find("mask lacks required MIN_RNR_TIMER"), std::string::npos) << e.detail;
+  EXPECT_EQ(qp.state(), IBV_QPS_INIT);  // nothing changed
+}
+
+TEST(Transition, ExplainsAnInjectedTimeoutAtRtr) {
+  FakeQp qp(IBV_QPT_RC, 0x11);
+  ASSERT_TRUE(ApplyTransition(qp, Transport::kRc,
+                              BuildInit(Transport::kRc, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+  qp.FailNextWith(ETIMEDOUT);
+  auto res =
+      ApplyTransition(qp, Transport::kRc, BuildRtr(Transport::kRc, Attrs()), "validator: ok");
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().sys_errno, ETIMEDOUT);
+  EXPECT_NE(res.error().detail.find("neighbour"), std::string::npos);
+  EXPECT_NE(res.error().detail.find("validator: ok"), std::string::npos);
+}
+
+TEST(CheckRequest, FlagsOutOfRangeValuesAndForeignBits) {
+  ModifyRequest r = BuildRtr(Transport::kRc, Attrs());
+  r.attr.path_mtu = static_cast<ibv_mtu>(6);
+  EXPECT_NE(CheckRequest(Transport::kRc, r).find("path_mtu"), std::string::npos);
+  ModifyRequest u = BuildRts(Transport::kUd, Attrs());
+  u.mask |= IBV_QP_TIMEOUT;
+  EXPECT_NE(CheckRequest(Transport::kUd, u).find("TIMEOUT"), std::string::npos);
+  EXPECT_EQ(CheckRequest(Transport::kRc, BuildRts(Transport::kRc, Attrs())), "");
+}
+
+}  // namespace
+}  // namespace qpconnect::verbs
