@@ -308,7 +308,8 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
   std::optional<Nonce> bound_to;  // the peer nonce our description is bound to
   std::optional<EndpointInfo> received;
   bool mine_consumed = false;
-  std::string stale;  // the last stale file refused, for the timeout message
+  std::string stale;         // the last stale file refused, for the timeout message
+  std::string psk_mismatch;  // the peer's hello disagrees about the PSK
 
   auto run = [&]() -> Result<EndpointInfo> {
     QPC_TRY(WriteOwn("hello", session_.EncodeHello()));
@@ -326,6 +327,17 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
                                        std::string("expected a hello, found a ") +
                                            FrameTypeName(f.type) + " frame"),
                              o_.peer_role, "hello");
+          }
+          // The hello is unauthenticated and may be stale: a PSK mismatch
+          // it shows is only reported if nothing better arrives.
+          const bool peer_psk = (f.flags & kFrameFlagPsk) != 0;
+          if (peer_psk != session_.has_psk()) {
+            psk_mismatch = peer_psk ? "the peer's hello says it requires a pre-shared key, but "
+                                      "none is configured on this side"
+                                    : "this side requires a pre-shared key, but the peer's "
+                                      "hello says it has none";
+          } else {
+            psk_mismatch.clear();
           }
           Nonce n{};
           std::copy(f.payload.begin(), f.payload.end(), n.begin());
@@ -349,7 +361,8 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
             stale = PathOf(o_.peer_role, "qpc").string() + " is bound to nonce " +
                     internal::NonceHex(b->receiver) + ", not this run's " +
                     internal::NonceHex(session_.my_nonce()) +
-                    ": stale (left by an earlier run), refused";
+                    (session_.has_psk() ? ": replayed or stale (from another session), refused"
+                                        : ": stale (left by an earlier run), refused");
           } else {
             auto opened = session_.Open(pf.frame, FrameType::kEndpoint, 0, true);
             if (!opened) return FileError(std::move(opened).error(), o_.peer_role, "qpc");
@@ -375,7 +388,15 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
         }
         detail += " within " + Ms(total);
         if (!stale.empty()) detail += "; " + stale;
-        return MakeError(ErrorCode::kTimeout, "file exchange in " + o_.directory.string(), detail);
+        // With a PSK, a refused message from another session is a replay,
+        // and a hello without a key a peer that cannot authenticate: kAuth.
+        if (!received && !psk_mismatch.empty()) {
+          return MakeError(ErrorCode::kAuth, "file exchange in " + o_.directory.string(),
+                           psk_mismatch + "; " + detail);
+        }
+        const bool replay = !received && !stale.empty() && session_.has_psk();
+        return MakeError(replay ? ErrorCode::kAuth : ErrorCode::kTimeout,
+                         "file exchange in " + o_.directory.string(), detail);
       }
     }
   };

@@ -30,6 +30,12 @@ std::string EncodeBinding(const Binding& b) {
 }
 
 // Printable prefix of peer-supplied text, for an error message.
+// "a barrier", "an endpoint".
+std::string A(FrameType t) {
+  const std::string name = FrameTypeName(t);
+  return (name[0] == 'a' || name[0] == 'e' ? "an " : "a ") + name;
+}
+
 std::string Printable(std::string_view s, size_t max = 200) {
   std::string out;
   for (char c : s.substr(0, max)) {
@@ -109,8 +115,7 @@ Result<void> Session::AcceptHello(const Frame& frame) {
       return AuthError(std::string("expected the peer's nonce (hello), got an unauthenticated ") +
                        FrameTypeName(frame.type) + " message: is a PSK configured on the peer?");
     }
-    return ProtocolError(std::string("expected the peer's hello, got a ") +
-                         FrameTypeName(frame.type) + " message");
+    return ProtocolError("expected the peer's hello, got " + A(frame.type) + " message");
   }
   if ((frame.flags & ~kFrameFlagPsk) != 0 || frame.payload.size() != kNonceBytes) {
     return ProtocolError("malformed hello: " + std::to_string(frame.payload.size()) +
@@ -164,8 +169,7 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
           "the peer requires a pre-shared key (it sent a nonce hello), but none is "
           "configured on this side");
     }
-    return ProtocolError(std::string("expected a ") + FrameTypeName(expected) +
-                         " message, got a hello");
+    return ProtocolError("expected " + A(expected) + " message, got a hello");
   }
   const bool has_mac = (frame.flags & kFrameFlagMac) != 0;
   const bool bound = (frame.flags & kFrameFlagBound) != 0;
@@ -234,8 +238,7 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
     return ProtocolError("the peer aborted: " + Printable(body));
   }
   if (frame.type != expected) {
-    return ProtocolError(std::string("expected a ") + FrameTypeName(expected) + " message, got a " +
-                             FrameTypeName(frame.type) + " message",
+    return ProtocolError("expected " + A(expected) + " message, got " + A(frame.type) + " message",
                          "type");
   }
   return std::string(body);

@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -99,8 +100,10 @@ class TcpExchanger::Impl {
  private:
   // Runs the io_context until `done()` or `deadline`. On expiry cancels
   // everything outstanding, drains the handlers and returns false.
+  // `on_expiry` runs before the cancellation, while the state still shows
+  // what was outstanding.
   template <typename Done>
-  bool Run(Clock::time_point deadline, Done done);
+  bool Run(Clock::time_point deadline, Done done, const std::function<void()>& on_expiry = {});
   void CancelAll();
   void CloseSocket();
 
@@ -138,7 +141,8 @@ class TcpExchanger::Impl {
 };
 
 template <typename Done>
-bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done) {
+bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done,
+                             const std::function<void()>& on_expiry) {
   io_.restart();
   const auto now = Clock::now();
   if (deadline > now) io_.run_for(deadline - now);
@@ -146,6 +150,7 @@ bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done) {
     io_.run();  // let any last handler of a finished step run
     return true;
   }
+  if (on_expiry) on_expiry();
   CancelAll();
   io_.run();
   return false;
@@ -406,8 +411,8 @@ Result<Frame> TcpExchanger::Impl::SendAndReceive(const std::string& out, const c
     if (ec && !read_done_) CloseSocket();  // the read cannot succeed either
   });
   StartReadHeader();
-  if (!Run(deadline, [&] { return read_done_ && write_done; })) {
-    std::string detail;
+  std::string detail;
+  auto describe = [&] {
     if (!read_done_ && read_got_ == 0) {
       detail = std::string("the peer sent nothing within ") + Ms(total) + " (waiting for its " +
                what + ")";
@@ -418,6 +423,9 @@ Result<Frame> TcpExchanger::Impl::SendAndReceive(const std::string& out, const c
       detail = "the peer did not take our " + std::to_string(out.size()) + "-byte message within " +
                Ms(total) + " (" + std::to_string(written) + " bytes sent)";
     }
+  };
+  if (!Run(
+          deadline, [&] { return read_done_ && write_done; }, describe)) {
     return MakeError(ErrorCode::kTimeout, "exchange with " + Channel(), detail);
   }
   if (read_result_ && !read_result_->has_value()) {

@@ -1,0 +1,464 @@
+// FileExchanger in temporary directories: pairwise, batching, barrier,
+// atomic 0600 files, stale files, cleanup, PSK (accept, wrong key, one side
+// without key, replay, tamper, the documented MAC scheme) and hostile files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/oob/file.h"
+#include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/psk.h"
+
+namespace qpconnect::oob {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+EndpointInfo MakeEndpoint(const std::string& host, uint32_t n_qps) {
+  EndpointInfo e;
+  e.transport = Transport::kRc;
+  e.identity = {host, "mlx5_0", 0x0002c90300010203ULL};
+  e.port.link_layer = LinkLayer::kInfiniBand;
+  e.port.active = true;
+  e.port.lid = 0x1a;
+  e.port.active_mtu = Mtu::k4096;
+  e.port.max_mtu = Mtu::k4096;
+  e.path.path_mtu = Mtu::k1024;
+  for (uint32_t i = 0; i < n_qps; ++i) {
+    e.qps.push_back({0x100 + i, (i * 7919u) & kPsnMask, std::nullopt});
+  }
+  return e;
+}
+
+Psk Key(const std::string& k) { return *Psk::FromBytes(k); }
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Waits (bounded) until `p` exists or not.
+bool WaitFor(const fs::path& p, bool exists, std::chrono::milliseconds limit = 5s) {
+  const auto end = Clock::now() + limit;
+  while (Clock::now() < end) {
+    if (fs::exists(p) == exists) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return false;
+}
+
+// Writes `bytes` to `p` atomically, as a peer would.
+void Plant(const fs::path& p, const std::string& bytes) {
+  const fs::path tmp = p.parent_path() / ("." + p.filename().string() + ".test");
+  std::ofstream(tmp, std::ios::binary) << bytes;
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write);
+  fs::rename(tmp, p);
+}
+
+std::string Bytes(const Nonce& n) { return std::string(n.begin(), n.end()); }
+
+std::string HelloFrame(const Nonce& n, bool psk) {
+  Frame f;
+  f.type = FrameType::kHello;
+  f.flags = psk ? kFrameFlagPsk : 0;
+  f.payload = Bytes(n);
+  return EncodeFrame(f);
+}
+
+// A description frame built from docs/oob.md alone: binding, body, and with a
+// key the HMAC over label, direction, header and payload.
+std::string DescFrame(const Nonce& sender, const Nonce& receiver, const EndpointInfo& e,
+                      const Psk* key) {
+  Frame f;
+  f.type = FrameType::kEndpoint;
+  f.flags = kFrameFlagBound | (key != nullptr ? kFrameFlagMac : 0);
+  f.payload = Bytes(sender) + Bytes(receiver) + std::string(4, '\0') + EncodeBinary(e);
+  if (key != nullptr) {
+    const char* dir =
+        std::memcmp(sender.data(), receiver.data(), kNonceBytes) < 0 ? "lo>hi" : "hi>lo";
+    const std::string header =
+        EncodeFrameHeader(f.type, f.flags, static_cast<uint32_t>(f.payload.size()));
+    auto mac = HmacSha256(*key, {"qpconnect-oob-v1", dir, header, f.payload});
+    f.mac.assign(mac->begin(), mac->end());
+  }
+  return EncodeFrame(f);
+}
+
+Nonce NonceIn(const std::string& hello_frame) {
+  Nonce n{};
+  std::memcpy(n.data(), hello_frame.data() + kFrameHeaderBytes, kNonceBytes);
+  return n;
+}
+
+class FileExchange : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/qpc-file-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<FileExchanger> Make(const std::string& role, const std::string& peer,
+                                      std::optional<Psk> psk = std::nullopt, bool inotify = true) {
+    FileOptions o;
+    o.directory = dir_;
+    o.session = "s1";
+    o.role = role;
+    o.peer_role = peer;
+    o.psk = std::move(psk);
+    o.use_inotify = inotify;
+    o.poll_interval = 20ms;
+    auto x = FileExchanger::Create(std::move(o));
+    EXPECT_TRUE(x) << x.error().ToString();
+    return std::move(*x);
+  }
+
+  size_t Entries() const {
+    return static_cast<size_t>(
+        std::distance(fs::directory_iterator(dir_), fs::directory_iterator()));
+  }
+
+  fs::path P(const std::string& name) const { return dir_ / name; }
+
+  fs::path dir_;
+};
+
+TEST_F(FileExchange, ExchangesOneQpEachWayAndLeavesNoFiles) {
+  auto a = Make("a", "b");
+  auto b = Make("b", "a");
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 1), 5s); });
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 5s);
+  auto rb = fb.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(rb) << rb.error().ToString();
+  EXPECT_EQ(*ra, MakeEndpoint("b", 1));
+  EXPECT_EQ(*rb, MakeEndpoint("a", 1));
+  EXPECT_EQ(Entries(), 0u);
+}
+
+TEST_F(FileExchange, ExchangesTenThousandQpsWithPskPollingOnly) {
+  auto a = Make("a", "b", Key("k"), /*inotify=*/false);
+  auto b = Make("b", "a", Key("k"), /*inotify=*/false);
+  const auto ea = MakeEndpoint("a", 10000);
+  const auto eb = MakeEndpoint("b", 10000);
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(eb, 10s); });
+  auto ra = a->Exchange(ea, 10s);
+  auto rb = fb.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(rb) << rb.error().ToString();
+  EXPECT_EQ(*ra, eb);
+  EXPECT_EQ(*rb, ea);
+}
+
+TEST_F(FileExchange, BarrierPassesThenMismatchIsRefused) {
+  auto a = Make("a", "b", Key("k"));
+  auto b = Make("b", "a", Key("k"));
+  auto fb = std::async(std::launch::async, [&] {
+    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
+    if (!r) return r.error().ToString();
+    auto bar = b->Barrier("rtr", 5s);
+    if (!bar) return bar.error().ToString();
+    auto m = b->Barrier("rts", 2s);
+    return m ? std::string("passed") : m.error().ToString();
+  });
+  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
+  auto bar = a->Barrier("rtr", 5s);
+  ASSERT_TRUE(bar) << bar.error().ToString();
+  auto m = a->Barrier("ready", 2s);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(m.error().detail.find("'rts'"), std::string::npos) << m.error().ToString();
+  EXPECT_NE(fb.get().find("'ready'"), std::string::npos);
+}
+
+TEST_F(FileExchange, BarrierBeforeExchangeIsRefused) {
+  auto a = Make("a", "b");
+  auto r = a->Barrier("rtr", 50ms);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(FileExchange, WritesOwnerOnlyFilesAndRemovesThemOnTimeout) {
+  auto a = Make("a", "b");
+  auto fa =
+      std::async(std::launch::async, [&] { return a->Exchange(MakeEndpoint("a", 1), 400ms); });
+  ASSERT_TRUE(WaitFor(P("s1.a.hello"), true));
+  struct stat st {};
+  ASSERT_EQ(::stat(P("s1.a.hello").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  auto ra = fa.get();
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(ra.error().detail.find("no hello from the peer"), std::string::npos);
+  EXPECT_EQ(Entries(), 0u);
+}
+
+TEST_F(FileExchange, PeerThatNeverWritesItsDescriptionTimesOutWithinTheDeadline) {
+  Plant(P("s1.b.hello"), HelloFrame(*RandomNonce(), false));
+  auto a = Make("a", "b");
+  const auto start = Clock::now();
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
+  const auto took = Clock::now() - start;
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(ra.error().detail.find("no description from the peer"), std::string::npos);
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1s);
+  EXPECT_FALSE(fs::exists(P("s1.a.qpc")));
+  EXPECT_FALSE(fs::exists(P("s1.a.hello")));
+}
+
+TEST_F(FileExchange, StaleFilesOfAnEarlierRunAreRefused) {
+  const Nonce old_b = *RandomNonce();
+  const Nonce old_a = *RandomNonce();
+  Plant(P("s1.b.hello"), HelloFrame(old_b, false));
+  Plant(P("s1.b.qpc"), DescFrame(old_b, old_a, MakeEndpoint("stale", 1), nullptr));
+  auto a = Make("a", "b");
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(ra.error().detail.find("stale"), std::string::npos) << ra.error().detail;
+  // The stale files are the peer's: left alone.
+  EXPECT_TRUE(fs::exists(P("s1.b.qpc")));
+}
+
+TEST_F(FileExchange, StaleFilesDoNotDisturbANewRun) {
+  const Nonce old_b = *RandomNonce();
+  const Nonce old_a = *RandomNonce();
+  Plant(P("s1.a.hello"), HelloFrame(old_a, false));
+  Plant(P("s1.a.qpc"), DescFrame(old_a, old_b, MakeEndpoint("stale-a", 1), nullptr));
+  Plant(P("s1.b.hello"), HelloFrame(old_b, false));
+  Plant(P("s1.b.qpc"), DescFrame(old_b, old_a, MakeEndpoint("stale-b", 1), nullptr));
+  auto a = Make("a", "b");
+  // a starts first and sees b's stale files; b arrives while a waits.
+  auto fa = std::async(std::launch::async, [&] { return a->Exchange(MakeEndpoint("a", 1), 5s); });
+  ASSERT_TRUE(WaitFor(P("s1.a.qpc"), true));  // a bound its description to b's stale nonce
+  auto b = Make("b", "a");
+  auto rb = b->Exchange(MakeEndpoint("b", 1), 5s);
+  auto ra = fa.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(rb) << rb.error().ToString();
+  EXPECT_EQ(ra->identity.host, "b");
+  EXPECT_EQ(rb->identity.host, "a");
+  EXPECT_EQ(Entries(), 0u);
+}
+
+TEST_F(FileExchange, WrongKeyIsRefusedWithAuth) {
+  auto a = Make("a", "b", Key("one"));
+  auto b = Make("b", "a", Key("two"));
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 1), 2s); });
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  auto rb = fb.get();
+  ASSERT_FALSE(ra);
+  ASSERT_FALSE(rb);
+  EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
+  EXPECT_EQ(rb.error().code, ErrorCode::kAuth) << rb.error().ToString();
+  EXPECT_NE(ra.error().detail.find("HMAC mismatch"), std::string::npos);
+}
+
+TEST_F(FileExchange, KeyOnOneSideOnlyIsRefusedWithAuth) {
+  // Whichever side reads first fails at once and removes its files; the
+  // other then reports the mismatch its peer's hello showed, at its deadline.
+  auto a = Make("a", "b", Key("k"));
+  auto b = Make("b", "a");
+  auto fb =
+      std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 1), 500ms); });
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 500ms);
+  auto rb = fb.get();
+  ASSERT_FALSE(ra);
+  ASSERT_FALSE(rb);
+  EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
+  EXPECT_EQ(rb.error().code, ErrorCode::kAuth) << rb.error().ToString();
+  EXPECT_TRUE(ra.error().detail.find("no MAC") != std::string::npos ||
+              ra.error().detail.find("the peer's hello says it has none") != std::string::npos)
+      << ra.error().detail;
+  EXPECT_TRUE(rb.error().detail.find("none is configured on this side") != std::string::npos)
+      << rb.error().detail;
+}
+
+TEST_F(FileExchange, DocumentedMacSchemeIsAcceptedAndTamperingIsRefused) {
+  const Psk key = Key("k");
+  for (bool tamper : {false, true}) {
+    SCOPED_TRACE(tamper ? "tampered" : "intact");
+    auto a = Make("a", "b", key);
+    auto fa = std::async(std::launch::async, [&] { return a->Exchange(MakeEndpoint("a", 1), 3s); });
+    // Play b by hand, from the documentation.
+    ASSERT_TRUE(WaitFor(P("s1.a.hello"), true));
+    const Nonce na = NonceIn(ReadAll(P("s1.a.hello")));
+    const Nonce nb = *RandomNonce();
+    Plant(P("s1.b.hello"), HelloFrame(nb, true));
+    std::string desc = DescFrame(nb, na, MakeEndpoint("by-hand", 2), &key);
+    if (tamper) desc[desc.size() - kFrameMacBytes - 3] ^= 0x01;  // a byte of the body
+    Plant(P("s1.b.qpc"), desc);
+    if (!tamper) {
+      ASSERT_TRUE(WaitFor(P("s1.b.qpc"), false));  // a consumed ours
+      ASSERT_TRUE(WaitFor(P("s1.a.qpc"), true));
+      fs::remove(P("s1.a.qpc"));  // and we consume a's
+    }
+    auto ra = fa.get();
+    if (tamper) {
+      ASSERT_FALSE(ra);
+      EXPECT_EQ(ra.error().code, ErrorCode::kAuth);
+      EXPECT_NE(ra.error().detail.find("altered"), std::string::npos) << ra.error().detail;
+    } else {
+      ASSERT_TRUE(ra) << ra.error().ToString();
+      EXPECT_EQ(ra->identity.host, "by-hand");
+    }
+    fs::remove(P("s1.b.hello"));
+    fs::remove(P("s1.b.qpc"));
+  }
+}
+
+TEST_F(FileExchange, ReplayedDescriptionFromAnotherSessionIsRefused) {
+  const Psk key = Key("k");
+  // Record an authentic description of b, bound to a fake a's nonce.
+  const Nonce fake_a = *RandomNonce();
+  Plant(P("s1.a.hello"), HelloFrame(fake_a, true));
+  std::string recorded;
+  {
+    auto b = Make("b", "a", key);
+    auto fb =
+        std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 1), 300ms); });
+    ASSERT_TRUE(WaitFor(P("s1.b.qpc"), true));
+    recorded = ReadAll(P("s1.b.qpc"));
+    EXPECT_FALSE(fb.get());
+  }
+  fs::remove(P("s1.a.hello"));
+  ASSERT_FALSE(recorded.empty());
+  // Replay it (and a hello) to a real a.
+  Plant(P("s1.b.qpc"), recorded);
+  auto a = Make("a", "b", key);
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("replayed"), std::string::npos) << ra.error().detail;
+}
+
+TEST_F(FileExchange, HostileFilesGetDistinctErrors) {
+  std::string wrong_version = HelloFrame(*RandomNonce(), false);
+  wrong_version[4] = 9;
+  Frame big;
+  big.type = FrameType::kEndpoint;
+  struct Case {
+    const char* name;
+    std::string bytes;
+    ErrorCode code;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"wrong magic", "PK\x03\x04 this is a zip file", ErrorCode::kProtocol,
+       "not a qpconnect frame"},
+      {"wrong version", wrong_version, ErrorCode::kIncompatible, "version 9"},
+      {"oversized length", EncodeFrameHeader(FrameType::kEndpoint, 0, 0xfffffff0u),
+       ErrorCode::kProtocol, "oversized"},
+      {"truncated", HelloFrame(*RandomNonce(), false).substr(0, 20), ErrorCode::kProtocol,
+       "truncated"},
+      {"empty", "", ErrorCode::kProtocol, "truncated"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Plant(P("s1.b.hello"), c.bytes);
+    auto a = Make("a", "b");
+    auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+    ASSERT_FALSE(ra);
+    EXPECT_EQ(ra.error().code, c.code) << ra.error().ToString();
+    EXPECT_NE(ra.error().ToString().find(c.needle), std::string::npos) << ra.error().ToString();
+    EXPECT_NE(ra.error().operation.find("s1.b.hello"), std::string::npos);
+  }
+}
+
+TEST_F(FileExchange, FileAboveTheCapIsRefusedBeforeReading) {
+  FileOptions o;
+  o.directory = dir_;
+  o.session = "s1";
+  o.max_payload_bytes = 1024;
+  auto a = FileExchanger::Create(std::move(o));
+  ASSERT_TRUE(a);
+  Plant(P("s1.b.hello"), std::string(4096, 'x'));
+  auto ra = (*a)->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(ra.error().detail.find("oversized"), std::string::npos);
+}
+
+TEST_F(FileExchange, NonProtobufDescriptionIsAProtocolError) {
+  auto a = Make("a", "b");
+  auto fa = std::async(std::launch::async, [&] { return a->Exchange(MakeEndpoint("a", 1), 3s); });
+  ASSERT_TRUE(WaitFor(P("s1.a.hello"), true));
+  const Nonce na = NonceIn(ReadAll(P("s1.a.hello")));
+  const Nonce nb = *RandomNonce();
+  Frame f;
+  f.type = FrameType::kEndpoint;
+  f.flags = kFrameFlagBound;
+  f.payload = Bytes(nb) + Bytes(na) + std::string(4, '\0') + "\xff\xff\xff\xff\xff\xff\xff\xff\xff";
+  Plant(P("s1.b.qpc"), EncodeFrame(f));
+  auto ra = fa.get();
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kProtocol) << ra.error().ToString();
+  EXPECT_NE(ra.error().operation.find("decode peer description"), std::string::npos);
+}
+
+TEST_F(FileExchange, SymlinksAndDirectoriesAreRefused) {
+  fs::create_symlink("/etc/passwd", P("s1.b.hello"));
+  auto a = Make("a", "b");
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kAuth);
+  EXPECT_NE(ra.error().detail.find("symbolic link"), std::string::npos);
+  fs::remove(P("s1.b.hello"));
+  fs::create_directory(P("s1.b.hello"));
+  auto rd = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(rd);
+  EXPECT_EQ(rd.error().code, ErrorCode::kProtocol);
+}
+
+TEST_F(FileExchange, DestructionRemovesOwnFilesAndLeftovers) {
+  Plant(P("s1.a.barrier-3"), "leftover");
+  Plant(P(".s1.a.qpc.tmp.deadbeef"), "leftover temp");
+  Plant(P("s1.b.hello"), "the peer's, not ours");
+  {
+    auto a = Make("a", "b");
+    auto ra = a->Exchange(MakeEndpoint("a", 1), 10ms);  // fails on the peer's garbage
+    EXPECT_FALSE(ra);
+  }
+  EXPECT_FALSE(fs::exists(P("s1.a.barrier-3")));
+  EXPECT_FALSE(fs::exists(P(".s1.a.qpc.tmp.deadbeef")));
+  EXPECT_TRUE(fs::exists(P("s1.b.hello")));
+}
+
+TEST_F(FileExchange, OptionsAreChecked) {
+  auto make = [&](std::string session, std::string role, std::string peer, fs::path dir) {
+    FileOptions o;
+    o.directory = std::move(dir);
+    o.session = std::move(session);
+    o.role = std::move(role);
+    o.peer_role = std::move(peer);
+    return FileExchanger::Create(std::move(o));
+  };
+  EXPECT_EQ(make("", "a", "b", dir_).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(make("../x", "a", "b", dir_).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(make("s", "a.b", "b", dir_).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(make("s", "a", "a", dir_).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(make("s", "a", "b", dir_ / "missing").error().code, ErrorCode::kNotFound);
+  auto ok = make("s", "server", "client", dir_);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ((*ok)->PathOf("server", "qpc"), dir_ / "s.server.qpc");
+}
+
+}  // namespace
+}  // namespace qpconnect::oob

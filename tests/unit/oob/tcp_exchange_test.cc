@@ -1,0 +1,607 @@
+// TcpExchanger on loopback: pairwise, batching, barrier, abort, PSK (accept,
+// wrong key, one side without key, replay), every hostile input, and a
+// persistent server surviving bad clients. Listeners use port 0.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/psk.h"
+#include "qpconnect/oob/tcp.h"
+
+namespace qpconnect::oob {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+EndpointInfo MakeEndpoint(const std::string& host, uint32_t n_qps) {
+  EndpointInfo e;
+  e.transport = Transport::kRc;
+  e.identity = {host, "mlx5_0", 0x0002c90300010203ULL};
+  e.port.link_layer = LinkLayer::kInfiniBand;
+  e.port.active = true;
+  e.port.lid = 0x1a;
+  e.port.active_mtu = Mtu::k4096;
+  e.port.max_mtu = Mtu::k4096;
+  e.path.path_mtu = Mtu::k1024;
+  for (uint32_t i = 0; i < n_qps; ++i) {
+    e.qps.push_back({0x100 + i, (i * 7919u) & kPsnMask, std::nullopt});
+  }
+  return e;
+}
+
+Psk Key(const std::string& k) { return *Psk::FromBytes(k); }
+
+std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt,
+                                     bool persistent = false) {
+  TcpServerOptions o;
+  o.bind_address = "127.0.0.1";
+  o.port = 0;
+  o.persistent = persistent;
+  o.psk = std::move(psk);
+  auto s = TcpExchanger::CreateServer(std::move(o));
+  EXPECT_TRUE(s) << s.error().ToString();
+  return std::move(*s);
+}
+
+std::unique_ptr<TcpExchanger> Client(uint16_t port, std::optional<Psk> psk = std::nullopt,
+                                     std::string host = "127.0.0.1") {
+  TcpClientOptions o;
+  o.host = std::move(host);
+  o.port = port;
+  o.psk = std::move(psk);
+  auto c = TcpExchanger::CreateClient(std::move(o));
+  EXPECT_TRUE(c) << c.error().ToString();
+  return std::move(*c);
+}
+
+// A plain blocking socket for playing a hostile peer.
+class Raw {
+ public:
+  static Raw Connect(uint16_t port) {
+    Raw r(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(r.fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    return r;
+  }
+  explicit Raw(int fd) : fd_(fd) {}
+  Raw(Raw&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ~Raw() { Close(); }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd() const { return fd_; }
+  void Send(const std::string& s) const {
+    ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
+  // Up to `n` bytes, waiting at most 5 s; fewer at end of stream.
+  std::string Recv(size_t n) const {
+    std::string out;
+    while (out.size() < n) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) break;
+      char buf[4096];
+      const ssize_t got = ::recv(fd_, buf, std::min(sizeof buf, n - out.size()), 0);
+      if (got <= 0) break;
+      out.append(buf, static_cast<size_t>(got));
+    }
+    return out;
+  }
+  // One whole frame (header, payload, MAC).
+  std::string RecvFrame() const {
+    std::string h = Recv(kFrameHeaderBytes);
+    auto header = DecodeFrameHeader(h, kDefaultMaxPayloadBytes);
+    EXPECT_TRUE(header);
+    if (!header) return h;
+    return h + Recv(header->BodyBytes());
+  }
+  // Reads and drops whatever arrives until the peer closes (true) or 5 s
+  // pass (false).
+  bool WaitClosed() const {
+    const auto end = Clock::now() + 5s;
+    while (Clock::now() < end) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      if (::recv(fd_, buf, sizeof buf, 0) <= 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+};
+
+// A listening plain socket on 127.0.0.1:0.
+class RawListener {
+ public:
+  RawListener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+  }
+  ~RawListener() { ::close(fd_); }
+  uint16_t port() const { return port_; }
+  Raw Accept() const { return Raw(::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC)); }
+
+ private:
+  int fd_;
+  uint16_t port_ = 0;
+};
+
+std::string Hello(const Nonce& n, bool psk) {
+  Frame f;
+  f.type = FrameType::kHello;
+  f.flags = psk ? kFrameFlagPsk : 0;
+  f.payload.assign(n.begin(), n.end());
+  return EncodeFrame(f);
+}
+
+// A bound, unauthenticated frame as a peer without PSK sends it (docs/oob.md).
+std::string Bound(FrameType type, const Nonce& sender, const std::string& receiver_hello,
+                  uint32_t seq, const std::string& body) {
+  Frame f;
+  f.type = type;
+  f.flags = kFrameFlagBound;
+  f.payload.assign(sender.begin(), sender.end());
+  f.payload += receiver_hello.substr(kFrameHeaderBytes, kNonceBytes);
+  f.payload += std::string{'\0', '\0', '\0', static_cast<char>(seq)};
+  f.payload += body;
+  return EncodeFrame(f);
+}
+
+Result<EndpointInfo> ServeOne(TcpExchanger& server, std::chrono::milliseconds deadline = 2s) {
+  return server.Exchange(MakeEndpoint("server", 1), deadline);
+}
+
+TEST(TcpExchanger, ExchangesOneQpEachWay) {
+  auto server = Server();
+  ASSERT_NE(server->port(), 0);
+  auto fs =
+      std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
+  auto client = Client(server->port());
+  auto rc = client->Exchange(MakeEndpoint("c", 1), 5s);
+  auto rs = fs.get();
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  ASSERT_TRUE(rs) << rs.error().ToString();
+  EXPECT_EQ(*rc, MakeEndpoint("s", 1));
+  EXPECT_EQ(*rs, MakeEndpoint("c", 1));
+  EXPECT_NE(server->peer_address().find("127.0.0.1:"), std::string::npos);
+  EXPECT_EQ(client->peer_address(), "127.0.0.1:" + std::to_string(server->port()));
+}
+
+TEST(TcpExchanger, ExchangesTenThousandQpsWithPsk) {
+  auto server = Server(Key("k"));
+  const auto es = MakeEndpoint("s", 10000);
+  const auto ec = MakeEndpoint("c", 10000);
+  auto fs = std::async(std::launch::async, [&] { return server->Exchange(es, 10s); });
+  auto client = Client(server->port(), Key("k"));
+  auto rc = client->Exchange(ec, 10s);
+  auto rs = fs.get();
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  ASSERT_TRUE(rs) << rs.error().ToString();
+  EXPECT_EQ(*rc, es);
+  EXPECT_EQ(*rs, ec);
+}
+
+TEST(TcpExchanger, BarrierPassesThenMismatchIsRefused) {
+  auto server = Server(Key("k"));
+  auto fs = std::async(std::launch::async, [&] {
+    auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
+    if (!r) return r.error().ToString();
+    auto b = server->Barrier("rtr", 5s);
+    if (!b) return b.error().ToString();
+    auto m = server->Barrier("rts", 5s);
+    return m ? std::string("passed") : m.error().ToString();
+  });
+  auto client = Client(server->port(), Key("k"));
+  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
+  auto b = client->Barrier("rtr", 5s);
+  EXPECT_TRUE(b) << b.error().ToString();
+  auto m = client->Barrier("ready", 5s);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(m.error().detail.find("'rts'"), std::string::npos);
+  EXPECT_NE(fs.get().find("'ready'"), std::string::npos);
+}
+
+TEST(TcpExchanger, BarrierWithoutExchangeIsRefused) {
+  auto client = Client(18515);
+  auto b = client->Barrier("rtr", 100ms);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, ErrorCode::kInvalidArgument);
+  auto stage = client->Barrier("", 100ms);
+  ASSERT_FALSE(stage);
+  EXPECT_EQ(stage.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(TcpExchanger, AbortReachesThePeersBarrier) {
+  auto server = Server();
+  auto fs = std::async(std::launch::async, [&] {
+    auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
+    if (!r) return r.error();
+    auto b = server->Barrier("rtr", 5s);
+    return b ? Error{} : b.error();
+  });
+  auto client = Client(server->port());
+  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
+  client->Abort("ibv_modify_qp RTR failed", 1s);
+  const Error e = fs.get();
+  EXPECT_EQ(e.code, ErrorCode::kProtocol);
+  EXPECT_NE(e.detail.find("aborted: ibv_modify_qp RTR failed"), std::string::npos) << e.detail;
+}
+
+TEST(TcpExchanger, WrongKeyIsRefusedWithAuth) {
+  auto server = Server(Key("one"));
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  auto rc = Client(server->port(), Key("two"))->Exchange(MakeEndpoint("c", 1), 2s);
+  auto rs = fs.get();
+  ASSERT_FALSE(rc);
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rc.error().code, ErrorCode::kAuth) << rc.error().ToString();
+  EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
+  EXPECT_NE(rs.error().detail.find("PSK differs"), std::string::npos);
+}
+
+TEST(TcpExchanger, KeyOnOneSideOnlyIsRefusedWithAuth) {
+  for (bool server_has_key : {true, false}) {
+    auto server = Server(server_has_key ? std::optional<Psk>(Key("k")) : std::nullopt);
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+    auto client =
+        Client(server->port(), server_has_key ? std::nullopt : std::optional<Psk>(Key("k")));
+    auto rc = client->Exchange(MakeEndpoint("c", 1), 2s);
+    auto rs = fs.get();
+    ASSERT_FALSE(rc);
+    ASSERT_FALSE(rs);
+    EXPECT_EQ(rc.error().code, ErrorCode::kAuth) << rc.error().ToString();
+    EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
+    const auto& keyless = server_has_key ? rc.error() : rs.error();
+    const auto& keyed = server_has_key ? rs.error() : rc.error();
+    EXPECT_NE(keyless.detail.find("none is configured on this side"), std::string::npos);
+    EXPECT_NE(keyed.detail.find("the peer has none"), std::string::npos);
+  }
+}
+
+TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
+  // Record an authentic client description bound to a fake server's nonce.
+  std::string client_hello, recorded;
+  {
+    RawListener fake;
+    auto fc = std::async(std::launch::async, [&] {
+      return Client(fake.port(), Key("k"))->Exchange(MakeEndpoint("victim", 1), 2s);
+    });
+    Raw conn = fake.Accept();
+    client_hello = conn.RecvFrame();
+    conn.Send(Hello(*RandomNonce(), true));
+    recorded = conn.RecvFrame();
+    conn.Close();
+    EXPECT_FALSE(fc.get());
+  }
+  auto header = DecodeFrameHeader(recorded.substr(0, kFrameHeaderBytes), kDefaultMaxPayloadBytes);
+  ASSERT_TRUE(header);
+  ASSERT_EQ(header->type, FrameType::kEndpoint);
+  // Replay the client's hello and description to a real server with the key.
+  auto server = Server(Key("k"));
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  Raw attacker = Raw::Connect(server->port());
+  attacker.Send(client_hello);
+  attacker.RecvFrame();  // the server's hello
+  attacker.Send(recorded);
+  auto rs = fs.get();
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
+  EXPECT_NE(rs.error().detail.find("replayed"), std::string::npos) << rs.error().detail;
+}
+
+struct HostileCase {
+  const char* name;
+  std::function<void(Raw&)> act;
+  ErrorCode code;
+  const char* needle;
+};
+
+TEST(TcpExchanger, ServerRefusesEachHostileInputWithADistinctError) {
+  const Nonce nonce = *RandomNonce();
+  const std::string garbage_body("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+  std::string wrong_version = Hello(nonce, false);
+  wrong_version[4] = 2;
+  const HostileCase cases[] = {
+      {"http", [](Raw& r) { r.Send("GET / HTTP/1.0\r\n\r\n"); }, ErrorCode::kProtocol,
+       "not a qpconnect frame"},
+      {"pingpong", [](Raw& r) { r.Send("001a:0004b2:abcdef:fe80000000000000"); },
+       ErrorCode::kProtocol, "pingpong"},
+      {"oversized", [](Raw& r) { r.Send(EncodeFrameHeader(FrameType::kHello, 0, 0xffffffffu)); },
+       ErrorCode::kProtocol, "oversized"},
+      {"version", [&](Raw& r) { r.Send(wrong_version); }, ErrorCode::kIncompatible,
+       "unsupported frame version 2"},
+      {"truncated header then close",
+       [&](Raw& r) {
+         r.Send(Hello(nonce, false).substr(0, 7));
+         r.Close();
+       },
+       ErrorCode::kIo, "mid-message: got 7 of 12"},
+      {"close at once", [](Raw& r) { r.Close(); }, ErrorCode::kIo, "before sending its hello"},
+      {"not protobuf",
+       [&](Raw& r) {
+         const std::string server_hello = r.RecvFrame();
+         r.Send(Hello(nonce, false));
+         r.Send(Bound(FrameType::kEndpoint, nonce, server_hello, 0, garbage_body));
+       },
+       ErrorCode::kProtocol, "decode peer description"},
+      {"vanishes mid-description",
+       [&](Raw& r) {
+         const std::string server_hello = r.RecvFrame();
+         r.Send(Hello(nonce, false));
+         const std::string full = Bound(FrameType::kEndpoint, nonce, server_hello, 0,
+                                        EncodeBinary(MakeEndpoint("x", 50)));
+         r.Send(full.substr(0, full.size() / 2));
+         r.Close();
+       },
+       ErrorCode::kIo, "mid-message"},
+      {"hello twice",
+       [&](Raw& r) {
+         r.RecvFrame();
+         r.Send(Hello(nonce, false));
+         r.Send(Hello(nonce, false));
+       },
+       ErrorCode::kProtocol, "got a hello"},
+      {"wrong sequence number",
+       [&](Raw& r) {
+         const std::string server_hello = r.RecvFrame();
+         r.Send(Hello(nonce, false));
+         r.Send(Bound(FrameType::kEndpoint, nonce, server_hello, 5,
+                      EncodeBinary(MakeEndpoint("x", 1))));
+       },
+       ErrorCode::kAuth, "sequence"},
+      {"mac without psk", [&](Raw& r) { r.Send(Hello(nonce, true)); }, ErrorCode::kAuth,
+       "requires a pre-shared key"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto server = Server();
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 2s); });
+    Raw raw = Raw::Connect(server->port());
+    c.act(raw);
+    auto rs = fs.get();
+    ASSERT_FALSE(rs);
+    EXPECT_EQ(rs.error().code, c.code) << rs.error().ToString();
+    EXPECT_NE(rs.error().ToString().find(c.needle), std::string::npos)
+        << "'" << c.needle << "' not in: " << rs.error().ToString();
+  }
+}
+
+TEST(TcpExchanger, SilentClientTimesOutWithinTheDeadline) {
+  auto server = Server();
+  Raw silent = Raw::Connect(server->port());
+  const auto start = Clock::now();
+  auto rs = server->Exchange(MakeEndpoint("s", 1), 300ms);
+  const auto took = Clock::now() - start;
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rs.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(rs.error().detail.find("sent nothing"), std::string::npos) << rs.error().detail;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1s);
+  EXPECT_TRUE(silent.WaitClosed());
+}
+
+TEST(TcpExchanger, NoClientTimesOutWithinTheDeadline) {
+  auto server = Server();
+  const auto start = Clock::now();
+  auto rs = server->Exchange(MakeEndpoint("s", 1), 200ms);
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rs.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(rs.error().detail.find("no client connected"), std::string::npos);
+  EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST(TcpExchanger, ClientFacingASilentServerTimesOut) {
+  RawListener listener;
+  auto client = Client(listener.port());
+  const auto start = Clock::now();
+  auto rc = client->Exchange(MakeEndpoint("c", 1), 300ms);
+  const auto took = Clock::now() - start;
+  ASSERT_FALSE(rc);
+  EXPECT_EQ(rc.error().code, ErrorCode::kTimeout);
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1s);
+}
+
+TEST(TcpExchanger, ClientRefusesAGarbageServer) {
+  RawListener listener;
+  auto fc = std::async(std::launch::async,
+                       [&] { return Client(listener.port())->Exchange(MakeEndpoint("c", 1), 2s); });
+  Raw conn = listener.Accept();
+  conn.Send(std::string(64, '\0'));
+  auto rc = fc.get();
+  ASSERT_FALSE(rc);
+  EXPECT_EQ(rc.error().code, ErrorCode::kProtocol);
+}
+
+TEST(TcpExchanger, RefusedConnectionIsAnIoErrorWithoutRetry) {
+  uint16_t port;
+  { port = Server()->port(); }  // bound, then closed: nothing listens there now
+  TcpClientOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.retry_interval = 0ms;
+  auto client = TcpExchanger::CreateClient(std::move(o));
+  ASSERT_TRUE(client);
+  auto rc = (*client)->Exchange(MakeEndpoint("c", 1), 2s);
+  ASSERT_FALSE(rc);
+  EXPECT_EQ(rc.error().code, ErrorCode::kIo);
+  EXPECT_EQ(rc.error().sys_errno, ECONNREFUSED);
+}
+
+TEST(TcpExchanger, ClientRetriesUntilTheServerListens) {
+  uint16_t port;
+  { port = Server()->port(); }
+  auto client = Client(port);  // retries every 100 ms by default
+  auto fc =
+      std::async(std::launch::async, [&] { return client->Exchange(MakeEndpoint("c", 1), 5s); });
+  TcpServerOptions o;
+  o.bind_address = "127.0.0.1";
+  o.port = port;
+  auto server = TcpExchanger::CreateServer(std::move(o));
+  ASSERT_TRUE(server) << server.error().ToString();
+  auto rs = (*server)->Exchange(MakeEndpoint("s", 1), 5s);
+  EXPECT_TRUE(rs) << rs.error().ToString();
+  auto rc = fc.get();
+  EXPECT_TRUE(rc) << rc.error().ToString();
+}
+
+TEST(TcpExchanger, PersistentServerSurvivesBadClients) {
+  auto server = Server(std::nullopt, /*persistent=*/true);
+  auto fs = std::async(std::launch::async, [&] {
+    std::vector<Result<EndpointInfo>> results;
+    for (int i = 0; i < 5; ++i) results.push_back(server->Exchange(MakeEndpoint("s", 1), 500ms));
+    return results;
+  });
+  {
+    Raw garbage = Raw::Connect(server->port());
+    garbage.Send("this is not a frame at all");
+    EXPECT_TRUE(garbage.WaitClosed());
+  }
+  {
+    Raw silent = Raw::Connect(server->port());
+    EXPECT_TRUE(silent.WaitClosed());  // the server gives up on it
+  }
+  {
+    Raw early = Raw::Connect(server->port());
+    early.Send(Hello(*RandomNonce(), false).substr(0, 5));
+  }
+  auto good = Client(server->port())->Exchange(MakeEndpoint("good", 1), 5s);
+  EXPECT_TRUE(good) << good.error().ToString();
+  auto again = Client(server->port())->Exchange(MakeEndpoint("again", 1), 5s);
+  EXPECT_TRUE(again) << again.error().ToString();
+  auto results = fs.get();
+  ASSERT_EQ(results.size(), 5u);
+  ASSERT_FALSE(results[0]);
+  EXPECT_EQ(results[0].error().code, ErrorCode::kProtocol);
+  ASSERT_FALSE(results[1]);
+  EXPECT_EQ(results[1].error().code, ErrorCode::kTimeout);
+  ASSERT_FALSE(results[2]);
+  EXPECT_EQ(results[2].error().code, ErrorCode::kIo);
+  ASSERT_TRUE(results[3]) << results[3].error().ToString();
+  EXPECT_EQ(results[3]->identity.host, "good");
+  ASSERT_TRUE(results[4]) << results[4].error().ToString();
+  EXPECT_EQ(results[4]->identity.host, "again");
+}
+
+TEST(TcpExchanger, DefaultServerClosesItsListenerAfterOneClient) {
+  auto server = Server();
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  ASSERT_TRUE(Client(server->port())->Exchange(MakeEndpoint("c", 1), 2s));
+  ASSERT_TRUE(fs.get());
+  auto again = server->Exchange(MakeEndpoint("s", 1), 100ms);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(TcpExchanger, FailedClientDoesNotCloseADefaultServer) {
+  auto server = Server();
+  {
+    Raw bad = Raw::Connect(server->port());
+    bad.Send("garbage garbage garbage");
+    EXPECT_FALSE(ServeOne(*server));
+  }
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  EXPECT_TRUE(Client(server->port())->Exchange(MakeEndpoint("c", 1), 2s));
+  EXPECT_TRUE(fs.get());
+}
+
+TEST(TcpExchanger, WorksOverIpv6Loopback) {
+  TcpServerOptions o;
+  o.bind_address = "::1";
+  o.port = 0;
+  auto server = TcpExchanger::CreateServer(std::move(o));
+  if (!server) GTEST_SKIP() << "no IPv6 loopback: " << server.error().ToString();
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(**server); });
+  auto client = Client((*server)->port(), std::nullopt, "[::1]");
+  auto rc = client->Exchange(MakeEndpoint("c", 1), 2s);
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  ASSERT_TRUE(fs.get());
+  EXPECT_EQ(client->peer_address(), "[::1]:" + std::to_string((*server)->port()));
+}
+
+TEST(TcpExchanger, AnyAddressServerTakesIpv4ClientsAndHostNames) {
+  TcpServerOptions o;
+  o.port = 0;  // bind_address empty: any
+  auto server = TcpExchanger::CreateServer(std::move(o));
+  ASSERT_TRUE(server) << server.error().ToString();
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(**server); });
+  auto rc =
+      Client((*server)->port(), std::nullopt, "localhost")->Exchange(MakeEndpoint("c", 1), 2s);
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  ASSERT_TRUE(fs.get());
+}
+
+TEST(TcpExchanger, OptionsAreChecked) {
+  EXPECT_EQ(TcpClientOptions{}.port, 18515);
+  EXPECT_EQ(TcpServerOptions{}.port, 18515);
+  auto no_host = TcpExchanger::CreateClient(TcpClientOptions{});
+  ASSERT_FALSE(no_host);
+  EXPECT_EQ(no_host.error().code, ErrorCode::kInvalidArgument);
+  TcpServerOptions small;
+  small.port = 0;
+  small.max_payload_bytes = 1;
+  EXPECT_FALSE(TcpExchanger::CreateServer(std::move(small)));
+  TcpServerOptions unresolvable;
+  unresolvable.port = 0;
+  unresolvable.bind_address = "no-such-host.invalid";
+  auto bad = TcpExchanger::CreateServer(std::move(unresolvable));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kNotFound);
+}
+
+TEST(TcpExchanger, BusyPortIsAnIoError) {
+  auto first = Server();
+  TcpServerOptions o;
+  o.bind_address = "127.0.0.1";
+  o.port = first->port();
+  auto second = TcpExchanger::CreateServer(std::move(o));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kIo);
+  EXPECT_EQ(second.error().sys_errno, EADDRINUSE);
+}
+
+// Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.
+TEST(TcpExchanger, DISABLED_MeasureMillionQps) {
+  for (uint32_t n : {1u, 10000u, 1000000u}) {
+    auto e = MakeEndpoint("s", n);
+    for (auto& q : e.qps) q.qpn = 0xffffff - (q.qpn & 0xfffff), q.psn = 0xffffff;
+    const size_t bytes = EncodeBinary(e).size();
+    auto server = Server(Key("k"));
+    auto fs = std::async(std::launch::async, [&] { return server->Exchange(e, 60s); });
+    auto client = Client(server->port(), Key("k"));
+    const auto start = Clock::now();
+    auto rc = client->Exchange(e, 60s);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    ASSERT_TRUE(rc) << rc.error().ToString();
+    ASSERT_TRUE(fs.get());
+    std::printf("%u QPs (24-bit QPN/PSN): %zu bytes encoded, %.2f bytes/QP, exchange %lld ms\n", n,
+                bytes, static_cast<double>(bytes) / n, static_cast<long long>(ms.count()));
+  }
+}
+
+}  // namespace
+}  // namespace qpconnect::oob
