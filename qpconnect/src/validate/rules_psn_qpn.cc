@@ -142,7 +142,7 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
               .y_value = Psn(peer_sq_psn),
               .message = std::string("the ") + x.name + " rq_psn " + Psn(a.rq_psn) +
                          " is not the " + y.name + " sq_psn " + Psn(peer_sq_psn) +
-                         ": its first packets are seen as out of sequence",
+                         ": the " + y.name + " side's packets are dropped as out of sequence",
               .fix = std::move(fix)});
   }
 }

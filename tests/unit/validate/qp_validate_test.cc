@@ -1,0 +1,213 @@
+// qp-validate run in-process through Run(): exit statuses, the done-when
+// fixtures of issue 4, text and JSON output, and unusable input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "qpconnect/validate.h"
+#include "run.h"
+
+namespace qpconnect::tools::qp_validate {
+namespace {
+
+std::string Data(const std::string& name) {
+  return std::string(QPC_TESTDATA_DIR) + "/validate/" + name;
+}
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome RunCli(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+  std::istringstream in(stdin_text);
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = Run(args, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(QpValidate, CleanRcPairExitsZero) {
+  const Outcome o = RunCli({Data("rc_clean_a.json"), Data("rc_clean_b.json")});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("0 errors"), std::string::npos) << o.out;
+  EXPECT_TRUE(o.err.empty()) << o.err;
+}
+
+TEST(QpValidate, BrokenPairExitsOneAndNamesPsnMtuAndGidType) {
+  const Outcome o = RunCli({Data("rc_broken_a.dump.json"), Data("rc_broken_b.dump.json")});
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  for (const char* s : {"psn-mismatch  rq_psn", "mtu-mismatch  path_mtu",
+                        "gid-type-mismatch  sgid_index", "roce-v1", "roce-v2", "3 errors"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  }
+}
+
+TEST(QpValidate, JsonNamesTheSameThreeAttributes) {
+  const Outcome o =
+      RunCli({"--json", Data("rc_broken_a.dump.json"), Data("rc_broken_b.dump.json")});
+  ASSERT_EQ(o.code, 1) << o.err;
+  const auto doc = nlohmann::json::parse(o.out);
+  std::set<std::string> attributes;
+  std::set<std::string> ids;
+  for (const auto& f : doc.at("findings")) {
+    if (f.at("severity") == "error") {
+      attributes.insert(f.at("attribute").get<std::string>());
+      ids.insert(f.at("id").get<std::string>());
+    }
+  }
+  EXPECT_EQ(attributes, (std::set<std::string>{"rq_psn", "path_mtu", "sgid_index"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"psn-mismatch", "mtu-mismatch", "gid-type-mismatch"}));
+  EXPECT_EQ(doc.at("summary").at("errors"), 3);
+  EXPECT_EQ(doc.at("summary").at("exit_code"), 1);
+  EXPECT_EQ(doc.at("local").at("plan"), "given");
+  const auto& first = doc.at("findings").at(0);
+  for (const char* key :
+       {"id", "severity", "unchecked", "transports", "attribute", "direction", "qp_index",
+        "more_qps", "local_value", "remote_value", "message", "fix"}) {
+    EXPECT_TRUE(first.contains(key)) << key;
+  }
+}
+
+TEST(QpValidate, CleanPairJsonHasNoFindings) {
+  const Outcome o = RunCli({"-j", Data("rc_clean_a.json"), Data("rc_clean_b.json")});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(o.out);
+  EXPECT_TRUE(doc.at("findings").empty());
+  EXPECT_EQ(doc.at("local").at("plan"), "derived");
+  EXPECT_EQ(doc.at("remote").at("qps"), 2);
+}
+
+TEST(QpValidate, ReadsOneFileFromStandardInput) {
+  const Outcome o =
+      RunCli({Data("rc_broken_a.dump.json"), "-"}, ReadFile(Data("rc_broken_b.dump.json")));
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_NE(o.out.find("<stdin>"), std::string::npos) << o.out;
+}
+
+TEST(QpValidate, RefusesStandardInputTwice) {
+  const Outcome o = RunCli({"-", "-"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("once"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, ChecksADumpAgainstItsRecordedPeer) {
+  EXPECT_EQ(RunCli({Data("rc_clean_a.dump.json")}).code, 0);
+  const Outcome o = RunCli({Data("rc_broken_a.dump.json")});
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.out.find("psn-mismatch"), std::string::npos) << o.out;
+}
+
+TEST(QpValidate, RefusesASingleEndpointWithoutPeer) {
+  const Outcome o = RunCli({Data("rc_clean_a.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("rc_clean_a.json"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("no peer"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, NotesARecordedPeerThatDiffersFromTheOtherFile) {
+  const Outcome o = RunCli({Data("rc_clean_a.json"), Data("rc_broken_b.dump.json")});
+  EXPECT_NE(o.out.find("note: "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recorded a different peer"), std::string::npos) << o.out;
+}
+
+TEST(QpValidate, TransportOverrideDropsConnectedOnlyRules) {
+  const Outcome o =
+      RunCli({"--transport", "ud", Data("rc_broken_a.dump.json"), Data("rc_broken_b.dump.json")});
+  EXPECT_EQ(o.code, 1) << o.out;  // the GID type mix still breaks UD
+  EXPECT_EQ(o.out.find("psn-mismatch"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("mtu-mismatch"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("gid-type-mismatch"), std::string::npos) << o.out;
+}
+
+TEST(QpValidate, MissingFileExitsTwoNamingIt) {
+  const Outcome o = RunCli({Data("rc_clean_a.json"), Data("no_such_file.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(o.out.empty()) << o.out;
+  EXPECT_NE(o.err.find("no_such_file.json"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("cannot open"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, MalformedJsonExitsTwoNamingFileAndProblem) {
+  const Outcome o = RunCli({Data("bad_truncated.json"), Data("rc_clean_b.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("bad_truncated.json"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("JSON"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, NewerWireVersionExitsTwo) {
+  const Outcome o = RunCli({Data("rc_clean_a.json"), Data("bad_newer_version.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("bad_newer_version.json"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("version 7"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, EmptyInputExitsTwo) {
+  const Outcome o = RunCli({Data("rc_clean_a.json"), "-"}, "\n");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("<stdin>: is empty"), std::string::npos) << o.err;
+}
+
+TEST(QpValidate, BadCommandLinesExitTwo) {
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"a.json", "b.json", "c.json"},
+      {"--transport", "xrc", "a.json", "b.json"},
+      {"--frobnicate", "a.json", "b.json"},
+      {"--transport"},
+      {"--markdown", "a.json", "b.json"},
+      {"--list-rules", "--json", "--markdown"},
+  };
+  for (const auto& args : bad) {
+    const Outcome o = RunCli(args);
+    EXPECT_EQ(o.code, 2) << testing::PrintToString(args);
+    EXPECT_NE(o.err.find("qp-validate: "), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("--help"), std::string::npos) << o.err;
+  }
+}
+
+TEST(QpValidate, HelpExitsZero) {
+  const Outcome o = RunCli({"--help"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.out.find("Usage: qp-validate"), std::string::npos);
+  EXPECT_NE(o.out.find("Exit status"), std::string::npos);
+}
+
+TEST(QpValidate, ListsEveryRuleAsTextAndJson) {
+  const Outcome text = RunCli({"--list-rules"});
+  ASSERT_EQ(text.code, 0);
+  const Outcome json = RunCli({"--list-rules", "--json"});
+  ASSERT_EQ(json.code, 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc.at("rules").size(), RuleCatalogue().size());
+  for (const RuleInfo& r : RuleCatalogue()) {
+    EXPECT_NE(text.out.find(std::string(r.id) + " "), std::string::npos) << r.id;
+  }
+}
+
+TEST(QpValidate, DocsRulesMdContainsTheGeneratedCatalogue) {
+  const std::string docs = ReadFile(std::string(QPC_SOURCE_DIR) + "/docs/rules.md");
+  const Outcome md = RunCli({"--list-rules", "--markdown"});
+  ASSERT_EQ(md.code, 0);
+  EXPECT_EQ(md.out, RulesMarkdown());
+  EXPECT_NE(docs.find(md.out), std::string::npos)
+      << "docs/rules.md is out of date: regenerate its catalogue section with "
+         "`qp-validate --list-rules --markdown`";
+}
+
+}  // namespace
+}  // namespace qpconnect::tools::qp_validate

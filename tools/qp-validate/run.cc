@@ -1,0 +1,399 @@
+#include "run.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "cli_args.h"
+#include "exit_codes.h"
+#include "qpconnect/diagnostic.h"
+#include "qpconnect/endpoint.h"
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/result.h"
+#include "qpconnect/validate.h"
+
+namespace qpconnect::tools::qp_validate {
+namespace {
+
+// Larger inputs are refused before decoding (the JSON decoder's own cap is 256 MiB).
+constexpr size_t kMaxInputBytes = size_t{256} << 20;
+
+const std::vector<OptionSpec>& Specs() {
+  static const auto* specs = new std::vector<OptionSpec>{
+      {'h', "help", false, "", "show this help and exit"},
+      {'j', "json", false, "", "print one JSON document instead of text"},
+      {'t', "transport", true, "rc|uc|ud",
+       "judge both sides as this transport (overrides the files)"},
+      {0, "list-rules", false, "",
+       "print the rule catalogue and exit (text, --json or --markdown)"},
+      {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
+  };
+  return *specs;
+}
+
+std::string Help() {
+  return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
+         "       qp-validate [--json] DUMP.json\n"
+         "       qp-validate --list-rules [--json | --markdown]\n"
+         "\n"
+         "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
+         "UD queue pairs by hand (P_Key, PSN, QPN, path MTU, rd_atomic, LID, GID, RoCE\n"
+         "version and family, Q_Key, port and device limits) and prints every finding.\n"
+         "No RDMA device is needed.\n"
+         "\n"
+         "A.json is the local side and B.json the remote side: endpoint JSON\n"
+         "(docs/wire-format.md) or dumps written by `qp-connect --dump`, whose applied\n"
+         "attributes are then judged too. A dump that recorded its peer can be checked\n"
+         "alone. `-` reads one file from standard input. Rules: docs/rules.md.\n"
+         "\n"
+         "Options:\n" +
+         FormatOptions(Specs()) +
+         "\n"
+         "Exit status: 0 no errors (warnings and notes allowed), 1 errors found,\n"
+         "2 unusable input or command line.\n";
+}
+
+int UsageError(std::ostream& err, const std::string& what) {
+  err << "qp-validate: " << what << "\nTry 'qp-validate --help'.\n";
+  return kExitUsage;
+}
+
+// Reads `name` ("-" = `in`) whole, refusing more than kMaxInputBytes.
+Result<std::string> ReadInput(const std::string& name, std::istream& in) {
+  std::ifstream file;
+  std::istream* src = &in;
+  if (name != "-") {
+    file.open(name, std::ios::binary);
+    if (!file) {
+      const int e = errno;
+      return Error{ErrorCode::kIo, e, "read", "", std::string("cannot open: ") + std::strerror(e)};
+    }
+    src = &file;
+  }
+  std::string text;
+  char buf[65536];
+  while (*src) {
+    src->read(buf, sizeof buf);
+    text.append(buf, static_cast<size_t>(src->gcount()));
+    if (text.size() > kMaxInputBytes) {
+      return Error{ErrorCode::kInvalidArgument, 0, "read", "",
+                   "larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB"};
+    }
+  }
+  if (src->bad()) return Error{ErrorCode::kIo, 0, "read", "", "read error"};
+  return text;
+}
+
+struct Input {
+  std::string name;  // as given ("-" shown as "<stdin>")
+  oob::Dump dump;
+};
+
+Result<Input> Load(const std::string& name, std::istream& in) {
+  Input input;
+  input.name = name == "-" ? "<stdin>" : name;
+  Result<std::string> text = ReadInput(name, in);
+  if (!text) return Error{text.error().code, 0, input.name, "", text.error().detail};
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Error{ErrorCode::kProtocol, 0, input.name, "", "is empty"};
+  }
+  Result<oob::Dump> dump = oob::DecodeDumpJson(*text);
+  if (!dump) {
+    const Error& e = dump.error();
+    std::string what = "not a usable endpoint or dump: " + e.detail;
+    if (!e.attribute.empty()) what += " (field " + e.attribute + ")";
+    return Error{e.code, 0, input.name, e.attribute, std::move(what)};
+  }
+  input.dump = std::move(*dump);
+  return input;
+}
+
+std::optional<Transport> ParseTransport(const std::string& s) {
+  if (s == "rc") return Transport::kRc;
+  if (s == "uc") return Transport::kUc;
+  if (s == "ud") return Transport::kUd;
+  return std::nullopt;
+}
+
+// What the report says about one side.
+struct SideReport {
+  std::string file;
+  const EndpointInfo* ep = nullptr;
+  bool plan_given = false;
+};
+
+std::string Describe(const SideReport& s) {
+  const EndpointInfo& e = *s.ep;
+  std::string out = s.file + " (" + TransportName(e.transport) + "; ";
+  out += e.identity.host.empty() ? "?" : e.identity.host;
+  if (!e.identity.device.empty()) out += " " + e.identity.device;
+  out += " port " + std::to_string(e.port.port_num) + ", " + LinkLayerName(e.port.link_layer);
+  out += "; " + std::to_string(e.qps.size()) + (e.qps.size() == 1 ? " QP" : " QPs");
+  out += s.plan_given ? "; applied attributes from the dump)" : "; attributes derived)";
+  return out;
+}
+
+std::string Where(const Finding& f) {
+  std::string w = f.direction == Direction::kBoth
+                      ? "both sides"
+                      : std::string(DirectionName(f.direction)) + " side";
+  if (f.qp_index) {
+    w += ", QP " + std::to_string(*f.qp_index);
+    if (f.more_qps != 0) w += " and " + std::to_string(f.more_qps) + " more";
+  } else if (f.more_qps != 0) {
+    w += ", " + std::to_string(f.more_qps) + " more QPs";
+  }
+  return w;
+}
+
+void PrintText(std::ostream& out, const SideReport& local, const SideReport& remote,
+               const std::vector<std::string>& notes, const std::vector<Finding>& findings) {
+  out << "local:  " << Describe(local) << "\n";
+  out << "remote: " << Describe(remote) << "\n";
+  for (const std::string& n : notes) out << "note: " << n << "\n";
+  out << "\n";
+  for (const Finding& f : findings) {
+    std::string sev = SeverityName(f.severity);
+    sev.resize(8, ' ');
+    if (f.unchecked) {
+      out << sev << f.id << "  " << f.attribute << "  [" << Where(f) << "]  " << f.message << "\n";
+      continue;
+    }
+    out << sev << f.id << "  " << f.attribute << "  [" << Where(f) << "]\n";
+    out << "        " << f.message << "\n";
+    if (!f.local_value.empty() || !f.remote_value.empty()) {
+      out << "        local: " << (f.local_value.empty() ? "-" : f.local_value)
+          << "   remote: " << (f.remote_value.empty() ? "-" : f.remote_value) << "\n";
+    }
+    if (!f.fix.empty()) out << "        fix: " << f.fix << "\n";
+  }
+  const size_t errors = CountSeverity(findings, Severity::kError);
+  const size_t warnings = CountSeverity(findings, Severity::kWarning);
+  const size_t infos = CountSeverity(findings, Severity::kInfo);
+  if (!findings.empty()) out << "\n";
+  out << errors << (errors == 1 ? " error, " : " errors, ") << warnings
+      << (warnings == 1 ? " warning, " : " warnings, ") << infos
+      << (infos == 1 ? " note" : " notes");
+  out << (errors != 0 ? ": these QPs will not connect as described.\n" : ": no errors.\n");
+}
+
+nlohmann::ordered_json TransportsJson(TransportSet set) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (Transport t : set.ToVector()) a.push_back(TransportName(t));
+  return a;
+}
+
+nlohmann::ordered_json SideJson(const SideReport& s) {
+  const EndpointInfo& e = *s.ep;
+  return {{"file", s.file},          {"transport", TransportName(e.transport)},
+          {"host", e.identity.host}, {"device", e.identity.device},
+          {"port", e.port.port_num}, {"link_layer", LinkLayerName(e.port.link_layer)},
+          {"qps", e.qps.size()},     {"plan", s.plan_given ? "given" : "derived"}};
+}
+
+nlohmann::ordered_json FindingJson(const Finding& f) {
+  nlohmann::ordered_json j = {{"id", f.id},
+                      {"severity", SeverityName(f.severity)},
+                      {"unchecked", f.unchecked},
+                      {"transports", TransportsJson(f.transports)},
+                      {"attribute", f.attribute},
+                      {"direction", DirectionName(f.direction)},
+                      {"qp_index", nullptr},
+                      {"more_qps", f.more_qps},
+                      {"local_value", f.local_value},
+                      {"remote_value", f.remote_value},
+                      {"message", f.message},
+                      {"fix", f.fix}};
+  if (f.qp_index) j["qp_index"] = *f.qp_index;
+  return j;
+}
+
+void PrintJson(std::ostream& out, const SideReport& local, const SideReport& remote,
+               const std::vector<std::string>& notes, const std::vector<Finding>& findings,
+               int exit_code) {
+  nlohmann::ordered_json findings_json = nlohmann::ordered_json::array();
+  for (const Finding& f : findings) findings_json.push_back(FindingJson(f));
+  const nlohmann::ordered_json doc = {{"local", SideJson(local)},
+                              {"remote", SideJson(remote)},
+                              {"notes", notes},
+                              {"summary",
+                               {{"errors", CountSeverity(findings, Severity::kError)},
+                                {"warnings", CountSeverity(findings, Severity::kWarning)},
+                                {"info", CountSeverity(findings, Severity::kInfo)},
+                                {"exit_code", exit_code}}},
+                              {"findings", std::move(findings_json)}};
+  out << doc.dump(1) << "\n";
+}
+
+void ListRulesText(std::ostream& out) {
+  for (const RuleInfo& r : RuleCatalogue()) {
+    std::string id(r.id);
+    id.resize(30, ' ');
+    std::string sev = SeverityName(r.severity);
+    sev.resize(8, ' ');
+    std::string transports = r.transports.ToString();
+    transports.resize(9, ' ');
+    out << id << sev << transports << r.attribute << "\n";
+  }
+}
+
+void ListRulesJson(std::ostream& out) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const RuleInfo& r : RuleCatalogue()) {
+    a.push_back({{"id", r.id},
+                 {"severity", SeverityName(r.severity)},
+                 {"transports", TransportsJson(r.transports)},
+                 {"attribute", r.attribute},
+                 {"file", "qpconnect/src/validate/rules_" + std::string(r.family) + ".cc"},
+                 {"checks", r.checks},
+                 {"symptom", r.symptom},
+                 {"source", r.source}});
+  }
+  out << nlohmann::ordered_json{{"rules", std::move(a)}}.dump(1) << "\n";
+}
+
+const char* FamilyTitle(std::string_view family) {
+  if (family == "local") return "Local sanity and the pair's shape";
+  if (family == "pkey") return "P_Key";
+  if (family == "psn_qpn") return "QP lists, QPNs and PSNs";
+  if (family == "mtu") return "Path MTU and UD message size";
+  if (family == "rd_atomic") return "RDMA read/atomic depth";
+  if (family == "address") return "Address vector: port, LID, GRH, GID";
+  if (family == "roce") return "RoCE (Ethernet link layer)";
+  if (family == "qkey") return "Q_Key";
+  return "Other";
+}
+
+}  // namespace
+
+std::string RulesMarkdown() {
+  std::string md;
+  std::string_view family;
+  for (const RuleInfo& r : RuleCatalogue()) {
+    if (r.family != family) {
+      family = r.family;
+      md += "## " + std::string(FamilyTitle(family)) + "\n\n";
+      md += "Rule file: `qpconnect/src/validate/rules_" + std::string(family) + ".cc`.\n\n";
+    }
+    md += "### `" + std::string(r.id) + "`\n\n";
+    md += "- **Severity:** " + std::string(SeverityName(r.severity)) + "\n";
+    md += "- **Transports:** " + r.transports.ToString() + "\n";
+    md += "- **Attribute:** `" + std::string(r.attribute) + "`\n";
+    md += "- **Checks:** " + std::string(r.checks) + "\n";
+    md += "- **Symptom when violated:** " + std::string(r.symptom) + "\n";
+    md += "- **Source:** " + std::string(r.source) + "\n\n";
+  }
+  return md;
+}
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return Run(args, std::cin, out, err);
+}
+
+int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+        std::ostream& err) {
+  Result<ParsedArgs> parsed = ParseArgs(args, Specs());
+  if (!parsed) return UsageError(err, parsed.error().detail);
+  const ParsedArgs& a = *parsed;
+  if (a.Has("help")) {
+    out << Help();
+    return kExitOk;
+  }
+  const bool json = a.Has("json");
+  if (a.Has("list-rules")) {
+    if (!a.positionals.empty()) return UsageError(err, "--list-rules takes no file");
+    if (json && a.Has("markdown")) return UsageError(err, "choose one of --json and --markdown");
+    if (a.Has("markdown")) {
+      out << RulesMarkdown();
+    } else if (json) {
+      ListRulesJson(out);
+    } else {
+      ListRulesText(out);
+    }
+    return kExitOk;
+  }
+  if (a.Has("markdown")) return UsageError(err, "--markdown goes with --list-rules");
+
+  std::optional<Transport> transport;
+  if (auto t = a.Get("transport")) {
+    transport = ParseTransport(*t);
+    if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
+  }
+  const auto& files = a.positionals;
+  if (files.empty() || files.size() > 2) {
+    return UsageError(err, files.empty() ? "missing the endpoint files (A.json B.json)"
+                                         : "too many files: give two endpoint descriptions");
+  }
+  if (files.size() == 2 && files[0] == "-" && files[1] == "-") {
+    return UsageError(err, "'-' (standard input) can be given once");
+  }
+
+  std::vector<Input> inputs;
+  for (const std::string& f : files) {
+    Result<Input> input = Load(f, in);
+    if (!input) {
+      err << "qp-validate: " << input.error().operation << ": " << input.error().detail << "\n";
+      return kExitUsage;
+    }
+    inputs.push_back(std::move(*input));
+  }
+
+  EndpointInfo local = inputs[0].dump.local.endpoint;
+  std::optional<ConnectionPlan> local_plan = inputs[0].dump.local.plan;
+  EndpointInfo remote;
+  std::optional<ConnectionPlan> remote_plan;
+  std::string remote_file;
+  std::vector<std::string> notes;
+  if (inputs.size() == 2) {
+    remote = inputs[1].dump.local.endpoint;
+    remote_plan = inputs[1].dump.local.plan;
+    remote_file = inputs[1].name;
+    if (inputs[0].dump.remote && *inputs[0].dump.remote != remote) {
+      notes.push_back(inputs[0].name + " recorded a different peer than " + inputs[1].name +
+                      " describes (another run, or the exchange altered it)");
+    }
+    if (inputs[1].dump.remote && *inputs[1].dump.remote != local) {
+      notes.push_back(inputs[1].name + " recorded a different peer than " + inputs[0].name +
+                      " describes (another run, or the exchange altered it)");
+    }
+  } else {
+    if (!inputs[0].dump.remote) {
+      err << "qp-validate: " << inputs[0].name
+          << ": holds no peer description (not a dump with \"remote\"); give the peer's file "
+             "too\n";
+      return kExitUsage;
+    }
+    remote = *inputs[0].dump.remote;
+    remote_file = inputs[0].name + " (recorded peer)";
+  }
+  if (transport) {
+    local.transport = remote.transport = *transport;
+    if (local_plan) local_plan->transport = *transport;
+    if (remote_plan) remote_plan->transport = *transport;
+  }
+
+  ValidationInput vin;
+  vin.local = &local;
+  vin.remote = &remote;
+  vin.local_plan = local_plan;
+  vin.remote_plan = remote_plan;
+  const std::vector<Finding> findings = Validate(vin);
+  const int code = HasErrors(findings) ? kExitFindings : kExitOk;
+
+  const SideReport l{inputs[0].name, &local, local_plan.has_value()};
+  const SideReport r{remote_file, &remote, remote_plan.has_value()};
+  if (json) {
+    PrintJson(out, l, r, notes, findings, code);
+  } else {
+    PrintText(out, l, r, notes, findings);
+  }
+  return code;
+}
+
+}  // namespace qpconnect::tools::qp_validate
