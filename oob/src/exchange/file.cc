@@ -111,6 +111,14 @@ class FileExchanger::Impl {
     return e;
   }
 
+  // Errors about the peer's message. After them this side's own files stay
+  // (until the next Exchange() or destruction) so that the peer can read them
+  // and fail with its own, symmetric error instead of a timeout.
+  static bool PeerCaused(ErrorCode code) {
+    return code == ErrorCode::kProtocol || code == ErrorCode::kAuth ||
+           code == ErrorCode::kIncompatible;
+  }
+
   FileOptions o_;
   internal::Session session_;
   Fd dir_;
@@ -402,7 +410,7 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
   };
   auto result = run();
   if (!result) {
-    RemoveOwnFiles();
+    if (!PeerCaused(result.error().code)) RemoveOwnFiles();
     return result;
   }
   RemoveOwn("hello");
@@ -458,7 +466,7 @@ Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_po
   };
   auto result = run();
   if (!result) {
-    RemoveOwn(kind);
+    if (!PeerCaused(result.error().code)) RemoveOwn(kind);
     exchanged_ = false;
   }
   return result;

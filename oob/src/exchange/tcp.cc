@@ -325,6 +325,17 @@ Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::dura
 }
 
 Error TcpExchanger::Impl::ReadError(const error_code& ec, size_t got, size_t want) const {
+  if (ec == asio::error::connection_reset) {
+    // A peer that exits with our data unread resets instead of closing.
+    Error e = MakeError(
+        ErrorCode::kIo, "receive from " + Channel(),
+        got == 0
+            ? std::string("the peer reset the connection before sending its ") + reading_
+            : std::string("the peer reset the connection mid-message: got ") + std::to_string(got) +
+                  " of " + std::to_string(want) + " bytes of its " + reading_ + " frame");
+    e.sys_errno = ECONNRESET;
+    return e;
+  }
   if (ec == asio::error::eof) {
     if (got == 0) {
       return MakeError(

@@ -19,8 +19,11 @@
 // own description, so the two always converge. The reader of a description or
 // marker removes it once it has accepted it: that is the acknowledgement, and
 // Exchange() and Barrier() return only when both sides have each other's
-// message. On failure, and at start and destruction, a side removes its own
-// files (and leftovers of an earlier run under its role).
+// message. A side removes its own files (and leftovers of an earlier run under
+// its role) at the start of Exchange(), on a timeout or I/O failure, and on
+// destruction. After refusing the peer's message (kProtocol, kAuth,
+// kIncompatible) it keeps them until destruction or its next Exchange(), so
+// that the peer can read them and fail with its own error, not a timeout.
 //
 // Waiting uses inotify on the directory where available, plus polling every
 // poll_interval (inotify sees no change made by another NFS client), all
