@@ -199,17 +199,17 @@ nlohmann::ordered_json SideJson(const SideReport& s) {
 
 nlohmann::ordered_json FindingJson(const Finding& f) {
   nlohmann::ordered_json j = {{"id", f.id},
-                      {"severity", SeverityName(f.severity)},
-                      {"unchecked", f.unchecked},
-                      {"transports", TransportsJson(f.transports)},
-                      {"attribute", f.attribute},
-                      {"direction", DirectionName(f.direction)},
-                      {"qp_index", nullptr},
-                      {"more_qps", f.more_qps},
-                      {"local_value", f.local_value},
-                      {"remote_value", f.remote_value},
-                      {"message", f.message},
-                      {"fix", f.fix}};
+                              {"severity", SeverityName(f.severity)},
+                              {"unchecked", f.unchecked},
+                              {"transports", TransportsJson(f.transports)},
+                              {"attribute", f.attribute},
+                              {"direction", DirectionName(f.direction)},
+                              {"qp_index", nullptr},
+                              {"more_qps", f.more_qps},
+                              {"local_value", f.local_value},
+                              {"remote_value", f.remote_value},
+                              {"message", f.message},
+                              {"fix", f.fix}};
   if (f.qp_index) j["qp_index"] = *f.qp_index;
   return j;
 }
@@ -220,14 +220,14 @@ void PrintJson(std::ostream& out, const SideReport& local, const SideReport& rem
   nlohmann::ordered_json findings_json = nlohmann::ordered_json::array();
   for (const Finding& f : findings) findings_json.push_back(FindingJson(f));
   const nlohmann::ordered_json doc = {{"local", SideJson(local)},
-                              {"remote", SideJson(remote)},
-                              {"notes", notes},
-                              {"summary",
-                               {{"errors", CountSeverity(findings, Severity::kError)},
-                                {"warnings", CountSeverity(findings, Severity::kWarning)},
-                                {"info", CountSeverity(findings, Severity::kInfo)},
-                                {"exit_code", exit_code}}},
-                              {"findings", std::move(findings_json)}};
+                                      {"remote", SideJson(remote)},
+                                      {"notes", notes},
+                                      {"summary",
+                                       {{"errors", CountSeverity(findings, Severity::kError)},
+                                        {"warnings", CountSeverity(findings, Severity::kWarning)},
+                                        {"info", CountSeverity(findings, Severity::kInfo)},
+                                        {"exit_code", exit_code}}},
+                                      {"findings", std::move(findings_json)}};
   out << doc.dump(1) << "\n";
 }
 

@@ -141,8 +141,8 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
               .x_value = Psn(a.rq_psn),
               .y_value = Psn(peer_sq_psn),
               .message = std::string("the ") + x.name + " rq_psn " + Psn(a.rq_psn) +
-                         " is not the " + y.name + " sq_psn " + Psn(peer_sq_psn) +
-                         ": the " + y.name + " side's packets are dropped as out of sequence",
+                         " is not the " + y.name + " sq_psn " + Psn(peer_sq_psn) + ": the " +
+                         y.name + " side's packets are dropped as out of sequence",
               .fix = std::move(fix)});
   }
 }
