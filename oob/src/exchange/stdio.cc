@@ -167,6 +167,7 @@ class StdioExchanger::Impl {
   uint32_t cap_;
   size_t max_skipped_;
   std::string in_buf_;
+  size_t scan_from_ = 0;  // in_buf_[0, scan_from_) holds no '\n'
   bool eof_ = false;
   bool exchanged_ = false;
   uint32_t send_seq_ = 0;
@@ -182,47 +183,55 @@ Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what
   const size_t max_line =
       kStdioLinePrefix.size() +
       internal::Base64UrlLength(kFrameHeaderBytes + size_t{cap_} + kFrameMacBytes) + 256;
+  // Lines are consumed by advancing `start` and erased once on the way out, so
+  // a flood of short lines costs linear time; `scan_from_` remembers how far
+  // an unfinished line has been searched for its '\n'.
+  size_t start = 0;
   for (;;) {
-    const size_t nl = in_buf_.find('\n');
+    const size_t nl = in_buf_.find('\n', std::max(start, scan_from_));
+    const std::string_view rest = std::string_view(in_buf_).substr(start);
     std::string_view raw;
     if (nl != std::string::npos) {
-      raw = std::string_view(in_buf_).substr(0, nl);
-    } else if (eof_ && !in_buf_.empty()) {
-      raw = in_buf_;
+      raw = std::string_view(in_buf_).substr(start, nl - start);
+    } else if (eof_ && !rest.empty()) {
+      raw = rest;
     } else {
       // No whole line yet: bound what an unfinished line may take.
-      const std::string_view partial = Trim(in_buf_);
+      const std::string_view partial = Trim(rest);
       const bool ours = partial.substr(0, 3) ==
                         std::string_view("qpc").substr(0, std::min<size_t>(3, partial.size()));
-      if (ours ? in_buf_.size() > max_line : skipped_bytes_ + in_buf_.size() > max_skipped_) {
+      if (ours ? rest.size() > max_line : skipped_bytes_ + rest.size() > max_skipped_) {
         return MakeError(ErrorCode::kProtocol, "read from stdio",
                          ours ? "line longer than " + std::to_string(max_line) +
                                     " bytes (the frame cap allows no longer)"
                               : "more than " + std::to_string(max_skipped_) +
-                                    " bytes of other text before the peer's line");
+                                    " bytes of other text before the peer's " + what + " line");
       }
+      in_buf_.erase(0, start);
+      scan_from_ = in_buf_.size();
       return std::string();
     }
-    const size_t consumed = nl != std::string::npos ? nl + 1 : in_buf_.size();
+    const size_t end = nl != std::string::npos ? nl + 1 : in_buf_.size();
     const std::string_view line = Trim(raw);
     if (line.substr(0, 3) == "qpc") {
       std::string out(line);
-      in_buf_.erase(0, consumed);
+      in_buf_.erase(0, end);
+      scan_from_ = 0;
       *found = true;
       return out;
     }
+    skipped_bytes_ += end - start;
     if (!line.empty()) {
       if (skipped_lines_ == 0) first_skipped_ = Printable(line);
       ++skipped_lines_;
-      skipped_bytes_ += line.size();
-      if (skipped_bytes_ > max_skipped_) {
-        return MakeError(ErrorCode::kProtocol, "read from stdio",
-                         "more than " + std::to_string(max_skipped_) +
-                             " bytes of other text before the peer's " + what + " line (first: '" +
-                             first_skipped_ + "')");
-      }
     }
-    in_buf_.erase(0, consumed);
+    if (skipped_bytes_ > max_skipped_) {
+      return MakeError(ErrorCode::kProtocol, "read from stdio",
+                       "more than " + std::to_string(max_skipped_) +
+                           " bytes of other text before the peer's " + what + " line" +
+                           (skipped_lines_ > 0 ? " (first: '" + first_skipped_ + "')" : ""));
+    }
+    start = end;
   }
 }
 

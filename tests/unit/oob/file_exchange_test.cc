@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -439,6 +440,23 @@ TEST_F(FileExchange, DestructionRemovesOwnFilesAndLeftovers) {
   EXPECT_FALSE(fs::exists(P("s1.a.barrier-3")));
   EXPECT_FALSE(fs::exists(P(".s1.a.qpc.tmp.deadbeef")));
   EXPECT_TRUE(fs::exists(P("s1.b.hello")));
+}
+
+// Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.
+TEST_F(FileExchange, DISABLED_MeasureMillionQps) {
+  auto e = MakeEndpoint("x", 1u << 20);
+  for (uint32_t i = 0; i < e.qps.size(); ++i) e.qps[i].qpn = (i * 2654435761u + 1) & kQpnMask;
+  auto a = Make("a", "b", Key("k"));
+  auto b = Make("b", "a", Key("k"));
+  const auto start = Clock::now();
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(e, 60s); });
+  auto ra = a->Exchange(e, 60s);
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(fb.get());
+  std::printf(
+      "file: 2^20 QPs exchanged in %lld ms\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
 }
 
 TEST_F(FileExchange, OptionsAreChecked) {

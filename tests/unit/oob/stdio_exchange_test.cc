@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <string>
@@ -351,6 +352,42 @@ TEST_F(StdioPair, EndlessNoiseIsBounded) {
   EXPECT_EQ(ra.error().code, ErrorCode::kProtocol);
 }
 
+TEST_F(StdioPair, FloodOfEmptyLinesIsBoundedAndQuick) {
+  StdioOptions o;
+  o.max_skipped_bytes = 100000;
+  auto a = StdioExchanger::Create(ba_.r, ab_.w, std::move(o));
+  ASSERT_TRUE(a);
+  auto writer = std::async(std::launch::async, [&] {
+    const std::string newlines(1 << 16, '\n');
+    ba_.Write(newlines);
+    ba_.Write(newlines);
+    ba_.CloseW();
+  });
+  const auto start = Clock::now();
+  auto ra = (*a)->Exchange(MakeEndpoint("a", 1), 5s);
+  EXPECT_FALSE(ra);  // no ASSERT before the drain below: the writer must finish
+  if (!ra) {
+    EXPECT_EQ(ra.error().code, ErrorCode::kProtocol) << ra.error().ToString();
+  }
+  EXPECT_LT(Clock::now() - start, 2s);
+  char buf[4096];
+  while (::read(ba_.r, buf, sizeof buf) > 0) {  // drain, so the writer never blocks
+  }
+  writer.get();
+}
+
+TEST_F(StdioPair, LongLineArrivingInSmallPiecesIsAccepted) {
+  auto a = Make(ba_.r, ab_.w);
+  const std::string line = PlainLine(MakeEndpoint("b", 20000));
+  auto writer = std::async(std::launch::async, [&] {
+    for (size_t off = 0; off < line.size(); off += 512) ba_.Write(line.substr(off, 512));
+  });
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 5s);
+  writer.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  EXPECT_EQ(ra->qps.size(), 20000u);
+}
+
 TEST_F(StdioPair, ClosedOutputIsAnIoErrorNotSigpipe) {
   auto a = Make(ba_.r, ab_.w);
   ab_.CloseR();
@@ -368,6 +405,23 @@ TEST_F(StdioPair, RestoresTheOutputDescriptorFlags) {
   const int before = ::fcntl(ab_.w, F_GETFL);
   (void)a->Exchange(MakeEndpoint("a", 1), 50ms);
   EXPECT_EQ(::fcntl(ab_.w, F_GETFL), before);
+}
+
+// Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.
+TEST_F(StdioPair, DISABLED_MeasureMillionQps) {
+  auto e = MakeEndpoint("x", 1u << 20);
+  for (uint32_t i = 0; i < e.qps.size(); ++i) e.qps[i].qpn = (i * 2654435761u + 1) & kQpnMask;
+  auto a = Make(ba_.r, ab_.w, Key("k"));
+  auto b = Make(ab_.r, ba_.w, Key("k"));
+  const auto start = Clock::now();
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(e, 60s); });
+  auto ra = a->Exchange(e, 60s);
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(fb.get());
+  std::printf(
+      "stdio: 2^20 QPs, line of %zu bytes, exchanged in %lld ms\n", PlainLine(e).size(),
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
 }
 
 TEST(StdioExchanger, RefusesBadDescriptorsAndCaps) {
