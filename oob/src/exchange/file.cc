@@ -84,7 +84,10 @@ class FileExchanger::Impl {
   Result<void> Open();
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
-  void RemoveOwnFiles();
+  void Abort(std::string_view reason);
+  // Removes this side's files; with `keep_abort`, not its abort file.
+  void RemoveOwnFiles(bool keep_abort = false);
+  bool aborted() const { return aborted_; }
 
   std::string Name(std::string_view role, std::string_view kind) const {
     return o_.session + "." + std::string(role) + "." + std::string(kind);
@@ -101,6 +104,8 @@ class FileExchanger::Impl {
   // Removes the peer's file of `kind` if it is still the one that was read.
   void Consume(std::string_view kind, const PeerFile& f);
   bool OwnExists(std::string_view kind);
+  // The peer's abort file, if it is bound to this session: its error.
+  Result<void> CheckPeerAbort(FrameType expected, uint32_t seq, bool learn);
   void StartWatch();
   // Waits for a change in the directory, at most poll_interval; false once
   // `deadline` has passed.
@@ -121,6 +126,7 @@ class FileExchanger::Impl {
 
   FileOptions o_;
   internal::Session session_;
+  bool aborted_ = false;  // S.R.abort written and left for the peer
   Fd dir_;
   Fd inotify_;
   bool exchanged_ = false;
@@ -210,7 +216,7 @@ bool FileExchanger::Impl::OwnExists(std::string_view kind) {
          errno != ENOENT;
 }
 
-void FileExchanger::Impl::RemoveOwnFiles() {
+void FileExchanger::Impl::RemoveOwnFiles(bool keep_abort) {
   if (dir_.get() < 0) return;
   const int dup = ::dup(dir_.get());
   if (dup < 0) return;
@@ -230,7 +236,11 @@ void FileExchanger::Impl::RemoveOwnFiles() {
     }
   }
   ::closedir(d);
-  for (const auto& n : doomed) ::unlinkat(dir_.get(), n.c_str(), 0);
+  const std::string abort = Name(o_.role, "abort");
+  for (const auto& n : doomed) {
+    if (!(keep_abort && n == abort)) ::unlinkat(dir_.get(), n.c_str(), 0);
+  }
+  if (!keep_abort) aborted_ = false;
 }
 
 Result<std::optional<PeerFile>> FileExchanger::Impl::ReadPeer(std::string_view kind) {
@@ -295,6 +305,30 @@ void FileExchanger::Impl::Consume(std::string_view kind, const PeerFile& f) {
       st.st_ino == f.ino) {
     ::unlinkat(dir_.get(), name.c_str(), 0);
   }
+}
+
+Result<void> FileExchanger::Impl::CheckPeerAbort(FrameType expected, uint32_t seq, bool learn) {
+  auto f = ReadPeer("abort");
+  if (!f) return std::move(f).error();
+  if (!*f) return Ok();
+  const Frame& frame = f->value().frame;
+  auto b = internal::PeekBinding(frame);
+  if (frame.type != FrameType::kAbort || !b || b->receiver != session_.my_nonce()) {
+    return Ok();  // another session's: not ours to act on
+  }
+  auto opened = session_.Open(frame, expected, seq, learn);
+  if (!opened) {
+    Consume("abort", f->value());  // read: the peer's side may go now
+    return FileError(std::move(opened).error(), o_.peer_role, "abort");
+  }
+  return Ok();
+}
+
+void FileExchanger::Impl::Abort(std::string_view reason) {
+  exchanged_ = false;
+  if (!session_.peer_nonce()) return;
+  auto sealed = session_.Seal(FrameType::kAbort, reason.substr(0, 1024), barriers_ + 1);
+  if (sealed && WriteOwn("abort", *sealed)) aborted_ = true;
 }
 
 Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
@@ -383,6 +417,7 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
           }
         }
       }
+      QPC_TRY(CheckPeerAbort(FrameType::kEndpoint, 0, !received));
       if (bound_to && !mine_consumed && !OwnExists("qpc")) mine_consumed = true;
       if (received && mine_consumed) return std::move(*received);
       if (!Wait(deadline)) {
@@ -452,6 +487,7 @@ Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_po
           }
         }
       }
+      QPC_TRY(CheckPeerAbort(FrameType::kBarrier, seq, false));
       if (!mine_consumed && !OwnExists(kind)) mine_consumed = true;
       if (got && mine_consumed) return Ok();
       if (!Wait(deadline)) {
@@ -475,7 +511,7 @@ Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_po
 FileExchanger::FileExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FileExchanger::~FileExchanger() {
-  if (impl_) impl_->RemoveOwnFiles();
+  if (impl_) impl_->RemoveOwnFiles(/*keep_abort=*/impl_->aborted());
 }
 
 Result<std::unique_ptr<FileExchanger>> FileExchanger::Create(FileOptions options) {
@@ -507,6 +543,11 @@ Result<EndpointInfo> FileExchanger::Exchange(const EndpointInfo& local,
 
 Result<void> FileExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
   return impl_->Barrier(stage, Clock::now() + deadline);
+}
+
+void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
+  (void)deadline;  // one atomic file write; not a wait
+  impl_->Abort(reason);
 }
 
 std::filesystem::path FileExchanger::PathOf(std::string_view role, std::string_view kind) const {

@@ -227,7 +227,7 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
     if (b->sender == my_nonce_) {
       return AuthError("the message carries our own nonce as its sender: reflected back");
     }
-    if (b->seq != seq) {
+    if (b->seq != seq && frame.type != FrameType::kAbort) {
       return AuthError("message sequence number " + std::to_string(b->seq) + ", expected " +
                        std::to_string(seq) + ": replayed or reordered");
     }
@@ -273,9 +273,9 @@ Result<void> CheckStage(std::string_view stage) {
   }
   for (char c : stage) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x21 || u > 0x7e) {
+    if (u < 0x20 || u > 0x7e) {
       return MakeError(ErrorCode::kInvalidArgument, "barrier",
-                       "stage name must be printable ASCII without spaces");
+                       "stage name must be printable ASCII");
     }
   }
   return Ok();

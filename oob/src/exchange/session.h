@@ -69,7 +69,9 @@ class Session {
 
   // Checks `frame` is message `seq` of type `expected` from the peer and
   // returns its body. With `learn_peer_nonce`, accepts any sender nonce and
-  // records it (the file exchanger learns it from the bound description).
+  // records it (the file exchanger learns it from the bound description). An
+  // abort message is accepted with any sequence number (it ends the session),
+  // and yields kProtocol "the peer aborted: <reason>".
   // Errors: kAuth (MAC missing or wrong, PSK on one side only, bound to another
   // session's nonces, out of sequence), kProtocol (wrong type, the peer
   // aborted, malformed binding).
@@ -97,7 +99,8 @@ Result<std::string> EncodeLocal(const EndpointInfo& local);
 // with its code; the operation names `channel`.
 Result<EndpointInfo> DecodePeer(std::string_view body, const std::string& channel);
 
-// Validates a barrier stage name (1..64 printable ASCII bytes). kInvalidArgument.
+// Validates a barrier stage name (1..64 printable ASCII bytes, spaces
+// allowed). kInvalidArgument.
 Result<void> CheckStage(std::string_view stage);
 
 // Checks a barrier body against `stage`: kProtocol naming both on a mismatch.

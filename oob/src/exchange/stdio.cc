@@ -152,8 +152,11 @@ class StdioExchanger::Impl {
 
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
+  void Abort(std::string_view reason, Clock::time_point deadline);
 
  private:
+  // Writes all of `out` by `deadline`; false if it could not.
+  bool WriteOnly(std::string_view out, Clock::time_point deadline);
   // Writes `out` while reading the peer's next qpc line; returns its frame.
   Result<Frame> SendAndReceive(std::string_view out, const char* what, Clock::time_point deadline,
                                Clock::duration total);
@@ -375,6 +378,36 @@ Result<void> StdioExchanger::Impl::Barrier(std::string_view stage, Clock::time_p
   return internal::MatchStage(*opened, stage, "stdio");
 }
 
+bool StdioExchanger::Impl::WriteOnly(std::string_view out, Clock::time_point deadline) {
+  SigpipeGuard sigpipe;
+  NonBlocking nonblocking(out_);
+  size_t written = 0;
+  while (written < out.size()) {
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    pollfd p{out_, POLLOUT, 0};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    const int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 60000)));
+    if (rc < 0 && errno != EINTR) return false;
+    if (rc <= 0) continue;
+    const ssize_t w = ::write(out_, out.data() + written, out.size() - written);
+    if (w > 0) {
+      written += static_cast<size_t>(w);
+    } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      if (errno == EPIPE) sigpipe.OnEpipe();
+      return false;
+    }
+  }
+  return true;
+}
+
+void StdioExchanger::Impl::Abort(std::string_view reason, Clock::time_point deadline) {
+  exchanged_ = false;
+  if (session_.has_psk() && !session_.peer_nonce()) return;  // nothing the peer could verify
+  auto sealed = session_.Seal(FrameType::kAbort, reason.substr(0, 1024), send_seq_++);
+  if (sealed) (void)WriteOnly(EncodeStdioLine(*sealed), deadline);
+}
+
 StdioExchanger::StdioExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StdioExchanger::~StdioExchanger() = default;
 
@@ -399,6 +432,10 @@ Result<EndpointInfo> StdioExchanger::Exchange(const EndpointInfo& local,
 
 Result<void> StdioExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
   return impl_->Barrier(stage, Clock::now() + deadline);
+}
+
+void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
+  impl_->Abort(reason, Clock::now() + deadline);
 }
 
 }  // namespace qpconnect::oob

@@ -187,6 +187,25 @@ TEST_F(FileExchange, BarrierPassesThenMismatchIsRefused) {
   EXPECT_NE(fb.get().find("'ready'"), std::string::npos);
 }
 
+TEST_F(FileExchange, AbortOutlivesItsWriterAndReachesThePeersBarrier) {
+  auto a = Make("a", "b", Key("k"));
+  auto b = Make("b", "a", Key("k"));
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 1), 5s); });
+  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
+  ASSERT_TRUE(fb.get());
+  a->Abort("ibv_modify_qp RTR failed", 1s);
+  a.reset();  // a program aborts, then exits
+  ASSERT_TRUE(fs::exists(P("s1.a.abort")));
+  auto bar = b->Barrier("rtr", 2s);
+  ASSERT_FALSE(bar);
+  EXPECT_EQ(bar.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(bar.error().detail.find("the peer aborted: ibv_modify_qp RTR failed"),
+            std::string::npos)
+      << bar.error().ToString();
+  b.reset();
+  EXPECT_EQ(Entries(), 0u);
+}
+
 TEST_F(FileExchange, BarrierBeforeExchangeIsRefused) {
   auto a = Make("a", "b");
   auto r = a->Barrier("rtr", 50ms);

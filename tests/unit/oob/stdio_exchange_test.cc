@@ -168,6 +168,40 @@ TEST_F(StdioPair, BarrierPassesAndMismatchedStagesAreRefused) {
   EXPECT_NE(fb.get().find("'ready'"), std::string::npos);
 }
 
+TEST_F(StdioPair, AbortReachesThePeersBarrier) {
+  auto a = Make(ba_.r, ab_.w, Key("k"));
+  auto b = Make(ab_.r, ba_.w, Key("k"));
+  auto fb = std::async(std::launch::async, [&] {
+    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
+    if (!r) return r.error();
+    auto bar = b->Barrier("rtr", 5s);
+    return bar ? Error{} : bar.error();
+  });
+  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
+  a->Abort("ibv_modify_qp RTR failed", 1s);
+  const Error e = fb.get();
+  EXPECT_EQ(e.code, ErrorCode::kProtocol);
+  EXPECT_NE(e.detail.find("the peer aborted: ibv_modify_qp RTR failed"), std::string::npos)
+      << e.ToString();
+}
+
+TEST_F(StdioPair, StageNamesMayHoldSpaces) {
+  auto a = Make(ba_.r, ab_.w);
+  auto b = Make(ab_.r, ba_.w);
+  auto fb = std::async(std::launch::async, [&] {
+    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
+    if (!r) return r.error();
+    auto bar = b->Barrier("rts", 5s);
+    return bar ? Error{} : bar.error();
+  });
+  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
+  auto bar = a->Barrier("abort: validation failed", 5s);
+  ASSERT_FALSE(bar);
+  EXPECT_EQ(bar.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(fb.get().detail.find("'abort: validation failed'"), std::string::npos);
+  EXPECT_EQ(a->Barrier("tab\there", 1s).error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST_F(StdioPair, BarrierBeforeExchangeIsRefused) {
   auto a = Make(ba_.r, ab_.w);
   auto r = a->Barrier("rtr", 100ms);

@@ -313,6 +313,30 @@ TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
   EXPECT_NE(rs.error().detail.find("replayed"), std::string::npos) << rs.error().detail;
 }
 
+TEST(TcpExchanger, TamperedDescriptionInTransitIsRefused) {
+  // A proxy relays frames between a real client and a real server and flips
+  // one byte of the client's description.
+  auto server = Server(Key("k"));
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  RawListener proxy;
+  auto fc = std::async(std::launch::async, [&] {
+    return Client(proxy.port(), Key("k"))->Exchange(MakeEndpoint("c", 3), 2s);
+  });
+  Raw from_client = proxy.Accept();
+  Raw to_server = Raw::Connect(server->port());
+  to_server.Send(from_client.RecvFrame());  // hellos pass untouched
+  from_client.Send(to_server.RecvFrame());
+  std::string desc = from_client.RecvFrame();
+  desc[kFrameHeaderBytes + 40] ^= 0x20;  // inside the body, after the binding
+  to_server.Send(desc);
+  from_client.Send(to_server.RecvFrame());  // the server's description
+  auto rs = fs.get();
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
+  EXPECT_NE(rs.error().detail.find("altered in transit"), std::string::npos);
+  EXPECT_TRUE(fc.get());  // the client got the server's untouched description
+}
+
 struct HostileCase {
   const char* name;
   std::function<void(Raw&)> act;

@@ -33,6 +33,15 @@ class Exchanger {
   // peer says the same. REQUIRES: a successful Exchange() before. Errors as
   // Exchange(); kProtocol if the peer reports a different stage or an abort.
   virtual Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) = 0;
+
+  // Tells the peer this side gives up (e.g. "ibv_modify_qp RTR failed"), best
+  // effort within `deadline`: the peer's pending or next Exchange() or
+  // Barrier() fails with kProtocol "the peer aborted: <reason>" instead of
+  // waiting for its deadline. Reports nothing. The default does nothing.
+  virtual void Abort(std::string_view reason, std::chrono::milliseconds deadline) {
+    (void)reason;
+    (void)deadline;
+  }
 };
 
 }  // namespace qpconnect::oob

@@ -9,6 +9,7 @@
 //   S.R.hello       R's fresh random nonce
 //   S.R.qpc         R's description, bound to R's nonce and the peer's
 //   S.R.barrier-N   R's N-th barrier marker (stage name), bound likewise
+//   S.R.abort       R gave up (Abort()), bound likewise
 //
 // Exchange() writes the hello, waits for the peer's, writes the description
 // bound to both nonces, and waits for the peer's description bound to this
@@ -85,12 +86,17 @@ class FileExchanger : public Exchanger {
   // Writes S.R.barrier-N and waits for the peer's, bound to this session.
   Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
 
+  // Writes S.R.abort, bound to this session, which the peer's Exchange() and
+  // Barrier() watch for. The file outlives this exchanger (a program aborts,
+  // then exits): the peer removes it when it reads it, or this role's next
+  // Exchange() does. Does nothing before the peer's nonce is known.
+  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
+
   // Path of this side's file of `kind` ("hello", "qpc", "barrier-1").
   std::filesystem::path PathOf(std::string_view role, std::string_view kind) const;
 
-  class Impl;
-
  private:
+  class Impl;
   explicit FileExchanger(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

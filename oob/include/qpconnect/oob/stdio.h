@@ -77,10 +77,11 @@ class StdioExchanger : public Exchanger {
   Result<EndpointInfo> Exchange(const EndpointInfo& local,
                                 std::chrono::milliseconds deadline) override;
   Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
-
-  class Impl;
+  // Writes an abort line (bound and authenticated as the session allows).
+  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
 
  private:
+  class Impl;
   explicit StdioExchanger(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

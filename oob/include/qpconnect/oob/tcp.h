@@ -90,7 +90,7 @@ class TcpExchanger : public Exchanger {
   // Sends an abort message with `reason` (best effort, bounded by `deadline`)
   // and closes the connection; the peer's pending Exchange() or Barrier()
   // fails with kProtocol "the peer aborted: <reason>".
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline);
+  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
 
   // Closes the connection (not a persistent server's listener). Idempotent.
   void Close();
@@ -100,9 +100,8 @@ class TcpExchanger : public Exchanger {
   // "addr:port" of the peer of the current or last connection; empty if none.
   std::string peer_address() const;
 
-  class Impl;
-
  private:
+  class Impl;
   explicit TcpExchanger(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
