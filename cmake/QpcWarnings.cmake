@@ -2,7 +2,7 @@
 function(qpc_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
-    -Wconversion -Wsign-conversion -Wnull-dereference -Wimplicit-fallthrough)
+    -Wconversion -Wsign-conversion -Wimplicit-fallthrough)
   if(QPCONNECT_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -12,7 +12,6 @@ enum ExitCode : int {
   kExitValidation = 5,  // qp-connect: the validator found errors before any modify
   kExitVerbs = 6,       // a verbs call failed (open, create, modify, ...)
   kExitTraffic = 7,     // verification traffic failed (completion error, mismatch)
-  kExitTimeout = 8,     // a deadline passed
 };
 
 }  // namespace qpconnect::tools

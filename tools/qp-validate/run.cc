@@ -12,6 +12,7 @@
 
 #include "cli_args.h"
 #include "exit_codes.h"
+#include "findings_json.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/codec.h"
@@ -183,12 +184,6 @@ void PrintText(std::ostream& out, const SideReport& local, const SideReport& rem
   out << (errors != 0 ? ": these QPs will not connect as described.\n" : ": no errors.\n");
 }
 
-nlohmann::ordered_json TransportsJson(TransportSet set) {
-  nlohmann::ordered_json a = nlohmann::ordered_json::array();
-  for (Transport t : set.ToVector()) a.push_back(TransportName(t));
-  return a;
-}
-
 nlohmann::ordered_json SideJson(const SideReport& s) {
   const EndpointInfo& e = *s.ep;
   return {{"file", s.file},          {"transport", TransportName(e.transport)},
@@ -197,28 +192,10 @@ nlohmann::ordered_json SideJson(const SideReport& s) {
           {"qps", e.qps.size()},     {"plan", s.plan_given ? "given" : "derived"}};
 }
 
-nlohmann::ordered_json FindingJson(const Finding& f) {
-  nlohmann::ordered_json j = {{"id", f.id},
-                              {"severity", SeverityName(f.severity)},
-                              {"unchecked", f.unchecked},
-                              {"transports", TransportsJson(f.transports)},
-                              {"attribute", f.attribute},
-                              {"direction", DirectionName(f.direction)},
-                              {"qp_index", nullptr},
-                              {"more_qps", f.more_qps},
-                              {"local_value", f.local_value},
-                              {"remote_value", f.remote_value},
-                              {"message", f.message},
-                              {"fix", f.fix}};
-  if (f.qp_index) j["qp_index"] = *f.qp_index;
-  return j;
-}
-
 void PrintJson(std::ostream& out, const SideReport& local, const SideReport& remote,
                const std::vector<std::string>& notes, const std::vector<Finding>& findings,
                int exit_code) {
-  nlohmann::ordered_json findings_json = nlohmann::ordered_json::array();
-  for (const Finding& f : findings) findings_json.push_back(FindingJson(f));
+  nlohmann::ordered_json findings_json = FindingsToJson(findings);
   const nlohmann::ordered_json doc = {{"local", SideJson(local)},
                                       {"remote", SideJson(remote)},
                                       {"notes", notes},
@@ -248,7 +225,7 @@ void ListRulesJson(std::ostream& out) {
   for (const RuleInfo& r : RuleCatalogue()) {
     a.push_back({{"id", r.id},
                  {"severity", SeverityName(r.severity)},
-                 {"transports", TransportsJson(r.transports)},
+                 {"transports", TransportsToJson(r.transports)},
                  {"attribute", r.attribute},
                  {"file", "qpconnect/src/validate/rules_" + std::string(r.family) + ".cc"},
                  {"checks", r.checks},

@@ -237,6 +237,7 @@ void EndpointToProto(const EndpointInfo& info, Form form, v1::Endpoint* out) {
   path->set_hop_limit(a.hop_limit);
   path->set_flow_label(a.flow_label);
   path->set_src_path_bits(a.src_path_bits);
+  path->set_path_mtu_forced(a.path_mtu_forced);
 
   v1::Keys* keys = out->mutable_keys();
   keys->set_pkey(info.keys.pkey);
@@ -298,6 +299,7 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
   PathParams& path = info.path;
   QPC_TRY(ToEnum(a.path_mtu(), &path.path_mtu, CheckMtu, path_at, "path_mtu"));
   path.use_grh = a.use_grh();
+  path.path_mtu_forced = a.path_mtu_forced();
   if (a.has_sgid()) {
     Result<GidEntry> sgid = GidEntryFromProto(a.sgid(), path_at + "sgid");
     if (!sgid) return std::move(sgid).error();

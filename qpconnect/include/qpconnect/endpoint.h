@@ -104,7 +104,10 @@ struct PortFacts {
 // Path parameters a side will use to reach the peer (its address vector), and
 // the GID it sends from.
 struct PathParams {
-  Mtu path_mtu = Mtu::kInvalid;  // the MTU this side will program at RTR
+  Mtu path_mtu = Mtu::kInvalid;  // the MTU this side offers, or programs if forced
+  // True: this side programs path_mtu as-is (qp-connect -m, like the pingpong
+  // examples' -m); false: it programs the negotiated minimum (PlanConnection).
+  bool path_mtu_forced = false;
   bool use_grh = false;          // is_global
   std::optional<GidEntry> sgid;  // GID in use (index, bytes, type, family)
   uint8_t sl = 0;

@@ -84,8 +84,9 @@ struct PlanOptions {
 // Derives the attributes `local` applies to connect each of its QPs to the
 // peer's QP of the same position in `remote`. Pure: it never fails; a plan
 // built from inconsistent endpoints is what the validator then flags.
-//   path_mtu   = options.mtu, else min(local.path.path_mtu, remote.path.path_mtu,
-//                local.port.active_mtu, remote.port.active_mtu) over the known ones
+//   path_mtu   = options.mtu; else local.path.path_mtu if local forced it; else
+//                remote.path.path_mtu if the peer forced it; else min(both sides'
+//                path_mtu and active_mtu) over the known ones (1024 if none)
 //   dest_qp_num, rq_psn = the peer QP's qpn and psn; sq_psn = the local QP's psn
 //   ah.dlid    = remote.port.lid | remote.path.src_path_bits (the peer's source
 //                LID: the IB spec's SLID = base LID with the low LMC bits set to

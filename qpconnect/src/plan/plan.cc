@@ -44,8 +44,19 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
   plan.transport = local.transport;
   plan.message_size = options.message_size;
 
-  const Mtu path_mtu = options.mtu.value_or(NegotiateMtu(
-      {local.path.path_mtu, remote.path.path_mtu, local.port.active_mtu, remote.port.active_mtu}));
+  // A forced MTU is programmed as-is; a side that negotiates follows a peer
+  // that forced one (the only way to agree), else takes the minimum.
+  Mtu path_mtu;
+  if (options.mtu) {
+    path_mtu = *options.mtu;
+  } else if (local.path.path_mtu_forced && IsValidMtu(local.path.path_mtu)) {
+    path_mtu = local.path.path_mtu;
+  } else if (remote.path.path_mtu_forced && IsValidMtu(remote.path.path_mtu)) {
+    path_mtu = remote.path.path_mtu;
+  } else {
+    path_mtu = NegotiateMtu(
+        {local.path.path_mtu, remote.path.path_mtu, local.port.active_mtu, remote.port.active_mtu});
+  }
 
   // The peer sends from base LID | its path bits; the hardware uses only the
   // low LMC bits of src_path_bits (IBA vol. 1, 7.11.1 "LMC"), so the mask keeps

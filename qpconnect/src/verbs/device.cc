@@ -15,7 +15,11 @@ using UniqueDeviceList = std::unique_ptr<ibv_device*, DeviceListDeleter>;
 Result<UniqueDeviceList> GetDeviceList(int& count) {
   errno = 0;
   ibv_device** list = ibv_get_device_list(&count);
-  if (list == nullptr) return VerbsError("ibv_get_device_list", 0, "cannot enumerate RDMA devices");
+  if (list == nullptr) {
+    // ENOSYS: the kernel has no RDMA support at all; no device either way.
+    return ErrnoError(ErrorCode::kNotFound, errno, "ibv_get_device_list",
+                      "cannot enumerate RDMA devices");
+  }
   return UniqueDeviceList(list);
 }
 

@@ -183,6 +183,7 @@ Result<void> Session::CreateResources() {
   l.identity = {o.host.empty() ? HostName() : o.host, dev->name, dev->node_guid};
   l.port = port->facts;
   l.path.path_mtu = path_mtu;
+  l.path.path_mtu_forced = o.mtu.has_value();
   l.path.use_grh = port->facts.link_layer == LinkLayer::kEthernet || port->facts.grh_required;
   l.path.sgid = sgid;
   l.path.sl = o.sl;

@@ -55,6 +55,26 @@ TEST(PlanConnection, ForcedMtuWins) {
   EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k256);
 }
 
+TEST(PlanConnection, ASideThatNegotiatesFollowsAPeerThatForced) {
+  Pair p = IbPair(Transport::kRc);
+  p.local.path.path_mtu = p.local.port.active_mtu = Mtu::k4096;
+  p.remote.path.path_mtu = Mtu::k1024;
+  p.remote.path.path_mtu_forced = true;  // the peer ran qp-connect -m 1024
+  p.remote.port.active_mtu = Mtu::k4096;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k1024);
+  EXPECT_EQ(PlanConnection(p.remote, p.local).qps[0].path_mtu, Mtu::k1024);
+}
+
+TEST(PlanConnection, TwoSidesForcingDifferentMtusKeepTheirOwn) {
+  Pair p = IbPair(Transport::kRc);
+  p.local.path.path_mtu = Mtu::k1024;
+  p.remote.path.path_mtu = Mtu::k256;
+  p.local.path.path_mtu_forced = p.remote.path.path_mtu_forced = true;
+  // Each programs its own: the validator then reports mtu-mismatch.
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k1024);
+  EXPECT_EQ(PlanConnection(p.remote, p.local).qps[0].path_mtu, Mtu::k256);
+}
+
 TEST(PlanConnection, DlidIsThePeersSourceLid) {
   Pair p = IbPair(Transport::kRc);
   p.remote.port.lid = 8;

@@ -21,8 +21,8 @@ struct ContextDeleter {
 using UniqueContext = std::unique_ptr<ibv_context, ContextDeleter>;
 
 // Names of the RDMA devices libibverbs sees, in its order. An empty list is
-// not an error. kVerbs if libibverbs cannot enumerate (e.g. the kernel has no
-// RDMA support: ENOSYS).
+// not an error. kNotFound (errno kept) if libibverbs cannot enumerate (e.g.
+// the kernel has no RDMA support: ENOSYS).
 Result<std::vector<std::string>> ListDevices();
 
 // Opens the device called `name`, or the first device when `name` is empty.

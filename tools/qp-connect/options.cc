@@ -1,0 +1,180 @@
+#include "options.h"
+
+#include "cli_args.h"
+
+namespace qpconnect::tools {
+namespace {
+
+const std::vector<OptionSpec>& Specs() {
+  static const std::vector<OptionSpec> specs = {
+      {'d', "ib-dev", true, "NAME", "RDMA device (default: the first one)"},
+      {'i', "ib-port", true, "PORT", "port of the device (default 1)"},
+      {'g', "gid-idx", true, "INDEX",
+       "GID index to send from (default: chosen: RoCE v2, family, not link-local)"},
+      {0, "gid-family", true, "ipv4|ipv6",
+       "address family for the automatic GID choice (default ipv4)"},
+      {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
+      {'p', "port", true, "PORT", "TCP port of the exchange (default 18515)"},
+      {0, "bind", true, "ADDR", "tcp server: address to listen on (default: any)"},
+      {'s', "size", true, "BYTES", "message size (default 4096, UD 1024)"},
+      {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
+      {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
+      {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
+      {0, "oob", true, "tcp|file|stdio", "out-of-band channel (default tcp)"},
+      {0, "role", true, "server|client", "file/stdio: which side sends first (client)"},
+      {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
+      {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
+      {'q', "qps", true, "N", "number of QP pairs (default 1)"},
+      {0, "psk-file", true, "FILE", "pre-shared key (mode 0600): authenticate the exchange"},
+      {0, "timeout", true, "SECONDS",
+       "deadline of the exchange, the barrier and each wait (default 30)"},
+      {0, "psn", true, "PSN", "force the first send PSN (default random)"},
+      {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
+      {0, "sl", true, "SL", "service level (default 0)"},
+      {0, "pkey", true, "PKEY", "use the P_Key index holding this P_Key value"},
+      {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
+      {0, "json", false, "", "print one JSON report instead of text"},
+      {0, "no-validate", false, "", "connect even when the validator finds errors"},
+      {0, "no-verify", false, "", "skip the traffic that proves the connection"},
+      {'v', "verbose", false, "", "also print info findings and each step"},
+      {'h', "help", false, "", "show this help"},
+  };
+  return specs;
+}
+
+Error Usage(std::string detail) {
+  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
+}
+
+}  // namespace
+
+std::string ConnectHelp() {
+  return "Usage: qp-connect [options] [HOST]\n\n"
+         "Connects RDMA queue pairs by hand (RESET->INIT->RTR->RTS, no librdmacm) with the\n"
+         "peer found through an out-of-band exchange, validates both sides first, and proves\n"
+         "the connection with traffic. With HOST (tcp) this side is the client, as with\n"
+         "ibv_rc_pingpong; without, it waits for one.\n\n"
+         "Options:\n" +
+         FormatOptions(Specs()) +
+         "\nExamples:\n"
+         "  qp-connect -d rxe0                         # server\n"
+         "  qp-connect -d rxe1 10.99.0.1               # client\n"
+         "  qp-connect --oob file --oob-dir /shared --role server   (and --role client)\n"
+         "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n\n"
+         "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
+         "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed.\n";
+}
+
+Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args) {
+  auto parsed = ParseArgs(args, Specs());
+  if (!parsed) return std::move(parsed).error();
+  const ParsedArgs& p = *parsed;
+  ConnectOptions o;
+  if (p.Has("help")) {
+    o.help = true;
+    return o;
+  }
+  auto num = [&](const char* name, unsigned long min, unsigned long max,
+                 auto apply) -> Result<void> {
+    if (auto v = p.Get(name)) {
+      auto n = ParseUnsigned(*v, std::string("--") + name, min, max);
+      if (!n) return std::move(n).error();
+      apply(*n);
+    }
+    return Ok();
+  };
+  auto& s = o.session;
+  if (auto t = p.Get("transport")) {
+    if (*t == "rc")
+      s.transport = Transport::kRc;
+    else if (*t == "uc")
+      s.transport = Transport::kUc;
+    else if (*t == "ud")
+      s.transport = Transport::kUd;
+    else
+      return Usage("--transport: '" + *t + "' is not rc, uc or ud");
+  }
+  s.message_size = s.transport == Transport::kUd ? 1024 : 4096;
+  s.rx_depth = 16;
+  s.device = p.Get("ib-dev").value_or("");
+  QPC_TRY(num("ib-port", 1, 255, [&](unsigned long v) { s.port = static_cast<uint8_t>(v); }));
+  QPC_TRY(
+      num("gid-idx", 0, 65535, [&](unsigned long v) { s.gid.index = static_cast<uint16_t>(v); }));
+  if (auto f = p.Get("gid-family")) {
+    if (*f == "ipv4")
+      s.gid.family = GidFamily::kIpv4;
+    else if (*f == "ipv6")
+      s.gid.family = GidFamily::kIpv6;
+    else
+      return Usage("--gid-family: '" + *f + "' is not ipv4 or ipv6");
+  }
+  if (auto m = p.Get("mtu")) {
+    auto n = ParseUnsigned(*m, "--mtu", 256, 4096);
+    if (!n) return std::move(n).error();
+    Mtu mtu = MtuFromBytes(static_cast<int>(*n));
+    if (mtu == Mtu::kInvalid) return Usage("--mtu: " + *m + " is not 256, 512, 1024, 2048 or 4096");
+    o.plan.mtu = mtu;
+    s.mtu = mtu;
+  }
+  QPC_TRY(num("port", 1, 65535, [&](unsigned long v) { o.tcp_port = static_cast<uint16_t>(v); }));
+  QPC_TRY(num("size", 1, 1UL << 30,
+              [&](unsigned long v) { s.message_size = static_cast<uint32_t>(v); }));
+  QPC_TRY(num("iters", 1, 100000000, [&](unsigned long v) { o.iters = static_cast<uint32_t>(v); }));
+  QPC_TRY(
+      num("rx-depth", 1, 65536, [&](unsigned long v) { s.rx_depth = static_cast<uint32_t>(v); }));
+  QPC_TRY(num("qps", 1, 1UL << 20, [&](unsigned long v) { s.num_qps = static_cast<uint32_t>(v); }));
+  QPC_TRY(num("timeout", 1, 86400, [&](unsigned long v) { o.timeout = std::chrono::seconds(v); }));
+  QPC_TRY(num("psn", 0, kPsnMask, [&](unsigned long v) { s.psn = static_cast<uint32_t>(v); }));
+  QPC_TRY(
+      num("qkey", 0, 0xffffffffUL, [&](unsigned long v) { s.qkey = static_cast<uint32_t>(v); }));
+  QPC_TRY(num("sl", 0, 15, [&](unsigned long v) { s.sl = static_cast<uint8_t>(v); }));
+  QPC_TRY(
+      num("pkey", 1, 0xffff, [&](unsigned long v) { s.pkey_value = static_cast<uint16_t>(v); }));
+  o.plan.message_size = s.message_size;
+
+  if (auto k = p.Get("oob")) {
+    if (*k == "tcp")
+      o.oob = OobKind::kTcp;
+    else if (*k == "file")
+      o.oob = OobKind::kFile;
+    else if (*k == "stdio")
+      o.oob = OobKind::kStdio;
+    else
+      return Usage("--oob: '" + *k + "' is not tcp, file or stdio");
+  }
+  if (p.positionals.size() > 1) return Usage("at most one HOST, got '" + p.positionals[1] + "'");
+  if (!p.positionals.empty()) o.host = p.positionals.front();
+  if (auto r = p.Get("role")) {
+    if (*r != "server" && *r != "client")
+      return Usage("--role: '" + *r + "' is not server or client");
+    if (o.oob == OobKind::kTcp)
+      return Usage("--role is for --oob file|stdio; tcp: give HOST to be the client");
+    o.client = *r == "client";
+  } else if (o.oob != OobKind::kTcp) {
+    return Usage("--oob file|stdio needs --role server|client (the client sends first)");
+  }
+  if (o.oob == OobKind::kTcp) {
+    o.client = o.host.has_value();
+  } else if (o.host) {
+    return Usage("HOST is for --oob tcp; got '" + *o.host + "' with another channel");
+  }
+  if (o.oob == OobKind::kFile) {
+    auto dir = p.Get("oob-dir");
+    if (!dir || dir->empty())
+      return Usage("--oob file needs --oob-dir DIR (a directory both sides see)");
+    o.oob_dir = *dir;
+  } else if (p.Has("oob-dir")) {
+    return Usage("--oob-dir is for --oob file");
+  }
+  o.oob_session = p.Get("session").value_or(o.oob_session);
+  o.bind_address = p.Get("bind").value_or("");
+  o.psk_file = p.Get("psk-file");
+  o.dump_file = p.Get("dump");
+  o.json = p.Has("json");
+  o.validate = !p.Has("no-validate");
+  o.verify = !p.Has("no-verify");
+  o.verbose = p.Has("verbose");
+  return o;
+}
+
+}  // namespace qpconnect::tools

@@ -1,0 +1,45 @@
+// qp-connect's command line: ibv_rc_pingpong/perftest conventions plus the
+// exchange, validation and reporting options of qpconnect.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qpconnect/plan.h"
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/session.h"
+
+namespace qpconnect::tools {
+
+enum class OobKind { kTcp, kFile, kStdio };
+
+struct ConnectOptions {
+  verbs::SessionOptions session;
+  PlanOptions plan;
+  OobKind oob = OobKind::kTcp;
+  std::optional<std::string> host;  // tcp: set = client
+  bool client = false;              // sends first; tcp: a HOST was given
+  uint16_t tcp_port = 18515;
+  std::string bind_address;  // tcp server
+  std::string oob_dir;       // file
+  std::string oob_session = "qpconnect";
+  std::optional<std::string> psk_file;
+  std::chrono::milliseconds timeout{30000};
+  uint32_t iters = 1000;
+  std::optional<std::string> dump_file;
+  bool json = false;
+  bool validate = true;
+  bool verify = true;
+  bool verbose = false;
+  bool help = false;
+};
+
+// kInvalidArgument naming the option for anything unusable.
+Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args);
+
+std::string ConnectHelp();
+
+}  // namespace qpconnect::tools
