@@ -1,8 +1,28 @@
 #!/usr/bin/env bash
-# The main job from a fresh machine: installs missing packages, builds, and runs
-# qp-info inside the Soft-RoCE lab, which shows rxe0 and rxe1 with their GIDs.
+# The main job from a fresh machine: installs packages, builds, and runs a real
+# qp-connect RC session inside the Soft-RoCE lab: a server on rxe0 and a client
+# on rxe1 (-> 10.99.0.1) exchange over TCP, validate, connect by hand and prove
+# the connection with SEND/RECV, RDMA WRITE and RDMA READ. qp-info first shows
+# both devices with their GIDs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/dev/deps.sh
 tools/dev/build.sh
-exec tools/lab/lab-run -- "$PWD/build/tools/qp-info/qp-info"
+exec tools/lab/lab-run -- bash -c '
+  set -u
+  bin=$PWD/build/tools
+  $bin/qp-info/qp-info
+  echo
+  echo "== qp-connect -d $QPC_DEV0 --transport rc --oob tcp   (server)"
+  echo "== qp-connect -d $QPC_DEV1 --transport rc --oob tcp $QPC_IP0   (client)"
+  $bin/qp-connect/qp-connect -d "$QPC_DEV0" --transport rc --oob tcp -n 1000 > /tmp/server.out 2>&1 &
+  server=$!
+  $bin/qp-connect/qp-connect -d "$QPC_DEV1" --transport rc --oob tcp -n 1000 "$QPC_IP0"
+  client_rc=$?
+  wait $server
+  server_rc=$?
+  echo "-- server output:"
+  cat /tmp/server.out
+  echo "server exit $server_rc, client exit $client_rc"
+  [ $server_rc -eq 0 ] && [ $client_rc -eq 0 ]
+'
