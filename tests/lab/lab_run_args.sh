@@ -46,8 +46,8 @@ expect 2 "--mem not a number" "$lab/lab-run" --mem big -- true
 nq=$scratch/no-such-qemu
 expect 125 "missing qemu is a harness failure" env QPCONNECT_LAB_QEMU="$nq" "$lab/lab-run" --vm -- true
 contains err "$nq not installed" "missing qemu is named"
-[[ ! -e $scratch/cache ]] && echo "ok: nothing cached before the qemu check" ||
-  { echo "FAIL: cache dir created before the qemu check"; failures=$((failures + 1)); }
+if [[ ! -e $scratch/cache ]]; then echo "ok: nothing cached before the qemu check"; else
+  echo "FAIL: cache dir created before the qemu check"; failures=$((failures + 1)); fi
 
 expect 0 "lab-test --help" "$lab/lab-test" --help
 expect 2 "lab-test without command" "$lab/lab-test"
