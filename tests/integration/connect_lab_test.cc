@@ -285,8 +285,10 @@ TEST_F(LabTest, RefusedRtrNamesTransitionMaskAndValues) {
 
 // ---- nothing is left behind ----
 
-int CountQps(const std::string& dev) {
-  std::string cmd = "rdma resource show qp link " + dev + "/1 2>/dev/null";
+// Lines of `rdma resource show KIND` for `dev` (kernel-owned objects included;
+// tests compare counts before and after).
+int CountResources(const char* kind, const std::string& dev) {
+  std::string cmd = std::string("rdma resource show ") + kind + " dev " + dev + " 2>/dev/null";
   FILE* f = popen(cmd.c_str(), "r");
   if (f == nullptr) return -1;
   int lines = 0;
@@ -296,29 +298,50 @@ int CountQps(const std::string& dev) {
   return lines;
 }
 
-TEST_F(LabTest, SessionsReleaseEveryQpOnSuccessAndFailure) {
-  int before = CountQps(env_.dev0);
-  ASSERT_GE(before, 0);
+struct Counts {
+  int qp, cq, mr, pd;
+  bool operator==(const Counts&) const = default;
+};
+Counts CountAll(const std::string& dev) {
+  return {CountResources("qp", dev), CountResources("cq", dev), CountResources("mr", dev),
+          CountResources("pd", dev)};
+}
+std::ostream& operator<<(std::ostream& o, const Counts& c) {
+  return o << "{qp " << c.qp << ", cq " << c.cq << ", mr " << c.mr << ", pd " << c.pd << "}";
+}
+
+TEST_F(LabTest, SessionsReleaseEveryQpCqMrAndPdOnSuccessAndFailure) {
+  const Counts before = CountAll(env_.dev0);
+  ASSERT_GE(before.qp, 0);
   {
     SessionOptions oa = Options(0, Transport::kRc);
     oa.num_qps = 4;
     auto a = Open(oa);
     ASSERT_TRUE(a);
-    EXPECT_EQ(CountQps(env_.dev0), before + 4);
+    EXPECT_EQ(CountResources("qp", env_.dev0), before.qp + 4);
+    EXPECT_GT(CountResources("mr", env_.dev0), before.mr);
   }
-  EXPECT_EQ(CountQps(env_.dev0), before);
+  EXPECT_EQ(CountAll(env_.dev0), before);
   {
     // A failure path: a session whose RTR is refused.
     auto p = Connect(Options(0, Transport::kRc), Options(1, Transport::kRc),
                      [](Pair& x) { x.plan_a.qps[0].path_mtu = static_cast<Mtu>(7); });
     EXPECT_FALSE(p.connect_a);
   }
-  EXPECT_EQ(CountQps(env_.dev0), before);
-  // Options the device cannot meet fail cleanly too.
+  EXPECT_EQ(CountAll(env_.dev0), before);
+  // Options the device cannot meet fail cleanly too: a GID index that is not
+  // there (found before anything is created) and a QP count above the device
+  // limit (after the PD, CQs and some QPs exist).
   SessionOptions bad = Options(0, Transport::kRc);
   bad.gid.index = 999;
   EXPECT_FALSE(Session::Open(bad));
-  EXPECT_EQ(CountQps(env_.dev0), before);
+  SessionOptions huge = Options(0, Transport::kRc);
+  huge.message_size = 1;
+  huge.rx_depth = 1u << 22;  // beyond max_qp_wr: ibv_create_qp fails
+  auto h = Session::Open(huge);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().code, ErrorCode::kVerbs) << h.error().ToString();
+  EXPECT_EQ(CountAll(env_.dev0), before);
 }
 
 }  // namespace
