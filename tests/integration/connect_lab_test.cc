@@ -288,7 +288,9 @@ TEST_F(LabTest, RefusedRtrNamesTransitionMaskAndValues) {
 // Lines of `rdma resource show KIND` for `dev` (kernel-owned objects included;
 // tests compare counts before and after).
 int CountResources(const char* kind, const std::string& dev) {
-  std::string cmd = std::string("rdma resource show ") + kind + " dev " + dev + " 2>/dev/null";
+  // QPs are listed per link (DEV/PORT), the other objects per device.
+  std::string where = std::string(kind) == "qp" ? " link " + dev + "/1" : " dev " + dev;
+  std::string cmd = std::string("rdma resource show ") + kind + where + " 2>/dev/null";
   FILE* f = popen(cmd.c_str(), "r");
   if (f == nullptr) return -1;
   int lines = 0;
