@@ -21,6 +21,9 @@ const std::vector<OptionSpec>& Specs() {
       {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
       {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
       {0, "oob", true, "tcp|file|stdio", "out-of-band channel (default tcp)"},
+      {0, "wire", true, "qpc|pingpong",
+       "exchange format: ours (default), or that of ibv_rc/uc/ud_pingpong (tcp only; "
+       "docs/interop.md)"},
       {0, "role", true, "server|client", "file/stdio: which side sends first (client)"},
       {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
       {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
@@ -60,7 +63,8 @@ std::string ConnectHelp() {
          "  qp-connect -d rxe0                         # server\n"
          "  qp-connect -d rxe1 10.99.0.1               # client\n"
          "  qp-connect --oob file --oob-dir /shared --role server   (and --role client)\n"
-         "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n\n"
+         "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n"
+         "  qp-connect --wire pingpong -d rxe1 10.99.0.1  # peer: ibv_rc_pingpong -d rxe0 -g 1\n\n"
          "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed.\n";
 }
@@ -165,6 +169,25 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
     o.oob_dir = *dir;
   } else if (p.Has("oob-dir")) {
     return Usage("--oob-dir is for --oob file");
+  }
+  if (auto w = p.Get("wire")) {
+    if (*w == "qpc") {
+      o.wire = WireKind::kQpc;
+    } else if (*w == "pingpong") {
+      o.wire = WireKind::kPingpong;
+    } else {
+      return Usage("--wire: '" + *w + "' is not qpc or pingpong");
+    }
+  }
+  if (o.wire == WireKind::kPingpong) {
+    // The stock programs speak only TCP, one QP, no key; -m defaults to theirs.
+    if (o.oob != OobKind::kTcp) return Usage("--wire pingpong needs --oob tcp");
+    if (s.num_qps != 1) return Usage("--wire pingpong connects one QP (the stock programs' only)");
+    if (p.Has("psk-file")) return Usage("--wire pingpong has no authentication: drop --psk-file");
+    if (!o.plan.mtu) {
+      o.plan.mtu = Mtu::k1024;  // ibv_rc/uc_pingpong's default -m
+      s.mtu = Mtu::k1024;
+    }
   }
   o.oob_session = p.Get("session").value_or(o.oob_session);
   o.bind_address = p.Get("bind").value_or("");

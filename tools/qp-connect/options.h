@@ -15,11 +15,15 @@
 namespace qpconnect::tools {
 
 enum class OobKind { kTcp, kFile, kStdio };
+// The format on the out-of-band channel: ours (docs/wire-format.md) or the
+// stock ibv_*_pingpong record (docs/interop.md; tcp only).
+enum class WireKind { kQpc, kPingpong };
 
 struct ConnectOptions {
   verbs::SessionOptions session;
   PlanOptions plan;
   OobKind oob = OobKind::kTcp;
+  WireKind wire = WireKind::kQpc;
   std::optional<std::string> host;  // tcp: set = client
   bool client = false;              // sends first; tcp: a HOST was given
   uint16_t tcp_port = 18515;

@@ -9,6 +9,7 @@
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "options.h"
+#include "pingpong_flow.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/file.h"
 #include "qpconnect/oob/psk.h"
@@ -268,6 +269,7 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
     out << ConnectHelp();
     return kExitOk;
   }
+  if (o->wire == WireKind::kPingpong) return RunPingpongFlow(*o, out, err);
   return Runner(*o, out, err).Run();
 }
 

@@ -1,6 +1,7 @@
 #include "qpconnect/verbs/traffic.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "qpconnect/verbs/completion.h"
 
@@ -26,8 +27,14 @@ class Driver {
   Driver(Session& s, const EndpointInfo& remote, Role role, const TrafficOptions& o)
       : s_(s), remote_(remote), role_(role), o_(o) {}
 
+  bool Pingpong() const { return o_.pattern == TrafficPattern::kPingpong; }
+
   Result<void> Send(size_t qp, uint32_t iteration) {
-    FillPattern(s_.SendArea(qp), o_.size, MessageSeed(iteration, role_, qp));
+    if (!Pingpong()) {
+      FillPattern(s_.SendArea(qp), o_.size, MessageSeed(iteration, role_, qp));
+    } else if (role_ == Role::kClient && iteration == 0) {
+      FillPingpongContent(s_.SendArea(qp), o_.size);  // the server echoes it back
+    }  // else: the server sends what Receive() copied into its send area
     QPC_TRY(s_.PostSend(qp, o_.size));
     auto wc = PollOne(s_.SendCq(), Deadline(), What("SEND", qp, iteration), s_.transport());
     if (!wc) return std::move(wc).error();
@@ -43,16 +50,28 @@ class Driver {
     auto slot = static_cast<uint32_t>(wc->wr_id & 0xffffffffU);
     uint32_t grh = s_.transport() == Transport::kUd ? kUdGrhBytes : 0;
     if (got_qp != qp || wc->byte_len != o_.size + grh) {
-      return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "",
+      return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "byte_len",
                    "expected " + std::to_string(o_.size + grh) + " bytes on QP index " +
                        std::to_string(qp) + ", got " + std::to_string(wc->byte_len) +
                        " on QP index " + std::to_string(got_qp) +
                        " (the two sides use different -s sizes?)"};
     }
-    Role peer = role_ == Role::kClient ? Role::kServer : Role::kClient;
-    long bad =
-        FindPatternMismatch(s_.RecvSlot(qp, slot) + grh, o_.size, MessageSeed(iteration, peer, qp));
-    if (bad >= 0) return Mismatch(What("RECV", qp, iteration), bad);
+    const uint8_t* data = s_.RecvSlot(qp, slot) + grh;
+    if (Pingpong() && role_ == Role::kServer) {
+      std::memcpy(s_.SendArea(qp), data, o_.size);  // echo, as the stock server does
+    } else if (Pingpong()) {
+      if (std::memcmp(data, s_.SendArea(qp), o_.size) != 0) {
+        long at = 0;
+        while (data[at] == s_.SendArea(qp)[at]) ++at;
+        return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "",
+                     "the peer's reply differs from our message at byte " + std::to_string(at) +
+                         " (a stock pingpong server echoes what it received)"};
+      }
+    } else {
+      Role peer = role_ == Role::kClient ? Role::kServer : Role::kClient;
+      long bad = FindPatternMismatch(data, o_.size, MessageSeed(iteration, peer, qp));
+      if (bad >= 0) return Mismatch(What("RECV", qp, iteration), bad);
+    }
     report_.bytes += o_.size;
     return s_.PostRecv(qp, slot);
   }
@@ -154,6 +173,14 @@ void FillPattern(uint8_t* out, uint32_t n, uint32_t seed) {
   }
 }
 
+void FillPingpongContent(uint8_t* out, uint32_t n) {
+  // The stock client fills its buffer with 0x7b at setup and, with -c, stores
+  // page / page_size % sizeof(char) - always 0 - at the start of every page.
+  constexpr uint32_t kPage = 4096;
+  std::memset(out, 0x7b, n);
+  for (uint32_t i = 0; i < n; i += kPage) out[i] = 0;
+}
+
 long FindPatternMismatch(const uint8_t* data, uint32_t n, uint32_t seed) {
   uint32_t x = seed * 2654435761U + 1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -178,7 +205,10 @@ Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, R
   }
   Driver d(session, remote, role, options);
   QPC_TRY(d.PingPong());
-  if (options.rdma && session.transport() != Transport::kUd) QPC_TRY(d.Rdma());
+  if (options.rdma && options.pattern == TrafficPattern::kQpc &&
+      session.transport() != Transport::kUd) {
+    QPC_TRY(d.Rdma());
+  }
   return d.report();
 }
 

@@ -20,11 +20,21 @@ namespace qpconnect::verbs {
 
 enum class Role : uint8_t { kClient, kServer };  // the client sends first
 
+// What the ping-pong carries and checks.
+//   kQpc       both sides send a pattern per iteration, sender and QP, and
+//              check the peer's (our own dialect).
+//   kPingpong  the stock ibv_*_pingpong loop: the server echoes every message
+//              it receives (the stock programs send and receive from one
+//              buffer); the client sends the stock -c content (0x7b, with a zero
+//              at the start of every 4096-byte page) and checks the echo.
+enum class TrafficPattern : uint8_t { kQpc, kPingpong };
+
 struct TrafficOptions {
   uint32_t iters = 1000;
-  uint32_t size = 4096;                      // REQUIRES: <= the session's message_size
-  std::chrono::milliseconds timeout{10000};  // per wait
-  bool rdma = true;                          // RDMA WRITE (RC, UC) and READ (RC) phase
+  uint32_t size = 4096;                           // REQUIRES: <= the session's message_size
+  std::chrono::milliseconds timeout{10000};       // per wait
+  bool rdma = true;                               // RDMA WRITE (RC, UC) and READ (RC) phase
+  TrafficPattern pattern = TrafficPattern::kQpc;  // kPingpong: no RDMA phase either
 };
 
 struct TrafficReport {
@@ -41,6 +51,9 @@ struct TrafficReport {
 void FillPattern(uint8_t* out, uint32_t n, uint32_t seed);
 // Index of the first byte of `data` that differs from the pattern, or -1.
 long FindPatternMismatch(const uint8_t* data, uint32_t n, uint32_t seed);
+
+// The stock pingpong -c content of `n` bytes (see TrafficPattern::kPingpong).
+void FillPingpongContent(uint8_t* out, uint32_t n);
 
 // REQUIRES: session.Connect() succeeded with `remote`, and the peer is at RTS
 // (barrier passed). kTraffic (failed completion, wrong length, content

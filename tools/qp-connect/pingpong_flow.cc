@@ -1,0 +1,305 @@
+#include "pingpong_flow.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "exit_codes.h"
+#include "findings_json.h"
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/oob/pingpong.h"
+#include "qpconnect/validate.h"
+#include "qpconnect/verbs/traffic.h"
+
+namespace qpconnect::tools {
+namespace {
+
+using nlohmann::ordered_json;
+using Clock = oob::PingpongClock;
+
+std::string Hex(uint32_t v, int width) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%0*x", width, v);
+  return buf;
+}
+
+std::string RecordText(const oob::PingpongRecord& r) {
+  return "LID " + Hex(r.lid, 4) + ", QPN " + Hex(r.qpn, 6) + ", PSN " + Hex(r.psn, 6) + ", GID " +
+         GidToString(r.gid);
+}
+
+ordered_json RecordJson(const oob::PingpongRecord& r) {
+  return {{"lid", r.lid},
+          {"qpn", r.qpn},
+          {"psn", r.psn},
+          {"gid", GidToString(r.gid)},
+          {"wire", oob::EncodePingpongRecord(r).substr(0, oob::kPingpongRecordBytes - 1)}};
+}
+
+class PingpongFlow {
+ public:
+  PingpongFlow(const ConnectOptions& o, std::ostream& out, std::ostream& err)
+      : o_(o), out_(out), err_(err) {}
+
+  int Run() {
+    report_["result"] = "error";
+    report_["wire"] = "pingpong";
+    report_["transport"] = TransportName(o_.session.transport);
+    report_["role"] = o_.client ? "client" : "server";
+    report_["not_exchanged"] = NotExchanged();
+    int rc = Steps();
+    if (o_.json) out_ << report_.dump(2) << "\n";
+    return rc;
+  }
+
+ private:
+  bool Ud() const { return o_.session.transport == Transport::kUd; }
+
+  // The options a stock peer must match by hand: none of them is on the wire.
+  ordered_json NotExchanged() const {
+    ordered_json j = {{"size", o_.session.message_size},
+                      {"iters", o_.iters},
+                      {"sl", o_.session.sl},
+                      {"pkey_index", o_.session.pkey_index}};
+    if (!Ud()) j["path_mtu"] = MtuBytes(o_.plan.mtu.value_or(Mtu::k1024));
+    return j;
+  }
+
+  // The stock option spelling of the same values, for messages.
+  std::string StockOptions() const {
+    std::string s =
+        "-s " + std::to_string(o_.session.message_size) + " -n " + std::to_string(o_.iters);
+    if (!Ud()) s += " -m " + std::to_string(MtuBytes(o_.plan.mtu.value_or(Mtu::k1024)));
+    if (o_.session.sl != 0) s += " -l " + std::to_string(o_.session.sl);
+    return s;
+  }
+
+  void Step(const std::string& text) {
+    if (o_.verbose && !o_.json) out_ << "qp-connect: " << text << "\n";
+  }
+
+  int Fail(const std::string& stage, Error e, int code, const std::string& hint = {}) {
+    if (!hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
+    report_["stage"] = stage;
+    report_["error"] = {
+        {"code", ErrorCodeName(e.code)}, {"errno", e.sys_errno}, {"operation", e.operation},
+        {"attribute", e.attribute},      {"detail", e.detail},   {"text", e.ToString()}};
+    if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
+    return code;
+  }
+
+  static int ExitFor(const Error& e, int fallback) {
+    switch (e.code) {
+      case ErrorCode::kInvalidArgument:
+        return kExitUsage;
+      case ErrorCode::kNotFound:
+        return kExitNoDevice;
+      case ErrorCode::kVerbs:
+        return kExitVerbs;
+      default:
+        return fallback;
+    }
+  }
+
+  // What a traffic failure most likely means when the peer is a stock program
+  // whose options we never saw.
+  std::string TrafficHint(const Error& e) const {
+    const std::string same =
+        "the pingpong dialect does not exchange -s, -n, -m, -r or -l; run "
+        "the peer with this side's values (" +
+        StockOptions() + ")";
+    if (e.attribute == "byte_len") {
+      return "the peer uses a different -s (message size); " + same;
+    }
+    if (e.code == ErrorCode::kTimeout) {
+      std::string why =
+          "no message from the peer before the deadline: it may have finished "
+          "already (a different -n), ";
+      why += Ud() ? "or dropped messages (a different -s above the MTU), "
+                  : "or dropped messages (a different -m or -s), ";
+      return why + "or be gone; " + same;
+    }
+    return "if the peer is a stock pingpong program, check its options: " + same;
+  }
+
+  int Steps() {
+    auto session = verbs::Session::Open(o_.session);
+    if (!session) return Fail("open", session.error(), ExitFor(session.error(), kExitVerbs));
+    session_ = std::move(*session);
+    const EndpointInfo& local = session_->Local();
+    own_ = oob::RecordFromEndpoint(local);
+    report_["local"] = RecordJson(own_);
+    report_["local"]["device"] = local.identity.device;
+    if (local.path.sgid) report_["local"]["gid_index"] = local.path.sgid->index;
+    if (!o_.json) out_ << "qp-connect: local address:  " << RecordText(own_) << "\n";
+    Step("opened " + local.identity.device + ": one " + TransportName(local.transport) +
+         " QP in INIT with receives posted");
+
+    const auto deadline = Clock::now() + o_.timeout;
+    oob::PingpongRecord peer;
+    std::unique_ptr<oob::PingpongServer> server;
+    if (o_.client) {
+      oob::PingpongClientOptions c;
+      c.host = *o_.host;
+      c.port = o_.tcp_port;
+      auto client = oob::PingpongClient::Create(c);
+      if (!client) return Fail("exchange", client.error(), kExitUsage);
+      if (auto r = (*client)->Connect(deadline); !r)
+        return Fail("exchange", r.error(), kExitExchange);
+      if (auto r = (*client)->SendOwn(own_, deadline); !r) {
+        return Fail("exchange", r.error(), kExitExchange);
+      }
+      auto p = (*client)->ReadPeer(deadline);
+      if (!p) return Fail("exchange", p.error(), kExitExchange);
+      peer = *p;
+      if (auto r = (*client)->SendDone(deadline); !r) {
+        return Fail("exchange", r.error(), kExitExchange);
+      }
+      peer_host_ = *o_.host;
+    } else {
+      oob::PingpongServerOptions s;
+      s.bind_address = o_.bind_address;
+      s.port = o_.tcp_port;
+      auto created = oob::PingpongServer::Create(s);
+      if (!created)
+        return Fail("exchange", created.error(), ExitFor(created.error(), kExitExchange));
+      server = std::move(*created);
+      Step("waiting for a pingpong client on port " + std::to_string(server->port()));
+      auto p = server->AcceptAndReadPeer(deadline);
+      if (!p) return Fail("exchange", p.error(), kExitExchange);
+      peer = *p;
+      peer_host_ = server->peer_address();
+    }
+    report_["remote"] = RecordJson(peer);
+    report_["remote"]["host"] = peer_host_;
+    if (!o_.json) out_ << "qp-connect: remote address: " << RecordText(peer) << "\n";
+
+    // Validate with what the dialect tells, and say what it could not.
+    Gid local_gid = local.path.sgid ? local.path.sgid->gid : Gid{};
+    remote_ = oob::EndpointFromRecord(peer, local.transport, local_gid,
+                                      o_.plan.mtu.value_or(Mtu::k1024), peer_host_);
+    PlanOptions po = o_.plan;
+    po.hop_limit = Ud() ? 64 : 1;  // the stock programs' GRH hop limits
+    ConnectionPlan plan = PlanConnection(local, remote_, po);
+    // The stock convention: a GRH only towards a GID with a non-zero
+    // interface id. On RoCE a peer without -g therefore cannot be reached,
+    // and the validator says so (grh-required, dgid-zero).
+    if (!oob::PingpongUsesGrh(peer.gid)) {
+      for (auto& q : plan.qps) q.ah.is_global = false;
+    }
+    std::vector<Finding> findings = Validate({&local, &remote_, plan, std::nullopt});
+    report_["findings"] = FindingsToJson(findings);
+    ordered_json unchecked = ordered_json::array();
+    for (const auto& f : findings) {
+      if (f.unchecked) unchecked.push_back(f.id);
+    }
+    report_["unchecked_rules"] = unchecked;
+    PrintFindings(findings, unchecked);
+    if (o_.dump_file) {
+      oob::Dump d;
+      d.local.endpoint = local;
+      d.local.plan = plan;
+      d.remote = remote_;
+      std::ofstream f(*o_.dump_file, std::ios::trunc);
+      f << oob::EncodeDumpJson(d) << "\n";
+      if (!f) {
+        return Fail("dump", ErrnoError(ErrorCode::kIo, errno, "write " + *o_.dump_file),
+                    kExitUsage);
+      }
+    }
+    if (HasErrors(findings) && o_.validate) {
+      report_["stage"] = "validate";
+      if (!o_.json) {
+        err_ << "qp-connect: the validator found errors; nothing was modified (use "
+                "--no-validate to try anyway)"
+             << (o_.client ? "; the stock server is left waiting for its first message\n"
+                           : "; closing the connection, so the stock client fails at once\n");
+      }
+      return kExitValidation;
+    }
+    std::string hint = HasErrors(findings) ? "the validator reported errors above" : "";
+    if (auto c = session_->Connect(plan, remote_, hint); !c) {
+      return Fail("connect", c.error(), kExitVerbs);
+    }
+    Step("QP at RTS");
+    if (server) {
+      // The stock server writes its record only once its QP is at RTS, and
+      // the client sends as soon as it has it.
+      if (auto r = server->SendOwn(own_, deadline); !r)
+        return Fail("exchange", r.error(), kExitExchange);
+      if (auto r = server->ReadDone(deadline); !r)
+        return Fail("exchange", r.error(), kExitExchange);
+      server.reset();
+    }
+    if (o_.verify) {
+      verbs::TrafficOptions t;
+      t.iters = o_.iters;
+      t.size = o_.session.message_size;
+      t.timeout = o_.timeout;
+      t.rdma = false;
+      t.pattern = verbs::TrafficPattern::kPingpong;
+      auto r = verbs::RunTraffic(*session_, remote_,
+                                 o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
+      if (!r) return Fail("traffic", r.error(), kExitTraffic, TrafficHint(r.error()));
+      report_["traffic"] = {{"iters", t.iters},
+                            {"size", t.size},
+                            {"messages", r->messages},
+                            {"seconds", r->seconds},
+                            {"avg_rtt_us", r->avg_rtt_us},
+                            {"mbit_per_s", r->mbit_per_s},
+                            {"content", o_.client ? "echo checked" : "echoed"}};
+      if (!o_.json) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "qp-connect: traffic ok: %u x %u bytes, %.1f us/round trip, %.1f Mbit/s, "
+                      "%s\n",
+                      t.iters, t.size, r->avg_rtt_us, r->mbit_per_s,
+                      o_.client ? "echo checked" : "echoed");
+        out_ << line;
+      }
+    }
+    report_["result"] = "ok";
+    report_.erase("stage");
+    if (!o_.json) {
+      out_ << "qp-connect: connected " << TransportName(local.transport) << " QP "
+           << Hex(own_.qpn, 6) << " on " << local.identity.device << " with the pingpong peer's QP "
+           << Hex(peer.qpn, 6) << " at " << peer_host_ << "\n";
+    }
+    return kExitOk;
+  }
+
+  void PrintFindings(const std::vector<Finding>& findings, const ordered_json& unchecked) {
+    if (o_.json) return;
+    for (const auto& f : findings) {
+      if (f.severity == Severity::kInfo && !o_.verbose) continue;
+      (f.severity == Severity::kError ? err_ : out_)
+          << "qp-connect: " << FindingToString(f) << "\n";
+    }
+    out_ << "qp-connect: not checked: the pingpong dialect carries no MTU, message size, "
+            "iteration count, SL, P_Key or version; assumed the peer uses "
+         << StockOptions() << " and P_Key index 0";
+    if (!unchecked.empty()) {
+      out_ << "; rules not checked:";
+      for (const auto& id : unchecked) out_ << " " << id.get<std::string>();
+    }
+    out_ << "\n";
+  }
+
+  const ConnectOptions& o_;
+  std::ostream& out_;
+  std::ostream& err_;
+  ordered_json report_ = ordered_json::object();
+  std::unique_ptr<verbs::Session> session_;
+  oob::PingpongRecord own_;
+  EndpointInfo remote_;
+  std::string peer_host_;
+};
+
+}  // namespace
+
+int RunPingpongFlow(const ConnectOptions& o, std::ostream& out, std::ostream& err) {
+  return PingpongFlow(o, out, err).Run();
+}
+
+}  // namespace qpconnect::tools
