@@ -1,6 +1,7 @@
 #include "pingpong_flow.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -106,19 +107,36 @@ class PingpongFlow {
   // whose options we never saw.
   std::string TrafficHint(const Error& e) const {
     const std::string same =
-        "the pingpong dialect does not exchange -s, -n, -m, -r or -l; run "
+        "the pingpong dialect does not exchange -s, -n, -m, -r or -l: run "
         "the peer with this side's values (" +
         StockOptions() + ")";
     if (e.attribute == "byte_len") {
-      return "the peer uses a different -s (message size); " + same;
+      return "the stock peer runs with a different -s (message size; the received length is "
+             "above" +
+             std::string(Ud() ? ", plus the 40-byte GRH" : "") + "); " + same;
     }
     if (e.code == ErrorCode::kTimeout) {
-      std::string why =
-          "no message from the peer before the deadline: it may have finished "
-          "already (a different -n), ";
-      why += Ud() ? "or dropped messages (a different -s above the MTU), "
-                  : "or dropped messages (a different -m or -s), ";
-      return why + "or be gone; " + same;
+      // RunTraffic names the iteration in the operation: "... iteration N)".
+      long iteration = -1;
+      if (auto at = e.operation.rfind("iteration "); at != std::string::npos) {
+        iteration = std::strtol(e.operation.c_str() + at + 10, nullptr, 10);
+      }
+      if (iteration == 0 && !o_.client) {
+        return std::string(
+                   "the peer's first message never arrived: most likely it runs with a "
+                   "different ") +
+               (Ud() ? "-s (above the path MTU, so it was dropped)"
+                     : "-m (path MTU; above the active MTU its packets are dropped) or -s") +
+               "; " + same;
+      }
+      if (iteration > 0) {
+        return "the peer stopped after " + std::to_string(iteration) +
+               " round trips: most likely it runs with -n " + std::to_string(iteration) +
+               " (or it failed; see its output); " + same;
+      }
+      return "no reply from the peer: it runs with a different -m or -s, or failed (see its "
+             "output); " +
+             same;
     }
     return "if the peer is a stock pingpong program, check its options: " + same;
   }
