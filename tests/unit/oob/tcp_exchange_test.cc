@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "exchange_samples.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
@@ -24,24 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-EndpointInfo MakeEndpoint(const std::string& host, uint32_t n_qps) {
-  EndpointInfo e;
-  e.transport = Transport::kRc;
-  e.identity = {host, "mlx5_0", 0x0002c90300010203ULL};
-  e.port.link_layer = LinkLayer::kInfiniBand;
-  e.port.active = true;
-  e.port.lid = 0x1a;
-  e.port.active_mtu = Mtu::k4096;
-  e.port.max_mtu = Mtu::k4096;
-  e.path.path_mtu = Mtu::k1024;
-  for (uint32_t i = 0; i < n_qps; ++i) {
-    e.qps.push_back({0x100 + i, (i * 7919u) & kPsnMask, std::nullopt});
-  }
-  return e;
-}
-
-Psk Key(const std::string& k) { return *Psk::FromBytes(k); }
 
 std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt,
                                      bool persistent = false) {
