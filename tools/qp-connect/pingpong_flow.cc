@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +11,7 @@
 #include "qpconnect/oob/pingpong.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/traffic.h"
+#include "report.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -83,24 +83,9 @@ class PingpongFlow {
   int Fail(const std::string& stage, Error e, int code, const std::string& hint = {}) {
     if (!hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
     report_["stage"] = stage;
-    report_["error"] = {
-        {"code", ErrorCodeName(e.code)}, {"errno", e.sys_errno}, {"operation", e.operation},
-        {"attribute", e.attribute},      {"detail", e.detail},   {"text", e.ToString()}};
+    report_["error"] = ErrorJson(e);
     if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
     return code;
-  }
-
-  static int ExitFor(const Error& e, int fallback) {
-    switch (e.code) {
-      case ErrorCode::kInvalidArgument:
-        return kExitUsage;
-      case ErrorCode::kNotFound:
-        return kExitNoDevice;
-      case ErrorCode::kVerbs:
-        return kExitVerbs;
-      default:
-        return fallback;
-    }
   }
 
   // What a traffic failure most likely means when the peer is a stock program
@@ -215,15 +200,8 @@ class PingpongFlow {
     report_["unchecked_rules"] = unchecked;
     PrintFindings(findings, unchecked);
     if (o_.dump_file) {
-      oob::Dump d;
-      d.local.endpoint = local;
-      d.local.plan = plan;
-      d.remote = remote_;
-      std::ofstream f(*o_.dump_file, std::ios::trunc);
-      f << oob::EncodeDumpJson(d) << "\n";
-      if (!f) {
-        return Fail("dump", ErrnoError(ErrorCode::kIo, errno, "write " + *o_.dump_file),
-                    kExitUsage);
+      if (auto w = WriteDump(*o_.dump_file, local, plan, remote_); !w) {
+        return Fail("dump", w.error(), kExitUsage);
       }
     }
     if (HasErrors(findings) && o_.validate) {

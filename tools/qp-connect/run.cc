@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -17,46 +16,12 @@
 #include "qpconnect/oob/tcp.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/traffic.h"
+#include "report.h"
 
 namespace qpconnect::tools {
 namespace {
 
 using nlohmann::ordered_json;
-
-int ExitFor(const Error& e, int fallback) {
-  switch (e.code) {
-    case ErrorCode::kInvalidArgument:
-      return kExitUsage;
-    case ErrorCode::kNotFound:
-      return kExitNoDevice;
-    case ErrorCode::kVerbs:
-      return kExitVerbs;
-    default:
-      return fallback;
-  }
-}
-
-ordered_json ErrorJson(const Error& e) {
-  return {{"code", ErrorCodeName(e.code)}, {"errno", e.sys_errno}, {"operation", e.operation},
-          {"attribute", e.attribute},      {"detail", e.detail},   {"text", e.ToString()}};
-}
-
-ordered_json SideJson(const EndpointInfo& e) {
-  ordered_json qps = ordered_json::array();
-  for (size_t i = 0; i < e.qps.size() && i < 16; ++i) {
-    qps.push_back({{"qpn", e.qps[i].qpn}, {"psn", e.qps[i].psn}});
-  }
-  ordered_json j = {{"host", e.identity.host}, {"device", e.identity.device},
-                    {"port", e.port.port_num}, {"link_layer", LinkLayerName(e.port.link_layer)},
-                    {"lid", e.port.lid},       {"path_mtu", MtuBytes(e.path.path_mtu)},
-                    {"num_qps", e.qps.size()}, {"qps", qps}};
-  if (e.path.sgid) {
-    j["gid_index"] = e.path.sgid->index;
-    j["gid"] = GidToString(e.path.sgid->gid);
-    j["gid_type"] = GidTypeName(e.path.sgid->type);
-  }
-  return j;
-}
 
 Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
   std::optional<oob::Psk> psk;
@@ -162,15 +127,8 @@ class Runner {
     report_["findings"] = FindingsToJson(findings);
     if (!o_.json) PrintFindings(findings);
     if (o_.dump_file) {
-      oob::Dump d;
-      d.local.endpoint = local;
-      d.local.plan = plan;
-      d.remote = remote_;
-      std::ofstream f(*o_.dump_file, std::ios::trunc);
-      f << oob::EncodeDumpJson(d) << "\n";
-      if (!f) {
-        return Fail("dump", ErrnoError(ErrorCode::kIo, errno, "write " + *o_.dump_file),
-                    kExitUsage);
+      if (auto w = WriteDump(*o_.dump_file, local, plan, remote_); !w) {
+        return Fail("dump", w.error(), kExitUsage);
       }
     }
     if (HasErrors(findings) && o_.validate) {

@@ -1,0 +1,84 @@
+// qp-connect's command line: defaults in the pingpong conventions, and every
+// unusable combination refused with the option named.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "exit_codes.h"
+#include "options.h"
+#include "run.h"
+
+namespace qpconnect::tools {
+namespace {
+
+TEST(ConnectOptions, DefaultsFollowThePingpongConventions) {
+  auto o = ParseConnectOptions({});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->oob, OobKind::kTcp);
+  EXPECT_FALSE(o->client);  // no HOST: server
+  EXPECT_EQ(o->tcp_port, 18515);
+  EXPECT_EQ(o->session.transport, Transport::kRc);
+  EXPECT_EQ(o->session.message_size, 4096u);
+  EXPECT_EQ(o->session.port, 1);
+  EXPECT_EQ(o->iters, 1000u);
+  EXPECT_TRUE(o->validate);
+  EXPECT_TRUE(o->verify);
+  EXPECT_FALSE(o->plan.mtu);  // negotiated
+}
+
+TEST(ConnectOptions, HostMakesTheClientAndUdShrinksTheDefaultSize) {
+  auto o = ParseConnectOptions({"-t", "ud", "-d", "rxe1", "-g", "1", "10.99.0.1"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_TRUE(o->client);
+  EXPECT_EQ(*o->host, "10.99.0.1");
+  EXPECT_EQ(o->session.transport, Transport::kUd);
+  EXPECT_EQ(o->session.message_size, 1024u);
+  EXPECT_EQ(o->session.device, "rxe1");
+  EXPECT_EQ(*o->session.gid.index, 1);
+}
+
+TEST(ConnectOptions, ForcedMtuIsAnnouncedAndPlanned) {
+  auto o = ParseConnectOptions({"-m", "2048"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(*o->plan.mtu, Mtu::k2048);
+  EXPECT_EQ(*o->session.mtu, Mtu::k2048);
+}
+
+TEST(ConnectOptions, RefusesUnusableCombinations) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--transport", "xrc"},
+      {"-m", "1500"},
+      {"-m", "8192"},
+      {"--oob", "carrier-pigeon"},
+      {"--oob", "file", "--role", "client"},           // no --oob-dir
+      {"--oob", "file", "--oob-dir", "/tmp"},          // no --role
+      {"--oob", "stdio", "--role", "client", "host"},  // HOST with stdio
+      {"--role", "client"},                            // --role with tcp
+      {"--psn", "0x1000000"},                          // 25 bits
+      {"--qps", "0"},
+      {"-s", "0"},
+      {"a", "b"},  // two HOSTs
+      {"--sl", "16"},
+      {"--wire", "perftest"},
+  };
+  for (const auto& args : bad) {
+    auto o = ParseConnectOptions(args);
+    EXPECT_FALSE(o) << "accepted: " << ::testing::PrintToString(args);
+    if (!o) {
+      EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    }
+  }
+}
+
+TEST(ConnectRun, UsageErrorsExitTwoAndHelpExitsZero) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunQpConnect({"--bogus"}, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("--bogus"), std::string::npos);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunQpConnect({"--help"}, out2, err2), kExitOk);
+  EXPECT_NE(out2.str().find("Usage: qp-connect"), std::string::npos);
+  EXPECT_NE(out2.str().find("Exit status"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qpconnect::tools

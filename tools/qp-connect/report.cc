@@ -1,0 +1,61 @@
+#include "report.h"
+
+#include <cerrno>
+#include <fstream>
+
+#include "exit_codes.h"
+#include "qpconnect/oob/codec.h"
+
+namespace qpconnect::tools {
+
+using nlohmann::ordered_json;
+
+int ExitFor(const Error& e, int fallback) {
+  switch (e.code) {
+    case ErrorCode::kInvalidArgument:
+      return kExitUsage;
+    case ErrorCode::kNotFound:
+      return kExitNoDevice;
+    case ErrorCode::kVerbs:
+      return kExitVerbs;
+    default:
+      return fallback;
+  }
+}
+
+ordered_json ErrorJson(const Error& e) {
+  return {{"code", ErrorCodeName(e.code)}, {"errno", e.sys_errno}, {"operation", e.operation},
+          {"attribute", e.attribute},      {"detail", e.detail},   {"text", e.ToString()}};
+}
+
+ordered_json SideJson(const EndpointInfo& e) {
+  ordered_json qps = ordered_json::array();
+  for (size_t i = 0; i < e.qps.size() && i < 16; ++i) {
+    qps.push_back({{"qpn", e.qps[i].qpn}, {"psn", e.qps[i].psn}});
+  }
+  ordered_json j = {{"host", e.identity.host}, {"device", e.identity.device},
+                    {"port", e.port.port_num}, {"link_layer", LinkLayerName(e.port.link_layer)},
+                    {"lid", e.port.lid},       {"path_mtu", MtuBytes(e.path.path_mtu)},
+                    {"num_qps", e.qps.size()}, {"qps", qps}};
+  if (e.path.sgid) {
+    j["gid_index"] = e.path.sgid->index;
+    j["gid"] = GidToString(e.path.sgid->gid);
+    j["gid_type"] = GidTypeName(e.path.sgid->type);
+  }
+  return j;
+}
+
+Result<void> WriteDump(const std::string& path, const EndpointInfo& local,
+                       const ConnectionPlan& plan, const EndpointInfo& remote) {
+  oob::Dump d;
+  d.local.endpoint = local;
+  d.local.plan = plan;
+  d.remote = remote;
+  std::ofstream f(path, std::ios::trunc);
+  f << oob::EncodeDumpJson(d) << "\n";
+  f.close();
+  if (!f) return ErrnoError(ErrorCode::kIo, errno, "write --dump " + path);
+  return Ok();
+}
+
+}  // namespace qpconnect::tools

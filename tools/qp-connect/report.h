@@ -1,0 +1,29 @@
+// Pieces of qp-connect's report shared by its two flows (our dialect in
+// run.cc, the stock pingpong dialect in pingpong_flow.cc).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/plan.h"
+#include "qpconnect/result.h"
+
+namespace qpconnect::tools {
+
+// The exit status for `e`: usage, no device and verbs errors have their own;
+// anything else gets `fallback` (the stage's status).
+int ExitFor(const Error& e, int fallback);
+
+// {"code", "errno", "operation", "attribute", "detail", "text"}.
+nlohmann::ordered_json ErrorJson(const Error& e);
+
+// One side of the connection for the JSON report (the first 16 QPs listed).
+nlohmann::ordered_json SideJson(const EndpointInfo& e);
+
+// Writes the --dump file: this side's description and plan, the peer's
+// description. kIo naming the file when it cannot be written.
+Result<void> WriteDump(const std::string& path, const EndpointInfo& local,
+                       const ConnectionPlan& plan, const EndpointInfo& remote);
+
+}  // namespace qpconnect::tools
