@@ -163,7 +163,10 @@ class Runner {
       t.timeout = o_.timeout;
       auto r = verbs::RunTraffic(*session_, remote_,
                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
-      if (!r) return Fail("traffic", r.error(), kExitTraffic);
+      if (!r) {
+        AbortPeer("traffic failed: " + r.error().ToString());
+        return Fail("traffic", r.error(), kExitTraffic);
+      }
       report_["traffic"] = {{"iters", t.iters},
                             {"size", t.size},
                             {"messages", r->messages},

@@ -106,7 +106,9 @@ class Driver {
     QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_WRITE, o_.size, mr.addr, mr.rkey));
     auto w = PollOne(s_.SendCq(), Deadline(), What("RDMA_WRITE", qp, 0), s_.transport());
     if (!w) return std::move(w).error();
-    report_.rdma_write_checked = true;  // confirmed by the peer's check below
+    // The peer checks the contents after our "done"; a mismatch there ends
+    // its side, and ours fails at its next wait.
+    report_.rdma_write_checked = true;
     if (s_.transport() == Transport::kRc) {
       QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_READ, o_.size, mr.addr + mr.length / 2, mr.rkey));
       auto r = PollOne(s_.SendCq(), Deadline(), What("RDMA_READ", qp, 0), s_.transport());
