@@ -152,22 +152,7 @@ TEST_F(FileExchange, ExchangesTenThousandQpsWithPskPollingOnly) {
 TEST_F(FileExchange, BarrierPassesThenMismatchIsRefused) {
   auto a = Make("a", "b", Key("k"));
   auto b = Make("b", "a", Key("k"));
-  auto fb = std::async(std::launch::async, [&] {
-    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
-    if (!r) return r.error().ToString();
-    auto bar = b->Barrier("rtr", 5s);
-    if (!bar) return bar.error().ToString();
-    auto m = b->Barrier("rts", 2s);
-    return m ? std::string("passed") : m.error().ToString();
-  });
-  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
-  auto bar = a->Barrier("rtr", 5s);
-  ASSERT_TRUE(bar) << bar.error().ToString();
-  auto m = a->Barrier("ready", 2s);
-  ASSERT_FALSE(m);
-  EXPECT_EQ(m.error().code, ErrorCode::kProtocol);
-  EXPECT_NE(m.error().detail.find("'rts'"), std::string::npos) << m.error().ToString();
-  EXPECT_NE(fb.get().find("'ready'"), std::string::npos);
+  ExpectBarrierPassesThenMismatchIsRefused(*a, *b, 1);
 }
 
 TEST_F(FileExchange, AbortOutlivesItsWriterAndReachesThePeersBarrier) {

@@ -189,23 +189,8 @@ TEST(TcpExchanger, ExchangesTenThousandQpsWithPsk) {
 
 TEST(TcpExchanger, BarrierPassesThenMismatchIsRefused) {
   auto server = Server(Key("k"));
-  auto fs = std::async(std::launch::async, [&] {
-    auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
-    if (!r) return r.error().ToString();
-    auto b = server->Barrier("rtr", 5s);
-    if (!b) return b.error().ToString();
-    auto m = server->Barrier("rts", 5s);
-    return m ? std::string("passed") : m.error().ToString();
-  });
   auto client = Client(server->port(), Key("k"));
-  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
-  auto b = client->Barrier("rtr", 5s);
-  EXPECT_TRUE(b) << b.error().ToString();
-  auto m = client->Barrier("ready", 5s);
-  ASSERT_FALSE(m);
-  EXPECT_EQ(m.error().code, ErrorCode::kProtocol);
-  EXPECT_NE(m.error().detail.find("'rts'"), std::string::npos);
-  EXPECT_NE(fs.get().find("'ready'"), std::string::npos);
+  ExpectBarrierPassesThenMismatchIsRefused(*client, *server, 1);
 }
 
 TEST(TcpExchanger, BarrierWithoutExchangeIsRefused) {
