@@ -103,6 +103,19 @@ class LabTest : public ::testing::Test {
     return p;
   }
 
+  // Both sessions opened, the validator found no error, both reached RTS.
+  static void ExpectCleanConnection(const Pair& p) {
+    ASSERT_TRUE(p.a && p.b);
+    EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
+    ASSERT_TRUE(p.connect_a) << p.connect_a.error().ToString();
+    ASSERT_TRUE(p.connect_b) << p.connect_b.error().ToString();
+  }
+
+  static void ExpectTrafficOk(const Outcome& out) {
+    ASSERT_TRUE(out.client) << out.client.error().ToString();
+    ASSERT_TRUE(out.server) << out.server.error().ToString();
+  }
+
   testing::LabEnv env_;
 };
 
@@ -124,13 +137,11 @@ TrafficOptions Doomed(uint32_t size) {
 
 TEST_F(LabTest, RcConnectsAndPassesSendRecvWriteAndRead) {
   auto p = Connect(Options(0, Transport::kRc), Options(1, Transport::kRc));
-  ASSERT_TRUE(p.a && p.b);
-  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
-  ASSERT_TRUE(p.connect_a) << p.connect_a.error().ToString();
-  ASSERT_TRUE(p.connect_b) << p.connect_b.error().ToString();
+  ExpectCleanConnection(p);
+  if (HasFatalFailure()) return;
   auto out = Traffic(*p.a, *p.b, Quick(4096));
-  ASSERT_TRUE(out.client) << out.client.error().ToString();
-  ASSERT_TRUE(out.server) << out.server.error().ToString();
+  ExpectTrafficOk(out);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(out.client->messages, 101u);  // 100 ping-pongs + the RDMA "done"
   EXPECT_TRUE(out.client->rdma_write_checked);
   EXPECT_TRUE(out.client->rdma_read_checked);
@@ -141,26 +152,22 @@ TEST_F(LabTest, RcConnectsAndPassesSendRecvWriteAndRead) {
 
 TEST_F(LabTest, UcConnectsAndPassesSendRecvAndWrite) {
   auto p = Connect(Options(0, Transport::kUc), Options(1, Transport::kUc));
-  ASSERT_TRUE(p.a && p.b);
-  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
-  ASSERT_TRUE(p.connect_a) << p.connect_a.error().ToString();
-  ASSERT_TRUE(p.connect_b) << p.connect_b.error().ToString();
+  ExpectCleanConnection(p);
+  if (HasFatalFailure()) return;
   auto out = Traffic(*p.a, *p.b, Quick(4096));
-  ASSERT_TRUE(out.client) << out.client.error().ToString();
-  ASSERT_TRUE(out.server) << out.server.error().ToString();
+  ExpectTrafficOk(out);
+  if (HasFatalFailure()) return;
   EXPECT_TRUE(out.client->rdma_write_checked);
   EXPECT_FALSE(out.client->rdma_read_checked);  // UC has no RDMA READ
 }
 
 TEST_F(LabTest, UdConnectsAndPassesSendRecv) {
   auto p = Connect(Options(0, Transport::kUd), Options(1, Transport::kUd));
-  ASSERT_TRUE(p.a && p.b);
-  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
-  ASSERT_TRUE(p.connect_a) << p.connect_a.error().ToString();
-  ASSERT_TRUE(p.connect_b) << p.connect_b.error().ToString();
+  ExpectCleanConnection(p);
+  if (HasFatalFailure()) return;
   auto out = Traffic(*p.a, *p.b, Quick(1024));
-  ASSERT_TRUE(out.client) << out.client.error().ToString();
-  ASSERT_TRUE(out.server) << out.server.error().ToString();
+  ExpectTrafficOk(out);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(out.server->messages, 100u);
 }
 
@@ -168,13 +175,11 @@ TEST_F(LabTest, RcConnectsEightQpsInOneExchange) {
   SessionOptions oa = Options(0, Transport::kRc), ob = Options(1, Transport::kRc);
   oa.num_qps = ob.num_qps = 8;
   auto p = Connect(oa, ob);
-  ASSERT_TRUE(p.a && p.b);
-  EXPECT_FALSE(HasErrors(p.findings)) << Dump(p.findings);
-  ASSERT_TRUE(p.connect_a) << p.connect_a.error().ToString();
-  ASSERT_TRUE(p.connect_b) << p.connect_b.error().ToString();
+  ExpectCleanConnection(p);
+  if (HasFatalFailure()) return;
   auto out = Traffic(*p.a, *p.b, Quick(1024, 20));
-  ASSERT_TRUE(out.client) << out.client.error().ToString();
-  ASSERT_TRUE(out.server) << out.server.error().ToString();
+  ExpectTrafficOk(out);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(out.client->messages, 8u * 21u);
 }
 
