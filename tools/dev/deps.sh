@@ -8,6 +8,7 @@ pkgs=(
   cmake g++ make pkg-config libibverbs-dev libibumad-dev ibverbs-providers
   libprotobuf-dev protobuf-compiler libboost-dev libgtest-dev libgmock-dev libssl-dev
   nlohmann-json3-dev clang-format
+  help2man  # man pages of the tools, generated from their --help and --version
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core
   perftest rdmacm-utils
