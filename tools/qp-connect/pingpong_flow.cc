@@ -7,6 +7,7 @@
 
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/pingpong.h"
 #include "qpconnect/validate.h"
@@ -127,10 +128,12 @@ class PingpongFlow {
   }
 
   int Steps() {
-    auto session = verbs::Session::Open(o_.session);
-    if (!session) return Fail("open", session.error(), ExitFor(session.error(), kExitVerbs));
-    session_ = std::move(*session);
-    const EndpointInfo& local = session_->Local();
+    auto connector = Connector::Open(o_.session);
+    if (!connector) {
+      return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
+    }
+    connector_ = std::move(*connector);
+    const EndpointInfo& local = connector_->Local();
     own_ = oob::RecordFromEndpoint(local);
     report_["local"] = RecordJson(own_);
     report_["local"]["device"] = local.identity.device;
@@ -191,7 +194,11 @@ class PingpongFlow {
     if (!oob::PingpongUsesGrh(peer.gid)) {
       for (auto& q : plan.qps) q.ah.is_global = false;
     }
-    std::vector<Finding> findings = Validate({&local, &remote_, plan, std::nullopt});
+    ConnectorOptions co;
+    co.plan = po;
+    co.validate = o_.validate;
+    auto connected = connector_->ConnectToPeer(remote_, plan, co);
+    const std::vector<Finding>& findings = connector_->report().findings;
     report_["findings"] = FindingsToJson(findings);
     ordered_json unchecked = ordered_json::array();
     for (const auto& f : findings) {
@@ -204,7 +211,7 @@ class PingpongFlow {
         return Fail("dump", w.error(), kExitUsage);
       }
     }
-    if (HasErrors(findings) && o_.validate) {
+    if (!connected && connected.error().operation == "validate") {
       report_["stage"] = "validate";
       if (!o_.json) {
         err_ << "qp-connect: the validator found errors; nothing was modified (use "
@@ -214,10 +221,7 @@ class PingpongFlow {
       }
       return kExitValidation;
     }
-    std::string hint = HasErrors(findings) ? "the validator reported errors above" : "";
-    if (auto c = session_->Connect(plan, remote_, hint); !c) {
-      return Fail("connect", c.error(), kExitVerbs);
-    }
+    if (!connected) return Fail("connect", connected.error(), kExitVerbs);
     Step("QP at RTS");
     if (server) {
       // The stock server writes its record only once its QP is at RTS, and
@@ -235,7 +239,7 @@ class PingpongFlow {
       t.timeout = o_.timeout;
       t.rdma = false;
       t.pattern = verbs::TrafficPattern::kPingpong;
-      auto r = verbs::RunTraffic(*session_, remote_,
+      auto r = verbs::RunTraffic(*connector_->session(), remote_,
                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
       if (!r) return Fail("traffic", r.error(), kExitTraffic, TrafficHint(r.error()));
       report_["traffic"] = {{"iters", t.iters},
@@ -286,7 +290,7 @@ class PingpongFlow {
   std::ostream& out_;
   std::ostream& err_;
   ordered_json report_ = ordered_json::object();
-  std::unique_ptr<verbs::Session> session_;
+  std::unique_ptr<Connector> connector_;
   oob::PingpongRecord own_;
   EndpointInfo remote_;
   std::string peer_host_;

@@ -58,4 +58,21 @@ Result<void> WriteDump(const std::string& path, const EndpointInfo& local,
   return Ok();
 }
 
+Result<void> CheckWritable(const std::string& path) {
+  std::ofstream f(path, std::ios::app);
+  if (!f) return ErrnoError(ErrorCode::kIo, errno, "open --dump " + path + " for writing");
+  return Ok();
+}
+
+ordered_json TimingsJson(const PhaseTimings& t) {
+  auto ms = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  return {{"open", ms(t.open)},
+          {"exchange", ms(t.exchange)},
+          {"validate", ms(t.validate)},
+          {"connect", ms(t.connect)},
+          {"barrier", ms(t.barrier)}};
+}
+
 }  // namespace qpconnect::tools

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "qpconnect/connector.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
@@ -25,5 +26,12 @@ nlohmann::ordered_json SideJson(const EndpointInfo& e);
 // description. kIo naming the file when it cannot be written.
 Result<void> WriteDump(const std::string& path, const EndpointInfo& local,
                        const ConnectionPlan& plan, const EndpointInfo& remote);
+
+// kIo naming `path` when it cannot be opened for writing (checked before the
+// exchange; creates the file if missing, leaves an existing one as it is).
+Result<void> CheckWritable(const std::string& path);
+
+// {"open": ms, "exchange": ms, "validate": ms, "connect": ms, "barrier": ms}.
+nlohmann::ordered_json TimingsJson(const PhaseTimings& t);
 
 }  // namespace qpconnect::tools

@@ -9,6 +9,7 @@
 #include "findings_json.h"
 #include "options.h"
 #include "pingpong_flow.h"
+#include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/file.h"
 #include "qpconnect/oob/psk.h"
@@ -86,8 +87,8 @@ class Runner {
   }
 
  private:
-  void Step(const std::string& text) {
-    if (o_.verbose && !o_.json) out_ << "qp-connect: " << text << "\n";
+  void Step(std::string_view text) {
+    if (o_.verbose && !o_.json) out_ << "qp-connect: " << text << std::endl;
   }
 
   int Fail(const std::string& stage, const Error& e, int code) {
@@ -97,92 +98,125 @@ class Runner {
     return code;
   }
 
-  // Tells the peer we stop at `stage`, so it fails promptly instead of waiting
-  // for its deadline.
+  // Tells the peer we stop, so it fails promptly instead of waiting for its
+  // deadline (the connector does this itself for its own phases).
   void AbortPeer(const std::string& why) {
     if (exchanger_) exchanger_->Abort(why, std::chrono::milliseconds(2000));
   }
 
+  // What the connector learned, into the report (and the findings printed
+  // once, before anything is modified).
+  void Record(const ConnectReport& r) {
+    if (r.remote && !report_.contains("remote")) report_["remote"] = SideJson(*r.remote);
+    if (r.plan && !findings_shown_) {
+      findings_shown_ = true;
+      report_["findings"] = FindingsToJson(r.findings);
+      if (!o_.json) PrintFindings(r.findings);
+    }
+  }
+
+  // The connector's failure as qp-connect's stage and exit status.
+  int FailConnect(const Error& e) {
+    const ConnectReport& r = connector_->report();
+    Record(r);
+    if (o_.dump_file && r.plan) WriteDumpOrFail();
+    switch (r.reached) {
+      case ConnectPhase::kOpen:
+      case ConnectPhase::kExchange:
+        return Fail("exchange", e, kExitExchange);
+      case ConnectPhase::kValidate:
+        if (e.operation == "validate") {
+          report_["stage"] = "validate";
+          if (!o_.json) {
+            err_ << "qp-connect: the validator found errors; nothing was modified (use "
+                    "--no-validate to try anyway)\n";
+          }
+          return kExitValidation;
+        }
+        return Fail("connect", e, kExitValidation);
+      case ConnectPhase::kConnect:
+        return Fail("connect", e, kExitVerbs);
+      case ConnectPhase::kBarrier:
+        return Fail("barrier", e, kExitExchange);
+    }
+    return Fail("connect", e, kExitVerbs);
+  }
+
+  // REQUIRES: the connector planned.
+  bool WriteDumpOrFail() {
+    const ConnectReport& r = connector_->report();
+    if (auto w = WriteDump(*o_.dump_file, r.local, *r.plan, *r.remote); !w) {
+      dump_error_ = w.error();
+      return false;
+    }
+    return true;
+  }
+
   int Steps() {
-    auto session = verbs::Session::Open(o_.session);
-    if (!session) return Fail("open", session.error(), ExitFor(session.error(), kExitVerbs));
-    session_ = std::move(*session);
-    const EndpointInfo& local = session_->Local();
+    auto connector = Connector::Open(o_.session);
+    if (!connector) {
+      return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
+    }
+    connector_ = std::move(*connector);
+    const EndpointInfo& local = connector_->Local();
     report_["local"] = SideJson(local);
     Step("opened " + local.identity.device + ": " + std::to_string(local.qps.size()) + " " +
          TransportName(local.transport) + " QP(s) in INIT with receives posted");
+    if (o_.dump_file) {
+      // Checked before the exchange, so the peer is not left waiting for a
+      // side that can only fail later.
+      if (auto w = CheckWritable(*o_.dump_file); !w) return Fail("dump", w.error(), kExitUsage);
+    }
 
     auto x = MakeExchanger(o_);
     if (!x) return Fail("exchange", x.error(), ExitFor(x.error(), kExitExchange));
     exchanger_ = std::move(*x);
-    auto peer = exchanger_->Exchange(local, o_.timeout);
-    if (!peer) return Fail("exchange", peer.error(), kExitExchange);
-    remote_ = std::move(*peer);
-    report_["remote"] = SideJson(remote_);
-    Step("received the peer's description: " + remote_.identity.host + " " +
-         remote_.identity.device);
 
-    ConnectionPlan plan = PlanConnection(local, remote_, o_.plan);
-    std::vector<Finding> findings = Validate({&local, &remote_, plan, std::nullopt});
-    report_["findings"] = FindingsToJson(findings);
-    if (!o_.json) PrintFindings(findings);
-    if (o_.dump_file) {
-      if (auto w = WriteDump(*o_.dump_file, local, plan, remote_); !w) {
-        return Fail("dump", w.error(), kExitUsage);
-      }
+    ConnectorOptions co;
+    co.plan = o_.plan;
+    co.timeout = o_.timeout;
+    co.validate = o_.validate;
+    co.on_step = [this](ConnectPhase phase, std::string_view what) {
+      if (phase == ConnectPhase::kConnect) Record(connector_->report());
+      if (phase != ConnectPhase::kValidate && what != "exchanging descriptions") Step(what);
+    };
+    auto connected = connector_->Connect(*exchanger_, co);
+    if (!connected) return FailConnect(connected.error());
+    const ConnectReport& r = *connected;
+    Record(r);
+    if (o_.dump_file && !WriteDumpOrFail()) {
+      AbortPeer("could not write the dump file");
+      return Fail("dump", *dump_error_, kExitUsage);
     }
-    if (HasErrors(findings) && o_.validate) {
-      AbortPeer("validation failed");
-      report_["stage"] = "validate";
-      if (!o_.json) {
-        err_ << "qp-connect: the validator found errors; nothing was modified (use "
-                "--no-validate to try anyway)\n";
-      }
-      return kExitValidation;
-    }
-    std::string hint = HasErrors(findings) ? "the validator reported errors above" : "";
-    if (plan.qps.size() != session_->num_qps()) {
-      Error e{ErrorCode::kIncompatible, 0, "connect", "qps",
-              "this side has " + std::to_string(session_->num_qps()) + " QPs, the peer " +
-                  std::to_string(remote_.qps.size()) + " (use the same --qps on both sides)"};
-      AbortPeer("qp count differs");
-      return Fail("connect", e, kExitValidation);
-    }
-    if (auto c = session_->Connect(plan, remote_, hint); !c) {
-      AbortPeer("modify failed");
-      return Fail("connect", c.error(), kExitVerbs);
-    }
-    Step("all QPs at RTS; waiting for the peer (barrier)");
-    if (auto b = exchanger_->Barrier("rts", o_.timeout); !b) {
-      return Fail("barrier", b.error(), kExitExchange);
-    }
+    const EndpointInfo& remote = *r.remote;
+    verbs::Session& session = *connector_->session();
     if (o_.verify) {
       verbs::TrafficOptions t;
       t.iters = o_.iters;
       t.size = o_.session.message_size;
       t.timeout = o_.timeout;
-      auto r = verbs::RunTraffic(*session_, remote_,
-                                 o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
-      if (!r) {
-        AbortPeer("traffic failed: " + r.error().ToString());
-        return Fail("traffic", r.error(), kExitTraffic);
+      auto tr = verbs::RunTraffic(session, remote,
+                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
+      if (!tr) {
+        AbortPeer("traffic failed: " + tr.error().ToString());
+        return Fail("traffic", tr.error(), kExitTraffic);
       }
       report_["traffic"] = {{"iters", t.iters},
                             {"size", t.size},
-                            {"messages", r->messages},
-                            {"seconds", r->seconds},
-                            {"avg_rtt_us", r->avg_rtt_us},
-                            {"mbit_per_s", r->mbit_per_s},
-                            {"rdma_write_checked", r->rdma_write_checked},
-                            {"rdma_read_checked", r->rdma_read_checked}};
+                            {"messages", tr->messages},
+                            {"seconds", tr->seconds},
+                            {"avg_rtt_us", tr->avg_rtt_us},
+                            {"mbit_per_s", tr->mbit_per_s},
+                            {"rdma_write_checked", tr->rdma_write_checked},
+                            {"rdma_read_checked", tr->rdma_read_checked}};
       if (!o_.json) {
         char line[256];
         std::snprintf(line, sizeof line,
                       "qp-connect: traffic ok: %u x %u bytes on %zu QP(s), %.1f us/round trip, "
                       "%.1f Mbit/s%s%s\n",
-                      t.iters, t.size, session_->num_qps(), r->avg_rtt_us, r->mbit_per_s,
-                      r->rdma_write_checked ? ", RDMA WRITE checked" : "",
-                      r->rdma_read_checked ? ", RDMA READ checked" : "");
+                      t.iters, t.size, session.num_qps(), tr->avg_rtt_us, tr->mbit_per_s,
+                      tr->rdma_write_checked ? ", RDMA WRITE checked" : "",
+                      tr->rdma_read_checked ? ", RDMA READ checked" : "");
         out_ << line;
       }
       // Neither side tears down before the other finished checking.
@@ -190,13 +224,14 @@ class Runner {
         return Fail("final barrier", b.error(), kExitExchange);
       }
     }
+    report_["timings_ms"] = TimingsJson(r.timings);
     report_["result"] = "ok";
     report_.erase("stage");
     if (!o_.json) {
-      out_ << "qp-connect: connected " << session_->num_qps() << " "
-           << TransportName(session_->transport()) << " QP(s): " << local.identity.device
-           << " qpn 0x" << std::hex << local.qps[0].qpn << " <-> " << remote_.identity.device
-           << " qpn 0x" << remote_.qps[0].qpn << std::dec << "\n";
+      out_ << "qp-connect: connected " << session.num_qps() << " "
+           << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
+           << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
+           << remote.qps[0].qpn << std::dec << "\n";
     }
     return kExitOk;
   }
@@ -213,9 +248,10 @@ class Runner {
   std::ostream& out_;
   std::ostream& err_;
   ordered_json report_ = ordered_json::object();
-  std::unique_ptr<verbs::Session> session_;
+  std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
-  EndpointInfo remote_;
+  bool findings_shown_ = false;
+  std::optional<Error> dump_error_;
 };
 
 }  // namespace

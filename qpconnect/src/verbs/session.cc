@@ -1,16 +1,12 @@
 #include "qpconnect/verbs/session.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <random>
 
-#include "qpconnect/verbs/device_query.h"
-#include "qpconnect/verbs/netdev.h"
+#include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
-#include "qpconnect/verbs/transition.h"
+#include "qpconnect/verbs/qp_steps.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
@@ -21,29 +17,6 @@ constexpr size_t kAlign = 4096;
 Error Invalid(std::string attribute, std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "open session", std::move(attribute),
                std::move(detail)};
-}
-
-uint32_t RandomPsn() {
-  std::random_device rd;
-  return rd() & kPsnMask;
-}
-
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return {};
-  return buf;
-}
-
-unsigned AccessFlags(Transport t) {
-  switch (t) {
-    case Transport::kRc:
-      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    case Transport::kUc:
-      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-    case Transport::kUd:
-      return IBV_ACCESS_LOCAL_WRITE;
-  }
-  return IBV_ACCESS_LOCAL_WRITE;
 }
 
 }  // namespace
@@ -72,62 +45,28 @@ Result<void> Session::CreateResources() {
   if (!ctx) return std::move(ctx).error();
   ctx_ = std::move(*ctx);
 
-  auto dev = QueryDevice(*ctx_);
-  if (!dev) return std::move(dev).error();
-  const PortInfo* port = nullptr;
-  for (const auto& p : dev->ports) {
-    if (p.facts.port_num == o.port) port = &p;
-  }
-  if (port == nullptr) {
-    return Error{ErrorCode::kNotFound, 0, "open session", "ib-port",
-                 "device " + dev->name + " has no port " + std::to_string(o.port) + " (it has " +
-                     std::to_string(dev->ports.size()) + ")"};
-  }
-  if (!port->facts.active) {
-    return Error{ErrorCode::kNotFound, 0, "open session", "port_state",
-                 dev->name + " port " + std::to_string(o.port) + " is " + port->state +
-                     ", not ACTIVE (check the link / subnet manager)"};
-  }
-
-  // GID: required on Ethernet; on InfiniBand used when a GRH is needed.
-  std::optional<GidEntry> sgid;
-  auto gid = SelectGid(port->gids, port->facts.link_layer, o.gid,
-                       [](const GidEntry& g) { return NetdevHasAddress(g.netdev, g.gid); });
-  if (gid) {
-    sgid = *gid;
-  } else if (port->facts.link_layer == LinkLayer::kEthernet || o.gid.index) {
-    Error e = std::move(gid).error();
-    e.detail = dev->name + " port " + std::to_string(o.port) + ": " + e.detail;
-    return e;
-  }
-
-  // P_Key: the value at pkey_index, or the index of a requested value.
-  uint16_t pkey_index = o.pkey_index;
-  std::optional<uint16_t> pkey;
-  for (const auto& k : port->pkeys) {
-    if (o.pkey_value) {
-      if ((k.pkey & kPkeyPartitionMask) == (*o.pkey_value & kPkeyPartitionMask)) {
-        pkey_index = k.index;
-        pkey = k.pkey;
-        break;
-      }
-    } else if (k.index == pkey_index) {
-      pkey = k.pkey;
-    }
-  }
-  if (!pkey) {
-    return Error{ErrorCode::kNotFound, 0, "open session", "pkey_index",
-                 o.pkey_value
-                     ? "P_Key value not in the port's P_Key table"
-                     : "P_Key index " + std::to_string(pkey_index) + " has no valid P_Key"};
-  }
-
-  Mtu path_mtu = o.mtu.value_or(port->facts.active_mtu);
+  DescribeOptions d;
+  d.transport = o.transport;
+  d.port = o.port;
+  d.gid = o.gid;
+  d.pkey_index = o.pkey_index;
+  d.pkey_value = o.pkey_value;
+  d.qkey = o.qkey;
+  d.sl = o.sl;
+  d.mtu = o.mtu;
+  d.max_rd_atomic = o.max_rd_atomic;
+  d.max_dest_rd_atomic = o.max_dest_rd_atomic;
+  d.host = o.host;
+  auto described = DescribeLocal(*ctx_, d);
+  if (!described) return std::move(described).error();
+  local_ = std::move(described->endpoint);
+  const DeviceLimits& limits = described->limits;
+  const Mtu active_mtu = local_.port.active_mtu;
   if (o.transport == Transport::kUd &&
-      o.message_size > static_cast<uint32_t>(MtuBytes(port->facts.active_mtu))) {
+      o.message_size > static_cast<uint32_t>(MtuBytes(active_mtu))) {
     return Invalid("size", "UD message size " + std::to_string(o.message_size) +
                                " exceeds the port's active MTU " +
-                               std::to_string(MtuBytes(port->facts.active_mtu)));
+                               std::to_string(MtuBytes(active_mtu)));
   }
 
   // Buffer: per QP [send][recv slots][rdma target][rdma source][read back].
@@ -145,7 +84,7 @@ Result<void> Session::CreateResources() {
   auto pd = AllocPd(*ctx_);
   if (!pd) return std::move(pd).error();
   pd_ = std::move(*pd);
-  int max_cqe = static_cast<int>(std::max<uint32_t>(dev->limits.max_cqe, 64));
+  int max_cqe = static_cast<int>(std::max<uint32_t>(limits.max_cqe, 64));
   int recv_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * o.rx_depth + 1));
   int send_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * 4 + 1));
   auto scq = CreateCq(*ctx_, send_cqe, nullptr);
@@ -173,40 +112,23 @@ Result<void> Session::CreateResources() {
     }
     qps_.push_back(std::move(*qp));
   }
-  auto mr = RegMr(*pd_, buffer_.get(), buffer_bytes_, AccessFlags(o.transport));
+  auto mr = RegMr(*pd_, buffer_.get(), buffer_bytes_, DefaultAccessFlags(o.transport));
   if (!mr) return std::move(mr).error();
   mr_ = std::move(*mr);
 
-  // Describe ourselves.
-  EndpointInfo& l = local_;
-  l.transport = o.transport;
-  l.identity = {o.host.empty() ? HostName() : o.host, dev->name, dev->node_guid};
-  l.port = port->facts;
-  l.path.path_mtu = path_mtu;
-  l.path.path_mtu_forced = o.mtu.has_value();
-  l.path.use_grh = port->facts.link_layer == LinkLayer::kEthernet || port->facts.grh_required;
-  l.path.sgid = sgid;
-  l.path.sl = o.sl;
-  l.path.hop_limit = port->facts.link_layer == LinkLayer::kEthernet ? 64 : 1;
-  l.keys.pkey = *pkey;
-  l.keys.pkey_index = pkey_index;
-  l.keys.qkey = o.qkey;
-  l.rd_atomic.max_rd_atomic = o.max_rd_atomic;
-  l.rd_atomic.max_dest_rd_atomic = o.max_dest_rd_atomic;
-  l.rd_atomic.device_max_qp_rd_atom = dev->limits.max_qp_rd_atom;
-  l.rd_atomic.device_max_qp_init_rd_atom = dev->limits.max_qp_init_rd_atom;
-  l.gid_table = port->gids;
-  uint32_t psn = o.psn.value_or(RandomPsn());
+  // Describe our QPs.
+  std::vector<uint32_t> qpns;
+  std::vector<std::optional<MrDescriptor>> mrs;
   for (size_t i = 0; i < qps_.size(); ++i) {
-    QpEntry q;
-    q.qpn = qps_[i]->qp_num;
-    q.psn = (psn + static_cast<uint32_t>(i)) & kPsnMask;
+    qpns.push_back(qps_[i]->qp_num);
     if (o.transport != Transport::kUd) {
-      q.mr = MrDescriptor{reinterpret_cast<uint64_t>(RdmaTarget(i)), mr_->rkey,
-                          uint64_t{o.message_size} * 2};
+      mrs.push_back(MrDescriptor{reinterpret_cast<uint64_t>(RdmaTarget(i)), mr_->rkey,
+                                 uint64_t{o.message_size} * 2});
+    } else {
+      mrs.emplace_back();
     }
-    l.qps.push_back(q);
   }
+  AddQps(local_, qpns, o.psn.value_or(RandomPsn()), mrs);
   return Ok();
 }
 
@@ -217,8 +139,8 @@ Result<void> Session::MoveToInit() {
     a.pkey_index = local_.keys.pkey_index;
     a.qkey = options_.qkey;
     VerbsQpControl control(*qps_[i]);
-    QPC_TRY(ApplyTransition(control, options_.transport,
-                            BuildInit(options_.transport, a, AccessFlags(options_.transport))));
+    QPC_TRY(
+        verbs::MoveToInit(control, options_.transport, a, DefaultAccessFlags(options_.transport)));
     for (uint32_t slot = 0; slot < options_.rx_depth; ++slot) QPC_TRY(PostRecv(i, slot));
   }
   return Ok();
@@ -235,10 +157,7 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
   remote_qpns_.clear();
   for (size_t i = 0; i < qps_.size(); ++i) {
     VerbsQpControl control(*qps_[i]);
-    QPC_TRY(ApplyTransition(control, options_.transport, BuildRtr(options_.transport, plan.qps[i]),
-                            hint));
-    QPC_TRY(ApplyTransition(control, options_.transport, BuildRts(options_.transport, plan.qps[i]),
-                            hint));
+    QPC_TRY(MoveToRts(control, options_.transport, plan.qps[i], hint));
     remote_qpns_.push_back(plan.qps[i].dest_qp_num);
     if (options_.transport == Transport::kUd) {
       auto ah = CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));

@@ -1,8 +1,10 @@
 #include "qpconnect/verbs/verbs_error.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "qpconnect/log.h"
 
 namespace qpconnect::verbs {
 
@@ -12,8 +14,13 @@ Error VerbsError(std::string operation, int rc, std::string detail) {
 }
 
 void LogDestroyFailure(const char* operation, int rc) noexcept {
-  std::fprintf(stderr, "qpconnect: warning: %s failed: %s (errno %d)\n", operation,
-               std::strerror(rc > 0 ? rc : EIO), rc > 0 ? rc : EIO);
+  int err = rc > 0 ? rc : EIO;
+  try {
+    Log(LogLevel::kWarning, std::string(operation) + " failed: " + std::strerror(err) + " (errno " +
+                                std::to_string(err) + ")");
+  } catch (...) {
+    // Out of memory while formatting: the warning is lost, the destroy is not retried.
+  }
 }
 
 }  // namespace qpconnect::verbs

@@ -1,47 +1,12 @@
-// The out-of-band exchanger interface: swap endpoint descriptions with the
-// peer over some channel other than the QP itself, within one deadline.
-//
-// Implementations: tcp.h (Boost.Asio), file.h (a shared directory), stdio.h
-// (a line of text over standard input/output). An embedding program can
-// implement Exchanger over its own channel.
-//
-// Thread-safety: an Exchanger is used by one thread at a time.
+// The exchanger interface, as seen from qpconnect::oob. The interface itself is
+// declared in core (qpconnect/exchanger.h) so that the connector can drive any
+// exchanger; this header keeps the oob spelling.
 #pragma once
 
-#include <chrono>
-#include <string_view>
-
-#include "qpconnect/endpoint.h"
-#include "qpconnect/result.h"
+#include "qpconnect/exchanger.h"
 
 namespace qpconnect::oob {
 
-class Exchanger {
- public:
-  virtual ~Exchanger() = default;
-
-  // Publishes `local` and returns the peer's description. Errors:
-  //   kTimeout   nothing (or not all) arrived within `deadline`
-  //   kProtocol  the peer's message failed to decode, or broke the framing
-  //   kIncompatible  unsupported version
-  //   kAuth      integrity check failed (PSK configured: missing/bad HMAC, replay)
-  //   kIo        the channel failed (connection refused/reset, file error)
-  virtual Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                        std::chrono::milliseconds deadline) = 0;
-
-  // Tells the peer this side reached `stage` (e.g. "rtr") and waits until the
-  // peer says the same. REQUIRES: a successful Exchange() before. Errors as
-  // Exchange(); kProtocol if the peer reports a different stage or an abort.
-  virtual Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) = 0;
-
-  // Tells the peer this side gives up (e.g. "ibv_modify_qp RTR failed"), best
-  // effort within `deadline`: the peer's pending or next Exchange() or
-  // Barrier() fails with kProtocol "the peer aborted: <reason>" instead of
-  // waiting for its deadline. Reports nothing. The default does nothing.
-  virtual void Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-    (void)reason;
-    (void)deadline;
-  }
-};
+using Exchanger = ::qpconnect::Exchanger;
 
 }  // namespace qpconnect::oob

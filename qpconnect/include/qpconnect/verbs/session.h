@@ -67,6 +67,13 @@ class Session {
   const SessionOptions& options() const { return options_; }
   Transport transport() const { return options_.transport; }
   size_t num_qps() const { return qps_.size(); }
+  // The i-th QP (owned by the Session). REQUIRES: i < num_qps().
+  ibv_qp* qp(size_t i) const { return qps_.at(i).get(); }
+  // After Connect() on UD: QP i's address handle and remote QPN, and the
+  // Q_Key put in send WRs; nullptr / 0 before, or on RC/UC.
+  ibv_ah* ah(size_t i) const { return i < ahs_.size() ? ahs_[i].get() : nullptr; }
+  uint32_t remote_qpn(size_t i) const { return i < remote_qpns_.size() ? remote_qpns_[i] : 0; }
+  uint32_t send_qkey() const { return send_qkey_; }
 
   // INIT->RTR->RTS for every QP with `plan` (REQUIRES plan.qps.size() ==
   // num_qps()); UD: creates one address handle per peer QP. `remote` supplies

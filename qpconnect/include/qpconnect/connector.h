@@ -1,0 +1,188 @@
+// The connect flow as one library object: describe the local QPs, exchange
+// descriptions with the peer over any Exchanger, plan, validate, move every QP
+// INIT->RTR->RTS, and pass a barrier, telling the peer when this side gives up.
+//
+// Two modes:
+//   owning  Connector::Open() creates everything (device context, PD, CQs, N
+//           QPs, one registered buffer, receives posted), as `qp-connect` does;
+//           session() then gives the data path (verbs/traffic.h proves it).
+//   adopted Connector::Adopt() takes QPs the caller created (its PD, CQs, SRQ,
+//           queue sizes; RC, UC or UD) and its MR descriptors. The connector
+//           only chooses the port's GID and P_Key, describes, exchanges,
+//           validates and transitions them. The caller keeps ownership of its
+//           QPs and everything they hang off; the connector owns only what it
+//           creates itself (UD address handles, in the QPs' PD).
+// In both modes qp(i) is the i-th ibv_qp*, and the peer's QP i is its partner.
+//
+//   auto c = Connector::Open(options);            // or Adopt(...)
+//   auto r = (*c)->Connect(exchanger, {});        // Result<ConnectReport>
+//   if (!r) { /* (*c)->report() says how far it got: findings, stage, timings */ }
+//
+// Connect() refuses before any ibv_modify_qp when the validator finds an error
+// (kIncompatible, with the findings in the report) and, on every failure after
+// the exchange began, calls exchanger.Abort() so that the peer fails at once
+// instead of at its deadline.
+//
+// Thread-safety: one thread at a time per Connector. Nothing is written to
+// stdout/stderr (log.h).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/exchanger.h"
+#include "qpconnect/gid_select.h"
+#include "qpconnect/plan.h"
+#include "qpconnect/result.h"
+#include "qpconnect/validate.h"
+#include "qpconnect/verbs/session.h"
+
+namespace qpconnect {
+
+// The phases of the flow, in order. Names ("open", "exchange", "validate",
+// "connect", "barrier") are stable: they appear in qp-connect's JSON "stage".
+enum class ConnectPhase : uint8_t { kOpen, kExchange, kValidate, kConnect, kBarrier };
+const char* ConnectPhaseName(ConnectPhase phase);
+
+// Wall time spent in each phase (zero for a phase not reached).
+struct PhaseTimings {
+  std::chrono::nanoseconds open{0};      // create + describe + INIT (+ receives posted)
+  std::chrono::nanoseconds exchange{0};  // Exchange(): both descriptions swapped
+  std::chrono::nanoseconds validate{0};  // PlanConnection() + Validate()
+  std::chrono::nanoseconds connect{0};   // INIT->RTR->RTS of every QP (+ UD address handles)
+  std::chrono::nanoseconds barrier{0};   // Barrier() after RTS
+};
+
+// What Connect() learned, filled as far as the flow got (also on failure).
+struct ConnectReport {
+  EndpointInfo local;
+  std::optional<EndpointInfo> remote;          // set once the exchange succeeded
+  std::optional<ConnectionPlan> plan;          // set once planned
+  std::vector<Finding> findings;               // the validator's, on the plan above
+  ConnectPhase reached = ConnectPhase::kOpen;  // the last phase entered
+  bool connected = false;                      // every QP at RTS and the barrier passed
+  PhaseTimings timings;
+};
+
+// Options of Connect(), common to both modes.
+struct ConnectorOptions {
+  PlanOptions plan;
+  // Each exchanger call (Exchange, Barrier) gets this deadline.
+  std::chrono::milliseconds timeout{30000};
+  // Refuse when the validator reports an error (kIncompatible, peer aborted).
+  // false: connect anyway; the findings are then appended to a refusal.
+  bool validate = true;
+  // The barrier stage both sides announce after RTS; empty: no barrier.
+  std::string barrier_stage = "rts";
+  // Called as each phase starts and ends, with a one-line human summary
+  // ("received the peer's description: hostB mlx5_0"). May be empty.
+  std::function<void(ConnectPhase phase, std::string_view what)> on_step;
+};
+
+// Adopted mode: one QP the caller created and keeps owning.
+struct AdoptedQp {
+  ibv_qp* qp = nullptr;            // REQUIRES: in RESET or INIT, of the common type
+  std::optional<MrDescriptor> mr;  // published to the peer with this QP (RC/UC)
+};
+
+// Adopted mode: how to describe the caller's QPs.
+struct AdoptOptions {
+  uint8_t port = 1;
+  GidPreference gid;                    // RoCE: auto-selected unless given
+  uint16_t pkey_index = 0;              // used when a QP is moved RESET->INIT here
+  std::optional<uint16_t> pkey_value;   // resolve pkey_index from this value
+  uint32_t qkey = verbs::kDefaultQkey;  // UD
+  uint8_t sl = 0;
+  std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
+  std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
+  // Access flags set at RESET->INIT for QPs adopted in RESET (RC default:
+  // local write, remote write, remote read; UC: local and remote write).
+  std::optional<unsigned> access_flags;
+  std::string host;  // identity for diagnostics; default gethostname()
+};
+
+// The validation gate: kIncompatible (operation "validate") naming how many
+// error findings there are and the first, when any finding is an error; Ok
+// otherwise (warnings and infos pass).
+Result<void> RefuseOnFindings(const std::vector<Finding>& findings);
+
+class Connector {
+ public:
+  // Owning mode: opens the device and port, creates N QPs with their CQs and
+  // buffers, moves them to INIT and posts receives (verbs::Session::Open).
+  // kNotFound (device, port, GID, P_Key), kInvalidArgument, kVerbs, kIo.
+  static Result<std::unique_ptr<Connector>> Open(const verbs::SessionOptions& options);
+
+  // Adopted mode: describes `qps` (at least one, all of one type: RC, UC or
+  // UD, all on one device) on `options.port` and moves those in RESET to INIT
+  // (port, P_Key index, access flags or Q_Key). QPs already in INIT are taken
+  // as they are: their port must be `options.port`. The caller may post
+  // receives before Connect(); it must before the barrier. Nothing is owned
+  // but the UD address handles Connect() creates. kInvalidArgument (no QP, a
+  // null QP, mixed types, a QP past INIT, an unsupported type), kNotFound
+  // (port, GID, P_Key), kVerbs.
+  // REQUIRES: the QPs outlive the Connector.
+  static Result<std::unique_ptr<Connector>> Adopt(std::vector<AdoptedQp> qps,
+                                                  const AdoptOptions& options);
+
+  ~Connector();
+  Connector(const Connector&) = delete;
+  Connector& operator=(const Connector&) = delete;
+
+  // What this side publishes (valid from construction on).
+  const EndpointInfo& Local() const;
+  Transport transport() const;
+  size_t num_qps() const;
+  // The i-th QP (owned by the Connector in owning mode, by the caller when
+  // adopted). REQUIRES: i < num_qps().
+  ibv_qp* qp(size_t i) const;
+  // UD after Connect(): the address handle, remote QPN and Q_Key to put in
+  // the send WR of QP i. nullptr / 0 before, or on RC/UC.
+  ibv_ah* ah(size_t i) const;
+  uint32_t remote_qpn(size_t i) const;
+  uint32_t remote_qkey() const;
+  // Owning mode: the session (buffers, post/poll helpers); nullptr if adopted.
+  verbs::Session* session();
+
+  // The flow: Exchange -> PlanConnection -> Validate -> (gate) -> RTR/RTS ->
+  // Barrier. Returns the report on success. Errors:
+  //   the exchanger's (kTimeout, kProtocol, kIncompatible, kAuth, kIo)
+  //   kIncompatible  validation refused (findings in report()), or the QP
+  //                  counts differ; the peer is told (Abort)
+  //   kVerbs         a transition or address handle was refused (the refusal
+  //                  names transition, mask, values, cause and the findings);
+  //                  the peer is told
+  //   kInvalidArgument  Connect() called twice
+  // The report (report()) holds what was learned even on failure.
+  Result<ConnectReport> Connect(Exchanger& exchanger, const ConnectorOptions& options);
+
+  // The second half of Connect() for flows whose exchange is not an
+  // Exchanger (the stock pingpong dialect): records `remote` and `plan`,
+  // validates, refuses on an error finding (kIncompatible, unless
+  // options.validate is false) or on differing QP counts (kIncompatible,
+  // attribute "qps"), then moves every QP INIT->RTR->RTS (kVerbs). Tells no
+  // peer anything: the caller does. REQUIRES: plan.qps.size() == num_qps().
+  Result<void> ConnectToPeer(const EndpointInfo& remote, ConnectionPlan plan,
+                             const ConnectorOptions& options);
+
+  // The report of the last Connect(), as far as it got.
+  const ConnectReport& report() const;
+
+ private:
+  class Impl;
+  explicit Connector(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qpconnect

@@ -1,0 +1,58 @@
+// Describing this side: choosing the port's GID and P_Key and turning the
+// device, port and QPs into the EndpointInfo published to the peer. Shared by
+// the owning Session and the connector's adopted mode, so both describe the
+// same way.
+//
+// Thread-safety: as the underlying ibv_context.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qpconnect/device_info.h"
+#include "qpconnect/endpoint.h"
+#include "qpconnect/gid_select.h"
+#include "qpconnect/result.h"
+
+namespace qpconnect::verbs {
+
+// What to describe and how to choose.
+struct DescribeOptions {
+  Transport transport = Transport::kRc;
+  uint8_t port = 1;
+  GidPreference gid;
+  uint16_t pkey_index = 0;
+  std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
+  uint32_t qkey = 0;
+  uint8_t sl = 0;
+  std::optional<Mtu> mtu;  // forced path MTU; default the port's active MTU
+  uint8_t max_rd_atomic = 1;
+  uint8_t max_dest_rd_atomic = 1;
+  std::string host;  // identity; empty: gethostname()
+};
+
+// The described side, without QPs, plus what the creator needs to size things.
+struct LocalDescription {
+  EndpointInfo endpoint;  // qps empty
+  DeviceLimits limits;
+};
+
+// Queries the device behind `ctx`, checks the port is ACTIVE, selects the GID
+// (required on Ethernet; on InfiniBand only when one is asked for or found)
+// and the P_Key. kNotFound naming "ib-port", "port_state", the GID choice or
+// "pkey_index"; kVerbs for a failed query.
+Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& options);
+
+// Appends one QpEntry per QP number: PSNs `first_psn`, +1, ... (masked to 24
+// bits), with `mrs[i]` when given. REQUIRES: mrs empty or of qpns' size.
+void AddQps(EndpointInfo& endpoint, const std::vector<uint32_t>& qpns, uint32_t first_psn,
+            const std::vector<std::optional<MrDescriptor>>& mrs = {});
+
+// A fresh random 24-bit PSN.
+uint32_t RandomPsn();
+
+}  // namespace qpconnect::verbs

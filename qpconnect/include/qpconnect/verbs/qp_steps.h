@@ -1,0 +1,32 @@
+// The connector's per-QP steps over a QpControl: RESET->INIT, then
+// INIT->RTR->RTS from a plan entry. Shared by the owning Session and the
+// connector's adopted mode, so both apply the same masks and explain a refusal
+// the same way (verbs/transition.h).
+//
+// Thread-safety: as the QpControl.
+#pragma once
+
+#include <string>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/plan.h"
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/qp_control.h"
+
+namespace qpconnect::verbs {
+
+// The access flags a connector QP gets at INIT: RC local + remote write +
+// remote read; UC local + remote write; UD local write.
+unsigned DefaultAccessFlags(Transport transport);
+
+// RESET->INIT with `attrs.port_num`, `attrs.pkey_index` and access flags (RC,
+// UC) or `attrs.qkey` (UD). kVerbs naming transition, mask and values.
+Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                        unsigned access_flags);
+
+// INIT->RTR->RTS with the plan entry `attrs`; `hint` is appended to a refusal
+// (e.g. "the validator reported errors above"). kVerbs.
+Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                       const std::string& hint = {});
+
+}  // namespace qpconnect::verbs

@@ -1,0 +1,316 @@
+#include "qpconnect/connector.h"
+
+#include <utility>
+
+#include "qpconnect/verbs/describe.h"
+#include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/qp_steps.h"
+#include "qpconnect/verbs/resources.h"
+#include "qpconnect/verbs/verbs_error.h"
+
+namespace qpconnect {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Error AdoptError(std::string attribute, std::string detail) {
+  return Error{ErrorCode::kInvalidArgument, 0, "adopt QPs", std::move(attribute),
+               std::move(detail)};
+}
+
+Result<Transport> TransportOf(const ibv_qp& qp) {
+  switch (qp.qp_type) {
+    case IBV_QPT_RC:
+      return Transport::kRc;
+    case IBV_QPT_UC:
+      return Transport::kUc;
+    case IBV_QPT_UD:
+      return Transport::kUd;
+    default:
+      return AdoptError("qp_type", "QP type " + std::to_string(static_cast<int>(qp.qp_type)) +
+                                       " is not RC, UC or UD");
+  }
+}
+
+// Adds the time since `start` to `slot` when destroyed (every return path).
+class PhaseClock {
+ public:
+  explicit PhaseClock(std::chrono::nanoseconds& slot) : slot_(slot), start_(Clock::now()) {}
+  ~PhaseClock() { slot_ += Clock::now() - start_; }
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+
+ private:
+  std::chrono::nanoseconds& slot_;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
+const char* ConnectPhaseName(ConnectPhase phase) {
+  switch (phase) {
+    case ConnectPhase::kOpen:
+      return "open";
+    case ConnectPhase::kExchange:
+      return "exchange";
+    case ConnectPhase::kValidate:
+      return "validate";
+    case ConnectPhase::kConnect:
+      return "connect";
+    case ConnectPhase::kBarrier:
+      return "barrier";
+  }
+  return "unknown";
+}
+
+Result<void> RefuseOnFindings(const std::vector<Finding>& findings) {
+  size_t errors = 0;
+  std::string first;
+  for (const auto& f : findings) {
+    if (f.severity != Severity::kError) continue;
+    if (errors++ == 0) first = FindingToString(f);
+  }
+  if (errors == 0) return Ok();
+  return Error{ErrorCode::kIncompatible, 0, "validate", "",
+               "the validator found " + std::to_string(errors) +
+                   (errors == 1 ? " error" : " errors") +
+                   "; nothing was modified (first: " + first + ")"};
+}
+
+// The QPs being connected, owned (a Session) or adopted (the caller's).
+class Connector::Impl {
+ public:
+  // Owning mode.
+  std::unique_ptr<verbs::Session> session;
+  // Adopted mode.
+  std::vector<ibv_qp*> adopted;
+  std::vector<verbs::UniqueAh> ahs;
+  std::vector<uint32_t> remote_qpns;
+  uint32_t remote_qkey = 0;
+  Transport transport = Transport::kRc;
+
+  ConnectReport report;
+  bool connect_called = false;
+
+  size_t NumQps() const { return session ? session->num_qps() : adopted.size(); }
+  ibv_qp* Qp(size_t i) const { return session ? session->qp(i) : adopted.at(i); }
+
+  Result<void> Transition(const ConnectionPlan& plan, const std::string& hint) {
+    if (session) return session->Connect(plan, *report.remote, hint);
+    remote_qpns.clear();
+    ahs.clear();
+    for (size_t i = 0; i < adopted.size(); ++i) {
+      verbs::VerbsQpControl control(*adopted[i]);
+      QPC_TRY(verbs::MoveToRts(control, transport, plan.qps[i], hint));
+      remote_qpns.push_back(plan.qps[i].dest_qp_num);
+      if (transport == Transport::kUd) {
+        auto ah = verbs::CreateAh(*adopted[i]->pd, verbs::ToAhAttr(plan.qps[i].ah));
+        if (!ah) {
+          Error e = std::move(ah).error();
+          if (!hint.empty()) e.detail += "; " + hint;
+          return e;
+        }
+        ahs.push_back(std::move(*ah));
+      }
+    }
+    remote_qkey = plan.qps.empty() ? 0 : plan.qps[0].remote_qkey.value_or(report.remote->keys.qkey);
+    return Ok();
+  }
+};
+
+Connector::Connector(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Connector::~Connector() = default;
+
+Result<std::unique_ptr<Connector>> Connector::Open(const verbs::SessionOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  {
+    PhaseClock clock(impl->report.timings.open);
+    auto session = verbs::Session::Open(options);
+    if (!session) return std::move(session).error();
+    impl->session = std::move(*session);
+  }
+  impl->transport = impl->session->transport();
+  impl->report.local = impl->session->Local();
+  return std::unique_ptr<Connector>(new Connector(std::move(impl)));
+}
+
+Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
+                                                    const AdoptOptions& options) {
+  if (qps.empty()) return AdoptError("qps", "no QP given");
+  if (options.psn && *options.psn > kPsnMask) {
+    return AdoptError("sq_psn", "PSN " + std::to_string(*options.psn) + " exceeds 24 bits");
+  }
+  auto impl = std::make_unique<Impl>();
+  PhaseClock clock(impl->report.timings.open);
+  for (size_t i = 0; i < qps.size(); ++i) {
+    if (qps[i].qp == nullptr) return AdoptError("qps", "QP " + std::to_string(i) + " is null");
+  }
+  auto transport = TransportOf(*qps[0].qp);
+  if (!transport) return std::move(transport).error();
+  for (size_t i = 1; i < qps.size(); ++i) {
+    if (qps[i].qp->qp_type != qps[0].qp->qp_type) {
+      return AdoptError("qp_type", "QP " + std::to_string(i) + " is of another type than QP 0");
+    }
+    if (qps[i].qp->context != qps[0].qp->context) {
+      return AdoptError("context", "QP " + std::to_string(i) + " is on another device than QP 0");
+    }
+  }
+  impl->transport = *transport;
+
+  verbs::DescribeOptions d;
+  d.transport = *transport;
+  d.port = options.port;
+  d.gid = options.gid;
+  d.pkey_index = options.pkey_index;
+  d.pkey_value = options.pkey_value;
+  d.qkey = options.qkey;
+  d.sl = options.sl;
+  d.mtu = options.mtu;
+  d.max_rd_atomic = options.max_rd_atomic;
+  d.max_dest_rd_atomic = options.max_dest_rd_atomic;
+  d.host = options.host;
+  auto described = verbs::DescribeLocal(*qps[0].qp->context, d);
+  if (!described) return std::move(described).error();
+  EndpointInfo local = std::move(described->endpoint);
+
+  QpAttrs init;
+  init.port_num = options.port;
+  init.pkey_index = local.keys.pkey_index;
+  init.qkey = options.qkey;
+  const unsigned access = options.access_flags.value_or(verbs::DefaultAccessFlags(*transport));
+  std::vector<uint32_t> qpns;
+  std::vector<std::optional<MrDescriptor>> mrs;
+  for (size_t i = 0; i < qps.size(); ++i) {
+    ibv_qp& qp = *qps[i].qp;
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init_attr{};
+    if (int rc = ibv_query_qp(&qp, &attr, IBV_QP_STATE | IBV_QP_PORT, &init_attr); rc != 0) {
+      return verbs::VerbsError("ibv_query_qp", rc, "QP " + std::to_string(i));
+    }
+    if (attr.qp_state == IBV_QPS_RESET) {
+      verbs::VerbsQpControl control(qp);
+      QPC_TRY(verbs::MoveToInit(control, *transport, init, access));
+    } else if (attr.qp_state == IBV_QPS_INIT) {
+      // libibverbs reports port_num of an INIT QP; 0 means the provider did not say.
+      if (attr.port_num != 0 && attr.port_num != options.port) {
+        return AdoptError("port_num", "QP " + std::to_string(i) + " (qpn " +
+                                          std::to_string(qp.qp_num) + ") is on port " +
+                                          std::to_string(attr.port_num) + ", not port " +
+                                          std::to_string(options.port));
+      }
+    } else {
+      return AdoptError("qp_state", "QP " + std::to_string(i) + " (qpn " +
+                                        std::to_string(qp.qp_num) + ") is in state " +
+                                        verbs::QpStateName(verbs::FromIbvState(attr.qp_state)) +
+                                        "; adopt QPs in RESET or INIT");
+    }
+    qpns.push_back(qp.qp_num);
+    mrs.push_back(qps[i].mr);
+    impl->adopted.push_back(&qp);
+  }
+  verbs::AddQps(local, qpns, options.psn.value_or(verbs::RandomPsn()), mrs);
+  impl->report.local = std::move(local);
+  return std::unique_ptr<Connector>(new Connector(std::move(impl)));
+}
+
+const EndpointInfo& Connector::Local() const { return impl_->report.local; }
+Transport Connector::transport() const { return impl_->transport; }
+size_t Connector::num_qps() const { return impl_->NumQps(); }
+ibv_qp* Connector::qp(size_t i) const { return impl_->Qp(i); }
+
+ibv_ah* Connector::ah(size_t i) const {
+  if (impl_->session) return impl_->session->ah(i);
+  return i < impl_->ahs.size() ? impl_->ahs[i].get() : nullptr;
+}
+
+uint32_t Connector::remote_qpn(size_t i) const {
+  if (impl_->session) return impl_->session->remote_qpn(i);
+  return i < impl_->remote_qpns.size() ? impl_->remote_qpns[i] : 0;
+}
+
+uint32_t Connector::remote_qkey() const {
+  return impl_->session ? impl_->session->send_qkey() : impl_->remote_qkey;
+}
+
+verbs::Session* Connector::session() { return impl_->session.get(); }
+const ConnectReport& Connector::report() const { return impl_->report; }
+
+Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOptions& options) {
+  ConnectReport& r = impl_->report;
+  auto step = [&](ConnectPhase phase, const std::string& what) {
+    r.reached = phase;
+    if (options.on_step) options.on_step(phase, what);
+  };
+  // Tells the peer we give up, so it fails at once instead of at its deadline.
+  auto fail = [&](Error e, const std::string& why) -> Error {
+    exchanger.Abort(why, std::chrono::milliseconds(2000));
+    return e;
+  };
+  if (impl_->connect_called) {
+    return Error{ErrorCode::kInvalidArgument, 0, "connect", "",
+                 "Connect() was already called on this connector"};
+  }
+  impl_->connect_called = true;
+
+  step(ConnectPhase::kExchange, "exchanging descriptions");
+  {
+    PhaseClock clock(r.timings.exchange);
+    auto peer = exchanger.Exchange(r.local, options.timeout);
+    if (!peer) return std::move(peer).error();
+    r.remote = std::move(*peer);
+  }
+  step(ConnectPhase::kExchange, "received the peer's description: " + r.remote->identity.host +
+                                    " " + r.remote->identity.device);
+
+  ConnectionPlan plan;
+  {
+    PhaseClock clock(r.timings.validate);
+    plan = PlanConnection(r.local, *r.remote, options.plan);
+  }
+  if (auto c = ConnectToPeer(*r.remote, std::move(plan), options); !c) {
+    Error e = std::move(c).error();
+    const std::string why = e.attribute == "qps"                   ? "qp count differs"
+                            : r.reached == ConnectPhase::kValidate ? "validation failed"
+                                                                   : "modify failed";
+    return fail(std::move(e), why);
+  }
+
+  if (!options.barrier_stage.empty()) {
+    step(ConnectPhase::kBarrier, "all QPs at RTS; waiting for the peer (barrier)");
+    PhaseClock clock(r.timings.barrier);
+    QPC_TRY(exchanger.Barrier(options.barrier_stage, options.timeout));
+  }
+  r.connected = true;
+  return r;
+}
+
+Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan plan,
+                                      const ConnectorOptions& options) {
+  ConnectReport& r = impl_->report;
+  auto step = [&](ConnectPhase phase, const std::string& what) {
+    r.reached = phase;
+    if (options.on_step) options.on_step(phase, what);
+  };
+  if (!r.remote || &*r.remote != &remote) r.remote = remote;
+
+  step(ConnectPhase::kValidate, "validating both descriptions and the plan");
+  {
+    PhaseClock clock(r.timings.validate);
+    r.plan = std::move(plan);
+    r.findings = Validate({&r.local, &*r.remote, *r.plan, std::nullopt});
+  }
+  if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
+  if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {
+    return Error{ErrorCode::kIncompatible, 0, "connect", "qps",
+                 "this side has " + std::to_string(num_qps()) + " QPs, the peer " +
+                     std::to_string(r.remote->qps.size()) + " (use the same --qps on both sides)"};
+  }
+
+  step(ConnectPhase::kConnect, "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
+  PhaseClock clock(r.timings.connect);
+  const std::string hint = HasErrors(r.findings) ? "the validator reported errors above" : "";
+  return impl_->Transition(*r.plan, hint);
+}
+
+}  // namespace qpconnect

@@ -1,0 +1,33 @@
+#include "qpconnect/verbs/qp_steps.h"
+
+#include <infiniband/verbs.h>
+
+#include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/transition.h"
+
+namespace qpconnect::verbs {
+
+unsigned DefaultAccessFlags(Transport transport) {
+  switch (transport) {
+    case Transport::kRc:
+      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    case Transport::kUc:
+      return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    case Transport::kUd:
+      return IBV_ACCESS_LOCAL_WRITE;
+  }
+  return IBV_ACCESS_LOCAL_WRITE;
+}
+
+Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                        unsigned access_flags) {
+  return ApplyTransition(qp, transport, BuildInit(transport, attrs, access_flags));
+}
+
+Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                       const std::string& hint) {
+  QPC_TRY(ApplyTransition(qp, transport, BuildRtr(transport, attrs), hint));
+  return ApplyTransition(qp, transport, BuildRts(transport, attrs), hint);
+}
+
+}  // namespace qpconnect::verbs
