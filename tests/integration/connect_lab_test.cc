@@ -16,6 +16,7 @@
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/session.h"
 #include "qpconnect/verbs/traffic.h"
+#include "rdma_resources.h"
 
 namespace qpconnect {
 namespace {
@@ -290,32 +291,9 @@ TEST_F(LabTest, RefusedRtrNamesTransitionMaskAndValues) {
 
 // ---- nothing is left behind ----
 
-// Lines of `rdma resource show KIND` for `dev` (kernel-owned objects included;
-// tests compare counts before and after).
-int CountResources(const char* kind, const std::string& dev) {
-  // QPs are listed per link (DEV/PORT), the other objects per device.
-  std::string where = std::string(kind) == "qp" ? " link " + dev + "/1" : " dev " + dev;
-  std::string cmd = std::string("rdma resource show ") + kind + where + " 2>/dev/null";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  int lines = 0;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, f) != nullptr) ++lines;
-  pclose(f);
-  return lines;
-}
-
-struct Counts {
-  int qp, cq, mr, pd;
-  bool operator==(const Counts&) const = default;
-};
-Counts CountAll(const std::string& dev) {
-  return {CountResources("qp", dev), CountResources("cq", dev), CountResources("mr", dev),
-          CountResources("pd", dev)};
-}
-std::ostream& operator<<(std::ostream& o, const Counts& c) {
-  return o << "{qp " << c.qp << ", cq " << c.cq << ", mr " << c.mr << ", pd " << c.pd << "}";
-}
+using testing::CountAll;
+using testing::CountResources;
+using testing::Counts;
 
 TEST_F(LabTest, SessionsReleaseEveryQpCqMrAndPdOnSuccessAndFailure) {
   const Counts before = CountAll(env_.dev0);
