@@ -1,0 +1,92 @@
+// The observed QP: one model of a queue pair as some outside source saw it,
+// whichever the source, so that one pairing and one judge serve them all:
+//   trace     qp-trace's preload recorded the program's verbs calls: every
+//             transition with its attributes, mask, result and errno, and the
+//             port/GID/P_Key it queried (docs/trace.md);
+//   snapshot  qp-inspect read the kernel's resource tracker: state, rqpn, PSNs,
+//             pid, command, process state, in two samples (docs/inspect.md);
+//   dump      qp-connect --dump: the description and the plan it applied.
+// Each source fills what it can see and leaves the rest unset: a snapshot
+// has no path MTU or GID; a trace has no live PSN progress.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/plan.h"
+
+namespace qpconnect {
+
+enum class ObservedSource : uint8_t { kTrace, kSnapshot, kDump };
+
+// "trace", "snapshot", "dump".
+const char* ObservedSourceName(ObservedSource source);
+
+// One ibv_modify_qp call as the traced program made it.
+struct ObservedTransition {
+  std::string from;  // "RESET", "INIT", "RTR", "RTS", ... ("" when unknown)
+  std::string to;
+  int mask = 0;          // the attr_mask passed
+  QpAttrs attrs;         // the values passed (those outside `mask` are meaningless)
+  int result = 0;        // ibv_modify_qp's return value
+  int sys_errno = 0;     // its errno meaning (0 on success)
+};
+
+// One sample of a QP's live state (snapshot).
+struct ObservedSample {
+  double at_seconds = 0;             // since the first sample
+  std::string state;                 // "RTS", "ERR", ...
+  std::optional<uint32_t> sq_psn;    // next PSN the sender will use
+  std::optional<uint32_t> rq_psn;    // next PSN the receiver expects
+  std::string process_state;         // "R", "S", "T" (stopped), "Z" (zombie), "" unknown
+};
+
+struct ObservedQp {
+  ObservedSource source = ObservedSource::kTrace;
+  std::string origin;  // the file it was read from, for messages
+  // Who.
+  std::string host;
+  int pid = 0;
+  std::string comm;  // the process's command name
+  // Where.
+  std::string device;  // "rxe0"
+  uint8_t port = 0;    // 0 when unknown
+  // What.
+  uint32_t qpn = 0;
+  std::optional<Transport> transport;  // unset for QP types the judge does not know
+  std::string type_name;               // "RC", "UC", "UD", "XRC_INI", ...
+  std::string state;                   // the last known state ("" unknown)
+  bool destroyed = false;              // trace: the program destroyed it
+  // Addressing, when the source knows it.
+  std::optional<uint32_t> dest_qpn;  // rqpn / dest_qp_num (RC, UC)
+  // Trace and dump: this side's description (one QP: this one) and the
+  // attributes it applied, which the validator judges as a pair.
+  std::optional<EndpointInfo> endpoint;
+  std::optional<QpAttrs> applied;
+  std::vector<ObservedTransition> transitions;  // trace only, in call order
+  // Snapshot: two samples (or one), oldest first.
+  std::vector<ObservedSample> samples;
+};
+
+// A port's counters over the snapshot interval (snapshot only).
+struct ObservedPortCounters {
+  std::string host;
+  std::string device;
+  uint8_t port = 0;
+  // name -> (first sample, second sample): "duplicate_request",
+  // "out_of_sequence", "completer_retry_err", "rcvd_rnr_err", "send_rnr_err", ...
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> counters;
+};
+
+// Everything read from the given files.
+struct Observation {
+  std::vector<ObservedQp> qps;
+  std::vector<ObservedPortCounters> ports;
+};
+
+}  // namespace qpconnect
