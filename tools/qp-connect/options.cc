@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include "cli_args.h"
+#include "version.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -41,6 +42,7 @@ const std::vector<OptionSpec>& Specs() {
       {0, "no-verify", false, "", "skip the traffic that proves the connection"},
       {'v', "verbose", false, "", "also print info findings and each step"},
       {'h', "help", false, "", "show this help"},
+      VersionOption(),
   };
   return specs;
 }
@@ -69,6 +71,8 @@ std::string ConnectHelp() {
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed.\n";
 }
 
+std::string ConnectVersion() { return VersionText("qp-connect"); }
+
 Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args) {
   auto parsed = ParseArgs(args, Specs());
   if (!parsed) return std::move(parsed).error();
@@ -76,6 +80,10 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   ConnectOptions o;
   if (p.Has("help")) {
     o.help = true;
+    return o;
+  }
+  if (p.Has("version")) {
+    o.version = true;
     return o;
   }
   auto num = [&](const char* name, unsigned long min, unsigned long max,

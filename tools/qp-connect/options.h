@@ -39,11 +39,15 @@ struct ConnectOptions {
   bool verify = true;
   bool verbose = false;
   bool help = false;
+  bool version = false;  // --version: print ConnectVersion() and exit
 };
 
 // kInvalidArgument naming the option for anything unusable.
 Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args);
 
 std::string ConnectHelp();
+
+// What --version prints: "qp-connect (qpconnect) X.Y.Z" and the wire format.
+std::string ConnectVersion();
 
 }  // namespace qpconnect::tools

@@ -266,6 +266,10 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
     out << ConnectHelp();
     return kExitOk;
   }
+  if (o->version) {
+    out << ConnectVersion();
+    return kExitOk;
+  }
   if (o->wire == WireKind::kPingpong) return RunPingpongFlow(*o, out, err);
   return Runner(*o, out, err).Run();
 }

@@ -7,6 +7,7 @@
 #include "format.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/device_query.h"
+#include "version.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -17,6 +18,7 @@ const std::vector<OptionSpec>& Specs() {
       {'i', "ib-port", true, "PORT", "only this port (default: all)"},
       {0, "json", false, "", "print one JSON document instead of the table"},
       {'h', "help", false, "", "show this help"},
+      VersionOption(),
   };
   return specs;
 }
@@ -41,6 +43,10 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (parsed->Has("help")) {
     PrintHelp(out);
+    return kExitOk;
+  }
+  if (parsed->Has("version")) {
+    out << VersionText("qp-info");
     return kExitOk;
   }
   if (!parsed->positionals.empty()) {

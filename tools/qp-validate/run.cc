@@ -18,6 +18,7 @@
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/result.h"
 #include "qpconnect/validate.h"
+#include "version.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {
@@ -34,6 +35,7 @@ const std::vector<OptionSpec>& Specs() {
       {0, "list-rules", false, "",
        "print the rule catalogue and exit (text, --json or --markdown)"},
       {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
+      VersionOption(),
   };
   return *specs;
 }
@@ -280,6 +282,10 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
   const ParsedArgs& a = *parsed;
   if (a.Has("help")) {
     out << Help();
+    return kExitOk;
+  }
+  if (a.Has("version")) {
+    out << VersionText("qp-validate");
     return kExitOk;
   }
   const bool json = a.Has("json");

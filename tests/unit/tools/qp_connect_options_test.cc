@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "options.h"
 #include "run.h"
+#include "unit/tools/version_check.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -78,6 +79,10 @@ TEST(ConnectRun, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(RunQpConnect({"--help"}, out2, err2), kExitOk);
   EXPECT_NE(out2.str().find("Usage: qp-connect"), std::string::npos);
   EXPECT_NE(out2.str().find("Exit status"), std::string::npos);
+}
+
+TEST(ConnectOptions, VersionNamesToolProjectAndWireFormat) {
+  ExpectVersionContract("qp-connect", RunQpConnect);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "format.h"
 #include "run.h"
+#include "unit/tools/version_check.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -88,6 +89,10 @@ TEST(QpInfoRun, HelpExitsZero) {
   std::ostringstream out, err;
   EXPECT_EQ(RunQpInfo({"--help"}, out, err), kExitOk);
   EXPECT_NE(out.str().find("Usage: qp-info"), std::string::npos);
+}
+
+TEST(QpInfoRun, VersionNamesToolProjectAndWireFormat) {
+  ExpectVersionContract("qp-info", RunQpInfo);
 }
 
 TEST(CliArgs, ParsesShortLongInlineAndPositionals) {

@@ -12,6 +12,7 @@
 
 #include "qpconnect/validate.h"
 #include "run.h"
+#include "unit/tools/version_check.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {
@@ -207,6 +208,13 @@ TEST(QpValidate, DocsRulesMdContainsTheGeneratedCatalogue) {
   EXPECT_NE(docs.find(md.out), std::string::npos)
       << "docs/rules.md is out of date: regenerate its catalogue section with "
          "`qp-validate --list-rules --markdown`";
+}
+
+TEST(QpValidate, VersionNamesToolProjectAndWireFormat) {
+  ExpectVersionContract("qp-validate", [](const std::vector<std::string>& args, std::ostream& out,
+                                          std::ostream& err) {
+    return qp_validate::Run(args, out, err);  // not testing::Test::Run
+  });
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+#include "version.h"
+
+#include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion: constants only
+
+#ifndef QPC_PROJECT_VERSION
+#error "QPC_PROJECT_VERSION is set by tools/common/CMakeLists.txt"
+#endif
+
+namespace qpconnect::tools {
+
+std::string_view ProjectVersion() { return QPC_PROJECT_VERSION; }
+
+std::string VersionText(std::string_view tool) {
+  std::string text(tool);
+  text += " (qpconnect) ";
+  text += ProjectVersion();
+  text += "\nEndpoint wire format " + std::to_string(oob::kWireVersion) + "." +
+          std::to_string(oob::kWireMinorVersion) + ".\n";
+  return text;
+}
+
+OptionSpec VersionOption() { return {0, "version", false, "", "print the version and exit"}; }
+
+}  // namespace qpconnect::tools
