@@ -61,7 +61,9 @@ struct ObservedQp {
   std::optional<Transport> transport;  // unset for QP types the judge does not know
   std::string type_name;               // "RC", "UC", "UD", "XRC_INI", ...
   std::string state;                   // the last known state ("" unknown)
-  bool destroyed = false;              // trace: the program destroyed it
+  // Trace: the program destroyed it. Snapshot: seen in an earlier sample but
+  // gone from the last one (destroyed, or its process exited).
+  bool destroyed = false;
   // Addressing, when the source knows it.
   std::optional<uint32_t> dest_qpn;  // rqpn / dest_qp_num (RC, UC)
   // Trace and dump: this side's description (one QP: this one) and the
@@ -81,6 +83,9 @@ struct ObservedPortCounters {
   // name -> (first sample, second sample): "duplicate_request",
   // "out_of_sequence", "completer_retry_err", "rcvd_rnr_err", "send_rnr_err", ...
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> counters;
+  // Seconds between the two samples; 0 when there was one sample (the
+  // counters then have no delta to show).
+  double interval_seconds = 0;
 };
 
 // Everything read from the given files.
