@@ -71,6 +71,14 @@ struct ObservedQp {
   std::optional<EndpointInfo> endpoint;
   std::optional<QpAttrs> applied;
   std::vector<ObservedTransition> transitions;  // trace only, in call order
+  // Trace, UD: the address handles the process created on the QP's protection
+  // domain (ibv_create_ah), in call order: where its datagrams go. The remote
+  // QPN and Q_Key of each send travel in work requests, which no source sees.
+  std::vector<AddressVector> address_handles;
+  // Trace: the preload first saw this QP at a modify, not at its creation
+  // (ibv_create_qp_ex and provider calls do not pass through an interposable
+  // symbol; docs/trace.md).
+  bool creation_unseen = false;
   // Snapshot: two samples (or one), oldest first.
   std::vector<ObservedSample> samples;
 };
@@ -92,6 +100,9 @@ struct ObservedPortCounters {
 struct Observation {
   std::vector<ObservedQp> qps;
   std::vector<ObservedPortCounters> ports;
+  // What the readers noticed about their inputs that is not an error ("a.json:
+  // the process ended without an end record (killed?)"), for the report.
+  std::vector<std::string> notes;
 };
 
 }  // namespace qpconnect

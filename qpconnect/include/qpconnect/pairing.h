@@ -13,6 +13,16 @@
 //   3. a QP whose dest_qpn names a QP that is absent, or that is paired with
 //      another QP, is "dangling"; a QP with no dest_qpn (UD, or never past
 //      INIT) is "unpaired" unless a UD peer is named by a trace's send side.
+// In detail (pairing.cc):
+//   - one-sided: A.dest_qpn == B.qpn where B never set a dest_qpn (a failed
+//     or never-attempted RTR) pairs A with B when B has no other claimant;
+//   - UD: a trace's address handles name the peer's port (dgid in its GID
+//     table or sgid, or dlid among its LIDs); mutual aim pairs two UD QPs,
+//     one-way aim does when the target created no address handle at all;
+//   - the address evidence orders candidates; a contradiction (a dgid that is
+//     not the candidate's) ranks it below one with no evidence; the
+//     host/device tie-break prefers another host, then another device;
+//   - QPs left with several best candidates are "ambiguous".
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -37,6 +47,9 @@ struct Pairing {
   std::vector<size_t> dangling;
   // QPs with no partner and no dest_qpn to look for.
   std::vector<size_t> unpaired;
+  // QPs with several equally good partners (QPNs repeat across hosts and
+  // devices and nothing else tells the candidates apart): left unpaired.
+  std::vector<size_t> ambiguous;
 };
 
 // Pairs every QP of `observation` (each QP in at most one pair).
