@@ -1,8 +1,10 @@
-# Installs the libraries, headers and the qpconnect CMake package
-# (find_package(qpconnect) -> qpconnect::core, qpconnect::qpconnect, qpconnect::oob).
+# Installs the libraries, headers, the qpconnect CMake package
+# (find_package(qpconnect) -> qpconnect::shared, and the static qpconnect::core,
+# qpconnect::qpconnect, qpconnect::oob) and the pkg-config file qpconnect.pc
+# (the shared library). docs/packaging.md.
 include(CMakePackageConfigHelpers)
 set(QPC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qpconnect)
-set(QPC_EXPORTED qpconnect_core qpconnect)
+set(QPC_EXPORTED qpconnect_core qpconnect qpconnect_shared)
 if(TARGET qpconnect_oob)
   list(APPEND QPC_EXPORTED qpconnect_oob)
 endif()
@@ -19,3 +21,42 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/qpconnectConfigVers
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/qpconnectConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/qpconnectConfigVersion.cmake DESTINATION ${QPC_CMAKE_DIR})
+
+# qpconnect.pc. Paths are relative to the file's own directory (${pcfiledir}),
+# so `cmake --install --prefix DIR` and a moved tree both work (unless
+# CMAKE_INSTALL_LIBDIR is absolute).
+set(QPC_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(QPC_PC_PREFIX ${CMAKE_INSTALL_PREFIX})
+  set(QPC_PC_LIBDIR ${CMAKE_INSTALL_LIBDIR})
+else()
+  file(RELATIVE_PATH up /p/${QPC_PC_DIR} /p)
+  string(REGEX REPLACE "/$" "" up "${up}")
+  set(QPC_PC_PREFIX "\${pcfiledir}/${up}")
+  set(QPC_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(QPC_PC_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+else()
+  set(QPC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+# The shared library's private links, as pkg-config modules: PkgConfig::IBUMAD,
+# protobuf::libprotobuf, OpenSSL::Crypto (Boost is header-only). A static link
+# (pkg-config --static) also needs the static parts, later parts first as they
+# use earlier ones, and the C++ runtime.
+set(QPC_PC_REQUIRES_PRIVATE "libibumad protobuf libcrypto")
+set(QPC_PC_LIBS_PRIVATE "")
+foreach(part IN LISTS QPC_SHARED_PARTS)
+  get_target_property(type ${part} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    get_target_property(name ${part} OUTPUT_NAME)
+    if(NOT name)
+      set(name ${part})
+    endif()
+    string(PREPEND QPC_PC_LIBS_PRIVATE "-l${name} ")
+  endif()
+endforeach()
+string(APPEND QPC_PC_LIBS_PRIVATE "-lstdc++ ${CMAKE_THREAD_LIBS_INIT}")
+string(STRIP "${QPC_PC_LIBS_PRIVATE}" QPC_PC_LIBS_PRIVATE)
+configure_file(cmake/qpconnect.pc.in ${CMAKE_CURRENT_BINARY_DIR}/qpconnect.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/qpconnect.pc DESTINATION ${QPC_PC_DIR})

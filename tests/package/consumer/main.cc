@@ -1,5 +1,6 @@
 // A program embedding qpconnect through its installed CMake package: it must
-// compile against the installed headers and link all three exported targets.
+// compile against the installed headers and link either the shared library
+// (qpconnect::shared) or all three static targets (CMakeLists.txt builds both).
 #include <qpconnect/oob/codec.h>
 #include <qpconnect/validate.h>
 #include <qpconnect/verbs/device.h>
