@@ -1,0 +1,590 @@
+// The live rules (live_judge.h), judged on kernel snapshots of running QPs:
+//   peer-qp-gone, qp-error-state, qp-not-connected, rqpn-dangling,
+//   psn-receiver-ahead, psn-sender-ahead, psn-stalled, receiver-not-ready,
+//   process-stopped.
+// Their metadata and sources are in live_catalogue.cc.
+//
+// PSNs are 24-bit and wrap: "A is ahead of B by d" means (A - B) mod 2^24 = d
+// with 0 < d < 2^23 (IBA ch. 9.7.2: half the PSN space is "ahead").
+#include <algorithm>
+#include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "live_rules.h"
+#include "qpconnect/live_judge.h"
+
+namespace qpconnect {
+namespace {
+
+using live_internal::LiveMeta;
+using live_internal::LiveRule;
+
+constexpr uint32_t kHalfPsnSpace = 1u << 23;
+
+uint32_t PsnDistance(uint32_t to, uint32_t from) { return (to - from) & kPsnMask; }
+
+// d when `a` is ahead of `b` by d (0 < d < 2^23), else 0.
+uint32_t Ahead(uint32_t a, uint32_t b) {
+  const uint32_t d = PsnDistance(a, b);
+  return d < kHalfPsnSpace ? d : 0;
+}
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+bool IsStopped(const std::string& process_state) {
+  return process_state == "T" || process_state == "t" || process_state == "Z";
+}
+
+std::string ProcessStateWords(const std::string& s) {
+  if (s == "T") return "stopped";
+  if (s == "t") return "stopped by a tracer";
+  if (s == "Z") return "a zombie (exited, not reaped)";
+  if (s == "D") return "in uninterruptible sleep";
+  if (s == "R") return "running";
+  if (s == "S") return "sleeping";
+  return "in state " + s;
+}
+
+// Counter names by what they witness; drivers name them differently (rxe
+// first, then mlx5). Values are per port.
+const std::initializer_list<const char*> kDuplicateCounters = {"duplicate_request"};
+const std::initializer_list<const char*> kOutOfSequenceCounters = {
+    "out_of_seq_request", "out_of_sequence", "rcvd_seq_err", "packet_seq_err"};
+const std::initializer_list<const char*> kRetryCounters = {
+    "completer_retry_err", "retry_exceeded_err", "local_ack_timeout_err"};
+const std::initializer_list<const char*> kRnrSentCounters = {"send_rnr_err", "out_of_buffer"};
+const std::initializer_list<const char*> kRnrReceivedCounters = {
+    "rcvd_rnr_err", "retry_rnr_exceeded_err", "rnr_nak_retry_err"};
+
+class Judge {
+ public:
+  Judge(const Observation& obs, const Pairing& pairing, const LiveJudgeOptions& options)
+      : obs_(obs), pairing_(pairing), options_(options) {
+    by_qpn_.reserve(obs.qps.size());
+    for (size_t i = 0; i < obs.qps.size(); ++i) by_qpn_.emplace(obs.qps[i].qpn, i);
+    paired_with_.reserve(pairing.pairs.size() * 2);
+    for (const ObservedPair& p : pairing.pairs) {
+      paired_with_[p.a] = p.b;
+      paired_with_[p.b] = p.a;
+    }
+    for (const ObservedPortCounters& p : obs.ports) {
+      ports_.emplace(PortKey(p.host, p.device, p.port), &p);
+    }
+  }
+
+  LiveReport Run() {
+    for (const ObservedPair& p : pairing_.pairs) JudgePair(p);
+    for (size_t i = 0; i < obs_.qps.size(); ++i) {
+      if (paired_with_.count(i) == 0) JudgeUnpaired(i);
+    }
+    SummarizeMissingPeers();
+    for (LivePairVerdict& v : report_.pairs) {
+      v.sound = flagged_.count(v.pair.a) == 0 && flagged_.count(v.pair.b) == 0;
+    }
+    std::stable_sort(report_.findings.begin(), report_.findings.end(),
+                     [](const LiveFinding& x, const LiveFinding& y) {
+                       return x.finding.severity > y.finding.severity;
+                     });
+    return std::move(report_);
+  }
+
+ private:
+  static std::string PortKey(const std::string& host, const std::string& device, uint8_t port) {
+    return host + '\n' + device + '\n' + std::to_string(port);
+  }
+
+  const ObservedQp& Qp(size_t i) const { return obs_.qps[i]; }
+
+  static bool Judged(const ObservedQp& q) {
+    return q.transport == Transport::kRc || q.transport == Transport::kUc;
+  }
+
+  // The port counters of `q`'s port, or nullptr.
+  const ObservedPortCounters* PortOf(const ObservedQp& q) const {
+    auto it = ports_.find(PortKey(q.host, q.device, q.port));
+    return it == ports_.end() ? nullptr : it->second;
+  }
+
+  // Sum of the deltas of the named counters on `q`'s port (0 with one
+  // sample), and one evidence line per counter that moved.
+  uint64_t CounterRise(const ObservedQp& q, std::initializer_list<const char*> names,
+                       std::vector<std::string>* evidence) const {
+    const ObservedPortCounters* port = PortOf(q);
+    if (port == nullptr || port->interval_seconds <= 0) return 0;
+    uint64_t total = 0;
+    for (const auto& [name, values] : port->counters) {
+      if (std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) ==
+          names.end()) {
+        continue;
+      }
+      if (values.second <= values.first) continue;
+      const uint64_t d = values.second - values.first;
+      total += d;
+      if (evidence != nullptr) {
+        evidence->push_back(name + " +" + std::to_string(d) + " on " + q.device + " port " +
+                            std::to_string(q.port) + " in " + Seconds(port->interval_seconds) +
+                            " (a port counter: any QP of the port may add to it)");
+      }
+    }
+    return total;
+  }
+
+  void ProcessEvidence(const ObservedQp& q, std::vector<std::string>* evidence) const {
+    if (q.samples.empty() || q.pid == 0) return;
+    const std::string& s = q.samples.back().process_state;
+    if (s.empty()) return;
+    evidence->push_back("pid " + std::to_string(q.pid) + " (" + q.comm + ") is " +
+                        ProcessStateWords(s));
+  }
+
+  LiveFinding& Add(LiveRule rule, size_t qp, std::optional<size_t> peer, std::string local_value,
+                   std::string remote_value, std::string message, std::string fix) {
+    const RuleInfo& meta = LiveMeta(rule);
+    LiveFinding f;
+    f.finding.id = std::string(meta.id);
+    f.finding.severity = meta.severity;
+    f.finding.transports = meta.transports;
+    f.finding.attribute = std::string(meta.attribute);
+    f.finding.direction = Direction::kBoth;
+    f.finding.local_value = std::move(local_value);
+    f.finding.remote_value = std::move(remote_value);
+    f.finding.message = std::move(message);
+    f.finding.fix = std::move(fix);
+    f.qp = qp;
+    f.peer = peer;
+    if (meta.severity != Severity::kInfo) {
+      // A pair is unsound when a finding judges one of its QPs, or names both
+      // (a QP aiming at a paired QP from outside does not taint that pair).
+      flagged_.insert(qp);
+      auto partner = paired_with_.find(qp);
+      if (peer && partner != paired_with_.end() && partner->second == *peer) flagged_.insert(*peer);
+    }
+    report_.findings.push_back(std::move(f));
+    return report_.findings.back();
+  }
+
+  // ---- pairs -------------------------------------------------------------
+
+  void JudgePair(const ObservedPair& p) {
+    LivePairVerdict verdict;
+    verdict.pair = p;
+    const ObservedQp& a = Qp(p.a);
+    const ObservedQp& b = Qp(p.b);
+    const bool live =
+        a.source == ObservedSource::kSnapshot || b.source == ObservedSource::kSnapshot;
+    if (!live || !Judged(a) || !Judged(b)) {
+      verdict.progress = live ? "not judged: not an RC/UC pair" : "not judged live: no snapshot";
+      report_.pairs.push_back(std::move(verdict));
+      return;
+    }
+    verdict.progress = Progress(a, b);
+    report_.pairs.push_back(std::move(verdict));
+
+    if (a.destroyed || b.destroyed) {
+      if (a.destroyed && b.destroyed) return;  // both ended: nothing left to hang
+      const size_t survivor = a.destroyed ? p.b : p.a;
+      PeerGone(survivor, survivor == p.a ? p.b : p.a);
+      return;
+    }
+    bool broken = false;
+    for (auto [x, y] : {std::pair{p.a, p.b}, std::pair{p.b, p.a}}) {
+      const std::string& state = Qp(x).state;
+      if (state == "ERR" || state == "SQE") {
+        ErrorState(x, y);
+        broken = true;
+      } else if (state == "RESET" || state == "INIT") {
+        NotConnected(x, y);
+        broken = true;
+      }
+    }
+    if (broken) return;
+    bool receiver_named = false;
+    if (a.transport == Transport::kRc && b.transport == Transport::kRc) {
+      receiver_named |= JudgeDirection(p.a, p.b);
+      receiver_named |= JudgeDirection(p.b, p.a);
+    }
+    if (!receiver_named) {
+      for (auto [x, y] : {std::pair{p.a, p.b}, std::pair{p.b, p.a}}) {
+        if (!Qp(x).samples.empty() && IsStopped(Qp(x).samples.back().process_state)) {
+          ProcessStopped(x, y);
+        }
+      }
+    }
+  }
+
+  std::string Progress(const ObservedQp& a, const ObservedQp& b) const {
+    if (a.destroyed || b.destroyed) {
+      return a.destroyed && b.destroyed
+                 ? "both gone by the last sample"
+                 : DescribeObservedQp(a.destroyed ? a : b) + " gone by the last sample";
+    }
+    if (a.samples.size() < 2 || b.samples.size() < 2) return "one sample: progress unknown";
+    auto moved = [](const std::optional<uint32_t>& x, const std::optional<uint32_t>& y) {
+      return x && y ? PsnDistance(*y, *x) : 0u;
+    };
+    const uint32_t a_sent = moved(a.samples.front().sq_psn, a.samples.back().sq_psn);
+    const uint32_t b_sent = moved(b.samples.front().sq_psn, b.samples.back().sq_psn);
+    const uint32_t a_got = moved(a.samples.front().rq_psn, a.samples.back().rq_psn);
+    const uint32_t b_got = moved(b.samples.front().rq_psn, b.samples.back().rq_psn);
+    const double t = std::min(a.samples.back().at_seconds - a.samples.front().at_seconds,
+                              b.samples.back().at_seconds - b.samples.front().at_seconds);
+    if (a_sent + b_sent + a_got + b_got != 0) {
+      return "moving: in " + Seconds(t) + " " + a.device + " QP " + std::to_string(a.qpn) +
+             " sent +" + std::to_string(a_sent) + " and received +" + std::to_string(a_got) +
+             " PSNs, " + b.device + " QP " + std::to_string(b.qpn) + " sent +" +
+             std::to_string(b_sent) + " and received +" + std::to_string(b_got);
+    }
+    const auto out = [](const ObservedQp& s, const ObservedQp& r) -> uint32_t {
+      const auto& sq = s.samples.back().sq_psn;
+      const auto& rq = r.samples.back().rq_psn;
+      return sq && rq ? Ahead(*sq, *rq) : 0u;
+    };
+    if (out(a, b) == 0 && out(b, a) == 0) return "idle: PSNs unchanged, nothing outstanding";
+    return "stuck: PSNs unchanged for " + Seconds(t) + " with packets outstanding";
+  }
+
+  void PeerGone(size_t survivor, size_t gone) {
+    const ObservedQp& s = Qp(survivor);
+    const ObservedQp& g = Qp(gone);
+    std::vector<std::string> evidence;
+    if (!g.samples.empty()) {
+      evidence.push_back(DescribeObservedQp(g) + " was " + g.samples.back().state + " at " +
+                         Seconds(g.samples.back().at_seconds) +
+                         " and is gone from the last sample");
+    } else if (g.destroyed) {
+      evidence.push_back(DescribeObservedQp(g) + " was destroyed by its program (trace)");
+    }
+    CounterRise(s, kRetryCounters, &evidence);
+    LiveFinding& f =
+        Add(LiveRule::kPeerQpGone, survivor, gone, s.state, "gone",
+            "the peer QP no longer exists: its process exited or destroyed it; " +
+                DescribeObservedQp(s) + " is still " + s.state + " with rqpn " +
+                std::to_string(g.qpn) + " and waits for it",
+            "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
+            "survivor's program notice a dead peer (a completion error, a timeout or its "
+            "out-of-band channel closing) instead of waiting");
+    f.evidence = std::move(evidence);
+  }
+
+  void ErrorState(size_t x, size_t y) {
+    const ObservedQp& q = Qp(x);
+    std::vector<std::string> evidence;
+    if (q.samples.size() >= 2 && q.samples.front().state != q.state) {
+      evidence.push_back("was " + q.samples.front().state + " at " +
+                         Seconds(q.samples.front().at_seconds) + ", " + q.state + " at " +
+                         Seconds(q.samples.back().at_seconds));
+    }
+    CounterRise(q, kRetryCounters, &evidence);
+    CounterRise(q, kRnrReceivedCounters, &evidence);
+    ProcessEvidence(q, &evidence);
+    LiveFinding& f = Add(LiveRule::kQpErrorState, x, y, q.state, Qp(y).state,
+                         DescribeObservedQp(q) + " is in " + q.state + " (its peer " +
+                             DescribeObservedQp(Qp(y)) + " is " + Qp(y).state +
+                             "): a completion error ended the connection; posted WRs are flushed",
+                         "Read the first failed completion's status in " + q.comm +
+                             " (retry exceeded, RNR retry exceeded, remote access, ...), fix its "
+                             "cause, then move both QPs to RESET and reconnect them");
+    f.evidence = std::move(evidence);
+  }
+
+  void NotConnected(size_t x, size_t y) {
+    const ObservedQp& q = Qp(x);
+    const ObservedQp& peer = Qp(y);
+    std::vector<std::string> evidence;
+    if (peer.dest_qpn) {
+      evidence.push_back(DescribeObservedQp(peer) + " has rqpn " + std::to_string(*peer.dest_qpn));
+    }
+    CounterRise(peer, kRetryCounters, &evidence);
+    ProcessEvidence(q, &evidence);
+    LiveFinding& f =
+        Add(LiveRule::kQpNotConnected, x, y, q.state, peer.state,
+            DescribeObservedQp(q) + " is still in " + q.state + " while " +
+                DescribeObservedQp(peer) + " (" + peer.state +
+                ") sends to it: it was never moved to RTR, so it drops what arrives",
+            "Find why " + (q.comm.empty() ? std::string("its program") : q.comm) +
+                " stopped before ibv_modify_qp to RTR (a failed exchange or modify); connect it "
+                "with the peer's QPN and PSN, or restart both sides");
+    f.evidence = std::move(evidence);
+  }
+
+  void ProcessStopped(size_t x, size_t y) {
+    const ObservedQp& q = Qp(x);
+    const std::string& s = q.samples.back().process_state;
+    std::vector<std::string> evidence;
+    ProcessEvidence(q, &evidence);
+    LiveFinding& f =
+        Add(LiveRule::kProcessStopped, x, y, s,
+            Qp(y).samples.empty() ? "" : Qp(y).samples.back().process_state,
+            "pid " + std::to_string(q.pid) + " (" + q.comm + ") is " + ProcessStateWords(s) + ": " +
+                DescribeObservedQp(q) + " neither posts nor polls while its peer " +
+                DescribeObservedQp(Qp(y)) + " is connected to it",
+            s == "Z" ? "Let its parent reap it, or restart the job; its QPs are gone "
+                       "once it is reaped"
+                     : "Resume it (kill -CONT " + std::to_string(q.pid) +
+                           ", or fg in its shell) or detach the debugger");
+    f.evidence = std::move(evidence);
+  }
+
+  // Judges the direction sender -> receiver of an RC pair by its PSNs.
+  // Returns true when a finding names the receiver as not ready.
+  bool JudgeDirection(size_t si, size_t ri) {
+    const ObservedQp& s = Qp(si);
+    const ObservedQp& r = Qp(ri);
+    if (s.samples.empty() || r.samples.empty()) return false;
+    if (s.state != "RTS" && s.state != "SQD") return false;  // not sending
+    const ObservedSample& s1 = s.samples.front();
+    const ObservedSample& s2 = s.samples.back();
+    const ObservedSample& r1 = r.samples.front();
+    const ObservedSample& r2 = r.samples.back();
+    if (!s2.sq_psn || !r2.rq_psn) return false;
+    const bool two = s.samples.size() >= 2 && r.samples.size() >= 2 && s1.sq_psn && r1.rq_psn;
+    const bool receiver_frozen = two && *r1.rq_psn == *r2.rq_psn;
+    if (two && !receiver_frozen) return false;  // the receiver accepts packets
+    const double t = two ? r2.at_seconds - r1.at_seconds : 0;
+
+    std::vector<std::string> evidence;
+    if (two) {
+      evidence.push_back(r.device + " QP " + std::to_string(r.qpn) + " rq_psn frozen at " +
+                         std::to_string(*r2.rq_psn) + " across " + Seconds(t) + "; " + s.device +
+                         " QP " + std::to_string(s.qpn) + " sq_psn " +
+                         (*s1.sq_psn == *s2.sq_psn
+                              ? "frozen at " + std::to_string(*s2.sq_psn)
+                              : std::to_string(*s1.sq_psn) + " -> " + std::to_string(*s2.sq_psn)));
+    } else {
+      evidence.push_back("one sample: whether the PSNs move is unknown");
+    }
+
+    // The receiver expects PSNs the sender has not sent.
+    const uint32_t ahead = Ahead(*r2.rq_psn, *s2.sq_psn);
+    const bool ahead_before = two && Ahead(*r1.rq_psn, *s1.sq_psn) != 0;
+    if (ahead != 0 && (two ? ahead_before : ahead > options_.single_sample_slack_psns)) {
+      CounterRise(r, kDuplicateCounters, &evidence);
+      CounterRise(s, kRetryCounters, &evidence);
+      LiveFinding& f =
+          Add(LiveRule::kPsnReceiverAhead, ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
+              "sq_psn " + std::to_string(*s2.sq_psn),
+              DescribeObservedQp(r) + " expects PSN " + std::to_string(*r2.rq_psn) +
+                  " but its sender " + DescribeObservedQp(s) + " is at " +
+                  std::to_string(*s2.sq_psn) + ": the receiver is " + std::to_string(ahead) +
+                  " ahead, so every packet is discarded as a duplicate",
+              "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
+              "sets at RTS and publishes), then reconnect both QPs");
+      f.evidence = std::move(evidence);
+      return false;
+    }
+
+    // The sender has packets outstanding that the receiver does not accept.
+    const uint32_t outstanding = Ahead(*s2.sq_psn, *r2.rq_psn);
+    const bool outstanding_before = two && Ahead(*s1.sq_psn, *r1.rq_psn) != 0;
+    if (outstanding == 0 || (two && !outstanding_before)) return false;
+    const bool stopped = IsStopped(r2.process_state);
+    std::vector<std::string> rnr;
+    const uint64_t rnr_rise =
+        CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
+    if (stopped || rnr_rise != 0) {
+      evidence.insert(evidence.end(), rnr.begin(), rnr.end());
+      ProcessEvidence(r, &evidence);
+      const std::string who =
+          r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : DescribeObservedQp(r);
+      LiveFinding& f = Add(
+          LiveRule::kReceiverNotReady, ri, si, r2.process_state.empty() ? "?" : r2.process_state,
+          std::to_string(outstanding) + " PSNs outstanding",
+          stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(r2.process_state) +
+                        "; " + DescribeObservedQp(r) + " posts no receives, so " +
+                        DescribeObservedQp(s) + "'s sends are answered with RNR NAKs"
+                  : "receiver not ready: " + DescribeObservedQp(r) + " has no receive posted, so " +
+                        DescribeObservedQp(s) + "'s sends are answered with RNR NAKs",
+          stopped ? "Resume " + who + " (kill -CONT " + std::to_string(r.pid) +
+                        ") or restart it; a receiver must keep receives posted ahead of the "
+                        "peer's sends"
+                  : "Post receives before the peer sends and repost as they complete (more "
+                    "rx depth, or an SRQ); pace the sender or use credits");
+      f.evidence = std::move(evidence);
+      return true;
+    }
+    std::vector<std::string> oos;
+    const uint64_t oos_rise =
+        CounterRise(r, kOutOfSequenceCounters, &oos) + CounterRise(s, kOutOfSequenceCounters, &oos);
+    if (outstanding > options_.max_in_flight_psns || oos_rise != 0) {
+      evidence.insert(evidence.end(), oos.begin(), oos.end());
+      CounterRise(s, kRetryCounters, &evidence);
+      LiveFinding& f =
+          Add(LiveRule::kPsnSenderAhead, si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
+              "rq_psn " + std::to_string(*r2.rq_psn),
+              DescribeObservedQp(s) + " sends at PSN " + std::to_string(*s2.sq_psn) + " but " +
+                  DescribeObservedQp(r) + " expects " + std::to_string(*r2.rq_psn) +
+                  ": the sender is " + std::to_string(outstanding) +
+                  " ahead, so its packets are out of sequence and NAKed",
+              "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
+              "sets at RTS and publishes), then reconnect both QPs");
+      f.evidence = std::move(evidence);
+      return false;
+    }
+    if (!two) return false;  // one sample: in flight or stuck cannot be told apart
+    CounterRise(s, kRetryCounters, &evidence);
+    LiveFinding& f =
+        Add(LiveRule::kPsnStalled, si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
+            "rq_psn " + std::to_string(*r2.rq_psn),
+            DescribeObservedQp(s) + " has " + std::to_string(outstanding) +
+                " PSNs outstanding that " + DescribeObservedQp(r) + " has not accepted in " +
+                Seconds(t) + ": its packets do not arrive",
+            "Check what the tracker cannot see with qp-trace or qp-validate on both sides' dumps "
+            "(path MTU, GID and address vector), then the path: link state, MTU, routes, a "
+            "firewall on UDP 4791");
+    f.evidence = std::move(evidence);
+    return false;
+  }
+
+  // ---- QPs in no pair ----------------------------------------------------
+
+  void JudgeUnpaired(size_t xi) {
+    const ObservedQp& x = Qp(xi);
+    if (x.source != ObservedSource::kSnapshot || !Judged(x) || x.destroyed || !x.dest_qpn) return;
+    if (x.state != "RTR" && x.state != "RTS" && x.state != "SQD") return;
+    // The QP its rqpn names: one pointing back first, then on another device.
+    std::optional<size_t> named;
+    int rank = -1;
+    auto range = by_qpn_.equal_range(*x.dest_qpn);
+    for (auto it = range.first; it != range.second; ++it) {
+      const size_t yi = it->second;
+      if (yi == xi) continue;
+      const ObservedQp& y = Qp(yi);
+      const int r = (y.dest_qpn == x.qpn ? 2 : 0) + (y.device != x.device || y.host != x.host);
+      if (r > rank) {
+        rank = r;
+        named = yi;
+      }
+    }
+    if (!named) {
+      MissingPeer(xi);
+      return;
+    }
+    const size_t yi = *named;
+    const ObservedQp& y = Qp(yi);
+    if (y.destroyed) {
+      PeerGone(xi, yi);
+      return;
+    }
+    if (auto it = paired_with_.find(yi); it != paired_with_.end()) {
+      Dangling(xi, yi, "it is connected to " + DescribeObservedQp(Qp(it->second)));
+      return;
+    }
+    if (y.state == "RESET" || y.state == "INIT") {
+      NotConnected(yi, xi);
+      return;
+    }
+    if (y.dest_qpn != x.qpn) {
+      Dangling(xi, yi,
+               y.dest_qpn
+                   ? "its rqpn is " + std::to_string(*y.dest_qpn) + ", not " + std::to_string(x.qpn)
+                   : "it names no peer");
+    }
+  }
+
+  void Dangling(size_t xi, size_t yi, const std::string& why) {
+    const ObservedQp& x = Qp(xi);
+    const ObservedQp& y = Qp(yi);
+    std::vector<std::string> evidence = {DescribeObservedQp(y) + " is " + y.state + ": " + why};
+    CounterRise(x, kRetryCounters, &evidence);
+    LiveFinding& f =
+        Add(LiveRule::kRqpnDangling, xi, yi, "rqpn " + std::to_string(*x.dest_qpn),
+            y.dest_qpn ? "rqpn " + std::to_string(*y.dest_qpn) : "no rqpn",
+            DescribeObservedQp(x) + " sends to QP " + std::to_string(*x.dest_qpn) + ", but " +
+                DescribeObservedQp(y) + " does not point back (" + why +
+                "): its packets reach a QP connected elsewhere",
+            "Give each QP its own peer: exchange QPNs pairwise and set dest_qp_num to the peer "
+            "that names this QP in turn; check the exchange maps QP i to the peer's QP i");
+    f.evidence = std::move(evidence);
+  }
+
+  // x's rqpn names a QP in no input: gone if x shows it unreachable.
+  void MissingPeer(size_t xi) {
+    const ObservedQp& x = Qp(xi);
+    std::vector<std::string> evidence = {"QP " + std::to_string(*x.dest_qpn) +
+                                         " is in none of the inputs"};
+    const bool two = x.samples.size() >= 2;
+    const bool frozen = two && x.samples.front().sq_psn == x.samples.back().sq_psn &&
+                        x.samples.front().rq_psn == x.samples.back().rq_psn;
+    if (x.transport == Transport::kRc && x.state == "RTS" && frozen &&
+        CounterRise(x, kRetryCounters, &evidence) != 0) {
+      evidence.push_back("sq_psn frozen at " + std::to_string(*x.samples.back().sq_psn) +
+                         " across " +
+                         Seconds(x.samples.back().at_seconds - x.samples.front().at_seconds));
+      LiveFinding& f =
+          Add(LiveRule::kPeerQpGone, xi, std::nullopt, x.state, "absent",
+              "the peer QP no longer exists: its process exited or destroyed it; " +
+                  DescribeObservedQp(x) + " is still " + x.state + " with rqpn " +
+                  std::to_string(*x.dest_qpn) + " and retries",
+              "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
+              "survivor's program notice a dead peer (a completion error, a timeout or its "
+              "out-of-band channel closing) instead of waiting");
+      f.evidence = std::move(evidence);
+      return;
+    }
+    missing_.push_back(xi);
+  }
+
+  // Unchecked notes for peers in no input, listed up to a cap, then summed up.
+  void SummarizeMissingPeers() {
+    constexpr size_t kListed = 16;
+    const RuleInfo& meta = LiveMeta(LiveRule::kPeerQpGone);
+    for (size_t n = 0; n < missing_.size() && n <= kListed; ++n) {
+      LiveFinding f;
+      f.finding.id = std::string(meta.id);
+      f.finding.severity = Severity::kInfo;
+      f.finding.unchecked = true;
+      f.finding.transports = meta.transports;
+      f.finding.attribute = std::string(meta.attribute);
+      f.qp = missing_[n];
+      const ObservedQp& x = Qp(missing_[n]);
+      if (n == kListed) {
+        f.finding.more_qps = static_cast<uint32_t>(missing_.size() - kListed);
+        f.finding.message = std::to_string(missing_.size() - kListed) +
+                            " more QPs name peers in none of the inputs";
+      } else {
+        f.finding.local_value = "rqpn " + std::to_string(*x.dest_qpn);
+        f.finding.message = DescribeObservedQp(x) + " names QP " + std::to_string(*x.dest_qpn) +
+                            ", which is in none of the inputs: its peer was not observed";
+      }
+      f.finding.fix = "Give the peer host's snapshot (qp-inspect -o) too";
+      report_.findings.push_back(std::move(f));
+    }
+  }
+
+  const Observation& obs_;
+  const Pairing& pairing_;
+  const LiveJudgeOptions& options_;
+  std::unordered_multimap<uint32_t, size_t> by_qpn_;
+  std::unordered_map<size_t, size_t> paired_with_;
+  std::unordered_map<std::string, const ObservedPortCounters*> ports_;
+  std::unordered_set<size_t> flagged_;  // QPs named by an error or warning
+  std::vector<size_t> missing_;         // QPs whose peer is in no input
+  LiveReport report_;
+};
+
+}  // namespace
+
+std::string DescribeObservedQp(const ObservedQp& qp) {
+  std::string out = qp.host.empty() ? "" : qp.host + ":";
+  out += (qp.device.empty() ? std::string("?") : qp.device) + " QP " + std::to_string(qp.qpn);
+  if (qp.pid != 0) {
+    out += " (pid " + std::to_string(qp.pid) + (qp.comm.empty() ? "" : " " + qp.comm) + ")";
+  } else if (!qp.comm.empty()) {
+    out += " (kernel, " + qp.comm + ")";
+  }
+  return out;
+}
+
+LiveReport JudgeLive(const Observation& observation, const Pairing& pairing,
+                     const LiveJudgeOptions& options) {
+  return Judge(observation, pairing, options).Run();
+}
+
+}  // namespace qpconnect

@@ -1,0 +1,112 @@
+#include "qpconnect/snapshot.h"
+
+#include <string>
+#include <unordered_map>
+
+namespace qpconnect {
+namespace {
+
+std::optional<Transport> TransportOfType(const std::string& type) {
+  if (type == "RC") return Transport::kRc;
+  if (type == "UC") return Transport::kUc;
+  if (type == "UD") return Transport::kUd;
+  return std::nullopt;
+}
+
+// States in which dest_qp_num has been set (RTR and later).
+bool PastInit(const std::string& state) {
+  return state == "RTR" || state == "RTS" || state == "SQD" || state == "SQE" || state == "ERR";
+}
+
+std::string QpKey(const KernelQp& q) {
+  return q.device + '/' + std::to_string(q.lqpn) + '/' + std::to_string(q.pid);
+}
+
+std::string PortKey(const std::string& device, uint8_t port) {
+  return device + '/' + std::to_string(port);
+}
+
+}  // namespace
+
+double SnapshotInterval(const Snapshot& snapshot) {
+  if (snapshot.samples.size() < 2) return 0;
+  return snapshot.samples.back().at_seconds - snapshot.samples.front().at_seconds;
+}
+
+void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observation* out) {
+  const size_t first_qp = out->qps.size();
+  std::unordered_map<std::string, size_t> qp_at;  // QpKey -> index in out->qps
+  qp_at.reserve(snapshot.samples.empty() ? 0 : snapshot.samples.front().qps.size() * 2);
+  const size_t last = snapshot.samples.empty() ? 0 : snapshot.samples.size() - 1;
+  std::vector<bool> in_last;
+  for (size_t s = 0; s < snapshot.samples.size(); ++s) {
+    const KernelSample& sample = snapshot.samples[s];
+    for (const KernelQp& k : sample.qps) {
+      auto [it, inserted] = qp_at.try_emplace(QpKey(k), out->qps.size());
+      if (inserted) {
+        ObservedQp q;
+        q.source = ObservedSource::kSnapshot;
+        q.origin = origin;
+        q.host = snapshot.host;
+        q.pid = k.pid;
+        q.comm = k.comm;
+        q.device = k.device;
+        q.qpn = k.lqpn;
+        out->qps.push_back(std::move(q));
+        in_last.push_back(false);
+      }
+      ObservedQp& q = out->qps[it->second];
+      q.port = k.port != 0 ? k.port : q.port;
+      q.type_name = k.type;
+      q.transport = TransportOfType(k.type);
+      q.state = k.state;
+      q.dest_qpn.reset();
+      const bool connected_type = q.transport == Transport::kRc || q.transport == Transport::kUc;
+      if (connected_type && PastInit(k.state) && k.rqpn && *k.rqpn != 0) q.dest_qpn = *k.rqpn;
+      ObservedSample observed;
+      observed.at_seconds = sample.at_seconds;
+      observed.state = k.state;
+      observed.sq_psn = k.sq_psn;
+      observed.rq_psn = k.rq_psn;
+      observed.process_state = k.process_state;
+      q.samples.push_back(std::move(observed));
+      if (s == last) in_last[it->second - first_qp] = true;
+    }
+  }
+  for (size_t i = 0; i < in_last.size(); ++i) {
+    if (!in_last[i]) out->qps[first_qp + i].destroyed = true;
+  }
+
+  const double interval = SnapshotInterval(snapshot);
+  std::unordered_map<std::string, size_t> port_at;
+  for (const KernelSample& sample : snapshot.samples) {
+    for (const KernelPortCounters& k : sample.ports) {
+      auto [it, inserted] = port_at.try_emplace(PortKey(k.device, k.port), out->ports.size());
+      if (inserted) {
+        ObservedPortCounters p;
+        p.host = snapshot.host;
+        p.device = k.device;
+        p.port = k.port;
+        p.interval_seconds = interval;
+        for (const auto& [name, value] : k.counters) p.counters.push_back({name, {value, value}});
+        out->ports.push_back(std::move(p));
+        continue;
+      }
+      // A later sample: its values become the second of each pair.
+      ObservedPortCounters& p = out->ports[it->second];
+      for (const auto& [name, value] : k.counters) {
+        bool found = false;
+        for (auto& [known, values] : p.counters) {
+          if (known == name) {
+            values.second = value;
+            found = true;
+            break;
+          }
+        }
+        if (!found) p.counters.push_back({name, {value, value}});
+      }
+    }
+  }
+}
+
+}  // namespace qpconnect
