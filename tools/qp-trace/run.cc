@@ -1,0 +1,183 @@
+#include "run.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "cli_args.h"
+#include "exit_codes.h"
+#include "version.h"
+
+namespace qpconnect::tools::qp_trace {
+namespace {
+
+constexpr const char* kDefaultOutput = "qp-trace.%p.json";
+constexpr int kExitCannotRun = 126;
+constexpr int kExitNotFound = 127;
+
+const std::vector<OptionSpec>& Specs() {
+  static const auto* specs = new std::vector<OptionSpec>{
+      {'o', "output", true, "FILE",
+       "trace file of each process (%p = pid, %h = host name, %% = %); default "
+       "qp-trace.%p.json"},
+      {'h', "help", false, "", "show this help and exit"},
+      VersionOption(),
+  };
+  return *specs;
+}
+
+std::string Help() {
+  return "Usage: qp-trace [-o FILE] [--] PROGRAM [ARGS...]\n"
+         "\n"
+         "Runs PROGRAM unmodified with a preload library that records every queue pair it\n"
+         "creates and every ibv_modify_qp it makes (attributes, mask, result, errno), with\n"
+         "the port, GID table and P_Key the QP uses, in one JSON Lines file per process.\n"
+         "Give the traces of both sides to qp-validate to pair the QPs and judge them:\n"
+         "\n"
+         "  host A$ qp-trace -o a.%p.json -- ibv_rc_pingpong -g 1\n"
+         "  host B$ qp-trace -o b.%p.json -- ibv_rc_pingpong -g 1 hostA\n"
+         "  qp-validate a.*.json b.*.json\n"
+         "\n"
+         "A process other than PROGRAM (its children) writes FILE.PID when FILE has no\n"
+         "%p. Only the control path is recorded; PROGRAM's behaviour, output and exit\n"
+         "status are its own. What the preload cannot see: docs/trace.md.\n"
+         "\n"
+         "Options:\n" +
+         FormatOptions(Specs()) +
+         "\n"
+         "Environment: QP_TRACE_PRELOAD overrides the path of libqptrace.so.\n"
+         "\n"
+         "Exit status: PROGRAM's own; qp-trace's: 2 bad command line, no preload\n"
+         "library or an unwritable output directory, 126 PROGRAM cannot be run,\n"
+         "127 PROGRAM not found.\n";
+}
+
+Error Usage(std::string detail) {
+  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
+}
+
+// Splits args into qp-trace's options and PROGRAM [ARGS...]: options stop at
+// "--" or at the first word that is not an option (or an option's value).
+void Split(const std::vector<std::string>& args, std::vector<std::string>& options,
+           std::vector<std::string>& program) {
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.size() < 2 || a[0] != '-') break;
+    options.push_back(a);
+    if ((a == "-o" || a == "--output") && i + 1 < args.size()) options.push_back(args[++i]);
+  }
+  program.assign(args.begin() + static_cast<long>(i), args.end());
+}
+
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+Result<std::string> FindPreload(const LaunchContext& c) {
+  if (!c.preload_override.empty()) {
+    if (!IsFile(c.preload_override)) {
+      return Error{ErrorCode::kNotFound, 0, "QP_TRACE_PRELOAD", "",
+                   c.preload_override + " is not a file"};
+    }
+    return std::filesystem::absolute(c.preload_override).lexically_normal().string();
+  }
+  const std::filesystem::path self(c.self_dir);
+  for (const std::filesystem::path& p :
+       {self / "preload" / "libqptrace.so", self / QPC_TRACE_PRELOAD_INSTALLED}) {
+    if (IsFile(p.string())) return p.lexically_normal().string();
+  }
+  return Error{ErrorCode::kNotFound, 0, "libqptrace.so", "",
+               "the preload library is neither in " + (self / "preload").string() + " nor at " +
+                   (self / QPC_TRACE_PRELOAD_INSTALLED).lexically_normal().string() +
+                   " (set QP_TRACE_PRELOAD)"};
+}
+
+}  // namespace
+
+LaunchContext CurrentContext() {
+  LaunchContext c;
+  std::error_code ec;
+  c.cwd = std::filesystem::current_path(ec).string();
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) c.self_dir = exe.parent_path().string();
+  if (const char* v = std::getenv("QP_TRACE_PRELOAD")) c.preload_override = v;
+  if (const char* v = std::getenv("LD_PRELOAD")) c.existing_ld_preload = v;
+  c.pid = static_cast<int>(getpid());
+  return c;
+}
+
+Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchContext& context) {
+  std::vector<std::string> options;
+  Launch launch;
+  Split(args, options, launch.argv);
+  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  if (!parsed) return parsed.error();
+  if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
+  if (launch.argv.empty()) return Usage("missing the PROGRAM to trace");
+
+  std::string output = parsed->Get("output").value_or(kDefaultOutput);
+  if (output.empty()) return Usage("--output needs a file name");
+  std::filesystem::path out_path(output);
+  if (out_path.is_relative()) out_path = std::filesystem::path(context.cwd) / out_path;
+  out_path = out_path.lexically_normal();
+  if (!out_path.has_filename()) return Usage("--output '" + output + "' names a directory");
+  const std::string dir = out_path.parent_path().string();
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    const int e = errno;
+    return Error{ErrorCode::kIo, e, "output directory", "",
+                 dir + ": cannot create files there: " + std::strerror(e)};
+  }
+
+  Result<std::string> preload = FindPreload(context);
+  if (!preload) return preload.error();
+  std::string ld_preload = *preload;
+  if (!context.existing_ld_preload.empty()) ld_preload += ":" + context.existing_ld_preload;
+  launch.env = {{"LD_PRELOAD", ld_preload},
+                {"QP_TRACE_FILE", out_path.string()},
+                {"QP_TRACE_PID", std::to_string(context.pid)}};
+  return launch;
+}
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> options;
+  std::vector<std::string> program;
+  Split(args, options, program);
+  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  if (parsed && parsed->Has("help")) {
+    out << Help();
+    return kExitOk;
+  }
+  if (parsed && parsed->Has("version")) {
+    out << VersionText("qp-trace");
+    return kExitOk;
+  }
+  Result<Launch> launch = PrepareLaunch(args, CurrentContext());
+  if (!launch) {
+    const Error& e = launch.error();
+    err << "qp-trace: " << (e.operation == "command line" ? "" : e.operation + ": ") << e.detail
+        << "\n";
+    if (e.code == ErrorCode::kInvalidArgument) err << "Try 'qp-trace --help'.\n";
+    return kExitUsage;
+  }
+  for (const auto& [name, value] : launch->env) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> argv;
+  for (std::string& a : launch->argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  out.flush();
+  execvp(argv[0], argv.data());
+  const int e = errno;
+  err << "qp-trace: " << launch->argv[0] << ": " << std::strerror(e) << "\n";
+  return e == ENOENT ? kExitNotFound : kExitCannotRun;
+}
+
+}  // namespace qpconnect::tools::qp_trace
