@@ -11,12 +11,13 @@
 #include <cerrno>
 #include <vector>
 
-#include "session.h"
+#include "driver.h"
 
 namespace qpconnect::oob {
 
 using Clock = std::chrono::steady_clock;
 using internal::MakeError;
+using internal::MsText;
 
 namespace {
 
@@ -26,10 +27,6 @@ bool ValidName(std::string_view s, size_t max) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-';
   });
-}
-
-std::string Ms(Clock::duration d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
 class Fd {
@@ -77,14 +74,21 @@ struct PeerFile {
 
 }  // namespace
 
-class FileExchanger::Impl {
+// A transport of the protocol driver: each message is a file named after its
+// kind (S.R.hello, S.R.qpc, S.R.barrier-N, S.R.abort), written atomically and
+// acknowledged by the reader deleting it. The directory may hold an earlier
+// run's files, so the driver runs in mailbox mode, and Receive() passes over
+// a peer file bound to another run's nonce (noting it for the timeout).
+class FileExchanger::Impl final : public internal::FramePort {
  public:
-  explicit Impl(FileOptions o) : o_(std::move(o)), session_(std::move(o_.psk)) {}
+  explicit Impl(FileOptions o) : o_(std::move(o)), driver_(DriverOptionsOf(o_)) {}
 
-  Result<void> Open();
+  Result<void> OpenDirectory();
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
-  void Abort(std::string_view reason);
+  void Abort(std::string_view reason, Clock::time_point deadline) {
+    driver_.Abort(*this, reason, deadline);
+  }
   // Removes this side's files; with `keep_abort`, not its abort file.
   void RemoveOwnFiles(bool keep_abort = false);
   bool aborted() const { return aborted_; }
@@ -96,7 +100,34 @@ class FileExchanger::Impl {
     return o_.directory / Name(role, kind);
   }
 
+  // FramePort.
+  std::string Name() const override { return "file " + PathOf(o_.peer_role, "*").string(); }
+  Result<void> Open(const internal::Step& step) override;
+  Result<void> Send(const internal::Step& step, std::string_view bytes) override;
+  Result<Frame> Receive(const internal::Step& step) override;
+  Result<std::optional<Frame>> Settle(const internal::Step& step) override;
+
  private:
+  // Both sides write first (a file write never waits for the peer); the
+  // hello may be stale, so the driver runs in mailbox mode.
+  static internal::DriverOptions DriverOptionsOf(FileOptions& o) {
+    internal::DriverOptions d;
+    d.psk = std::move(o.psk);
+    d.max_payload_bytes = o.max_payload_bytes;
+    d.order = SendOrder::kBothFirst;
+    d.mailbox = true;
+    return d;
+  }
+  // The file kind of a message: "hello", "qpc", "barrier-N", "abort".
+  static std::string KindOf(const internal::Step& step);
+  const Nonce& my_nonce() const { return driver_.session().my_nonce(); }
+  // A note on the peer's file of `kind` when it is bound to another run's
+  // nonce; empty otherwise.
+  std::string StaleNote(std::string_view kind, const internal::Binding& b) const;
+  // The note for the peer's description, if it is stale (read afresh).
+  std::string StaleDescriptionNote();
+  Error Timeout(const internal::Step& step, const std::string& stale) const;
+
   Result<void> WriteOwn(std::string_view kind, std::string_view bytes);
   void RemoveOwn(std::string_view kind);
   // The peer's file of `kind`: nullopt when absent.
@@ -104,8 +135,8 @@ class FileExchanger::Impl {
   // Removes the peer's file of `kind` if it is still the one that was read.
   void Consume(std::string_view kind, const PeerFile& f);
   bool OwnExists(std::string_view kind);
-  // The peer's abort file, if it is bound to this session: its error.
-  Result<void> CheckPeerAbort(FrameType expected, uint32_t seq, bool learn);
+  // The peer's abort file, if it is bound to this session (it is consumed).
+  Result<std::optional<Frame>> PeerAbort();
   void StartWatch();
   // Waits for a change in the directory, at most poll_interval; false once
   // `deadline` has passed.
@@ -125,15 +156,15 @@ class FileExchanger::Impl {
   }
 
   FileOptions o_;
-  internal::Session session_;
+  internal::ProtocolDriver driver_;
   bool aborted_ = false;  // S.R.abort written and left for the peer
   Fd dir_;
   Fd inotify_;
-  bool exchanged_ = false;
-  uint32_t barriers_ = 0;
+  std::string last_sent_;  // kind of the last message written
+  PeerFile last_read_;     // the peer's file Receive() returned last
 };
 
-Result<void> FileExchanger::Impl::Open() {
+Result<void> FileExchanger::Impl::OpenDirectory() {
   const int fd = ::open(o_.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -141,7 +172,6 @@ Result<void> FileExchanger::Impl::Open() {
                       "open exchange directory " + o_.directory.string());
   }
   dir_ = Fd(fd);
-  session_.set_channel("file " + PathOf(o_.peer_role, "*").string());
   return Ok();
 }
 
@@ -307,203 +337,145 @@ void FileExchanger::Impl::Consume(std::string_view kind, const PeerFile& f) {
   }
 }
 
-Result<void> FileExchanger::Impl::CheckPeerAbort(FrameType expected, uint32_t seq, bool learn) {
+Result<std::optional<Frame>> FileExchanger::Impl::PeerAbort() {
   auto f = ReadPeer("abort");
   if (!f) return std::move(f).error();
-  if (!*f) return Ok();
-  const Frame& frame = f->value().frame;
-  auto b = internal::PeekBinding(frame);
-  if (frame.type != FrameType::kAbort || !b || b->receiver != session_.my_nonce()) {
-    return Ok();  // another session's: not ours to act on
+  if (!*f) return std::optional<Frame>();
+  auto b = internal::PeekBinding(f->value().frame);
+  if (f->value().frame.type != FrameType::kAbort || !b || b->receiver != my_nonce()) {
+    return std::optional<Frame>();  // another session's: not ours to act on
   }
-  auto opened = session_.Open(frame, expected, seq, learn);
-  if (!opened) {
-    Consume("abort", f->value());  // read: the peer's side may go now
-    return FileError(std::move(opened).error(), o_.peer_role, "abort");
+  Consume("abort", f->value());  // read: the peer's side may go now
+  return std::optional<Frame>(std::move(f->value().frame));
+}
+
+std::string FileExchanger::Impl::KindOf(const internal::Step& step) {
+  switch (step.type) {
+    case FrameType::kHello:
+      return "hello";
+    case FrameType::kEndpoint:
+      return "qpc";
+    case FrameType::kBarrier:
+      return "barrier-" + std::to_string(step.seq);
+    case FrameType::kAbort:
+      return "abort";
+  }
+  return "unknown";
+}
+
+std::string FileExchanger::Impl::StaleNote(std::string_view kind,
+                                           const internal::Binding& b) const {
+  return PathOf(o_.peer_role, kind).string() + " is bound to nonce " +
+         internal::NonceHex(b.receiver) + ", not this run's " + internal::NonceHex(my_nonce()) +
+         (driver_.session().has_psk() ? ": replayed or stale (from another session), refused"
+                                      : ": stale (left by an earlier run), refused");
+}
+
+std::string FileExchanger::Impl::StaleDescriptionNote() {
+  auto f = ReadPeer("qpc");
+  if (!f || !*f) return {};
+  auto b = internal::PeekBinding(f->value().frame);
+  return b && b->receiver != my_nonce() ? StaleNote("qpc", *b) : std::string();
+}
+
+Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string& stale) const {
+  const std::string kind = KindOf(step);
+  std::string detail = step.type == FrameType::kHello      ? "no hello from the peer ("
+                       : step.type == FrameType::kEndpoint ? "no description from the peer ("
+                                                           : "no marker from the peer (";
+  detail += PathOf(o_.peer_role, kind).string() + ") within " + MsText(step.total);
+  if (!stale.empty()) detail += "; " + stale;
+  // With a PSK, a refused message from another session is a replay: kAuth.
+  const bool exchange = step.type != FrameType::kBarrier;
+  const bool replay = exchange && !stale.empty() && driver_.session().has_psk();
+  return MakeError(
+      replay ? ErrorCode::kAuth : ErrorCode::kTimeout,
+      std::string(exchange ? "file exchange" : "file barrier") + " in " + o_.directory.string(),
+      detail);
+}
+
+Result<void> FileExchanger::Impl::Open(const internal::Step& step) {
+  (void)step;
+  StartWatch();
+  RemoveOwnFiles();
+  last_sent_.clear();
+  return Ok();
+}
+
+Result<void> FileExchanger::Impl::Send(const internal::Step& step, std::string_view bytes) {
+  const std::string kind = KindOf(step);
+  QPC_TRY(WriteOwn(kind, bytes));  // one atomic write: never waits for the peer
+  if (step.type == FrameType::kAbort) {
+    aborted_ = true;
+  } else {
+    last_sent_ = kind;
   }
   return Ok();
 }
 
-void FileExchanger::Impl::Abort(std::string_view reason) {
-  exchanged_ = false;
-  if (!session_.peer_nonce()) return;
-  auto sealed = session_.Seal(FrameType::kAbort, reason.substr(0, 1024), barriers_ + 1);
-  if (sealed && WriteOwn("abort", *sealed)) aborted_ = true;
+Result<Frame> FileExchanger::Impl::Receive(const internal::Step& step) {
+  const std::string kind = KindOf(step);
+  std::string stale;  // the last stale file refused, for the timeout message
+  for (;;) {
+    auto got = ReadPeer(kind);
+    if (!got) return std::move(got).error();
+    if (*got) {
+      auto b = internal::PeekBinding(got->value().frame);
+      if (step.type != FrameType::kHello && b && b->receiver != my_nonce()) {
+        stale = StaleNote(kind, *b);  // an earlier run's: never used, the wait goes on
+      } else {
+        Frame frame = std::move(got->value().frame);
+        last_read_ = std::move(got->value());  // its identity, for Settle()
+        return frame;
+      }
+    }
+    auto abort = PeerAbort();
+    if (!abort) return std::move(abort).error();
+    if (*abort) return std::move(**abort);
+    if (!Wait(step.deadline)) {
+      if (step.type == FrameType::kHello && stale.empty()) stale = StaleDescriptionNote();
+      return Timeout(step, stale);
+    }
+  }
+}
+
+Result<std::optional<Frame>> FileExchanger::Impl::Settle(const internal::Step& step) {
+  const std::string kind = KindOf(step);
+  Consume(kind, last_read_);  // deleting the peer's file is the acknowledgement
+  if (step.type == FrameType::kEndpoint) RemoveOwn("hello");  // the peer has read it
+  for (;;) {
+    if (!OwnExists(last_sent_)) return std::optional<Frame>();
+    auto abort = PeerAbort();
+    if (!abort || *abort) return abort;
+    if (!Wait(step.deadline)) {
+      return MakeError(
+          ErrorCode::kTimeout,
+          std::string(step.type == FrameType::kBarrier ? "file barrier" : "file exchange") +
+              " in " + o_.directory.string(),
+          std::string("the peer did not pick up our ") +
+              (step.type == FrameType::kBarrier ? "marker " : "description ") +
+              PathOf(o_.role, last_sent_).string() + " within " + MsText(step.total));
+    }
+  }
 }
 
 Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
                                                    Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  exchanged_ = false;
-  barriers_ = 0;
-  auto body = internal::EncodeLocal(local);
-  if (!body) return std::move(body).error();
-  if (body->size() + internal::kBindingBytes > o_.max_payload_bytes) {
-    return MakeError(ErrorCode::kInvalidArgument, "encode local description",
-                     "the description takes " + std::to_string(body->size()) +
-                         " bytes, above the frame cap of " + std::to_string(o_.max_payload_bytes));
-  }
-  QPC_TRY(session_.Begin());
-  StartWatch();
-  RemoveOwnFiles();
-
-  std::optional<Nonce> bound_to;  // the peer nonce our description is bound to
-  std::optional<EndpointInfo> received;
-  bool mine_consumed = false;
-  std::string stale;         // the last stale file refused, for the timeout message
-  std::string psk_mismatch;  // the peer's hello disagrees about the PSK
-
-  auto run = [&]() -> Result<EndpointInfo> {
-    QPC_TRY(WriteOwn("hello", session_.EncodeHello()));
-    for (;;) {
-      std::optional<Nonce> target;
-      if (received) {
-        target = session_.peer_nonce();  // learnt from its bound description
-      } else {
-        auto hello = ReadPeer("hello");
-        if (!hello) return std::move(hello).error();
-        if (*hello) {
-          const Frame& f = hello->value().frame;
-          if (f.type != FrameType::kHello || f.payload.size() != kNonceBytes) {
-            return FileError(MakeError(ErrorCode::kProtocol, "",
-                                       std::string("expected a hello, found a ") +
-                                           FrameTypeName(f.type) + " frame"),
-                             o_.peer_role, "hello");
-          }
-          // The hello is unauthenticated and may be stale: a PSK mismatch
-          // it shows is only reported if nothing better arrives.
-          const bool peer_psk = (f.flags & kFrameFlagPsk) != 0;
-          if (peer_psk != session_.has_psk()) {
-            psk_mismatch = peer_psk ? "the peer's hello says it requires a pre-shared key, but "
-                                      "none is configured on this side"
-                                    : "this side requires a pre-shared key, but the peer's "
-                                      "hello says it has none";
-          } else {
-            psk_mismatch.clear();
-          }
-          Nonce n{};
-          std::copy(f.payload.begin(), f.payload.end(), n.begin());
-          if (n != session_.my_nonce()) target = n;
-        }
-      }
-      if (target && !mine_consumed && (!bound_to || *bound_to != *target)) {
-        session_.set_peer_nonce(*target);
-        auto sealed = session_.Seal(FrameType::kEndpoint, *body, 0);
-        if (!sealed) return std::move(sealed).error();
-        QPC_TRY(WriteOwn("qpc", *sealed));
-        bound_to = target;
-      }
-      if (!received) {
-        auto desc = ReadPeer("qpc");
-        if (!desc) return std::move(desc).error();
-        if (*desc) {
-          const PeerFile& pf = desc->value();
-          auto b = internal::PeekBinding(pf.frame);
-          if (b && b->receiver != session_.my_nonce()) {
-            stale = PathOf(o_.peer_role, "qpc").string() + " is bound to nonce " +
-                    internal::NonceHex(b->receiver) + ", not this run's " +
-                    internal::NonceHex(session_.my_nonce()) +
-                    (session_.has_psk() ? ": replayed or stale (from another session), refused"
-                                        : ": stale (left by an earlier run), refused");
-          } else {
-            auto opened = session_.Open(pf.frame, FrameType::kEndpoint, 0, true);
-            if (!opened) return FileError(std::move(opened).error(), o_.peer_role, "qpc");
-            auto info = internal::DecodePeer(*opened, PathOf(o_.peer_role, "qpc").string());
-            if (!info) return std::move(info).error();
-            received = std::move(*info);
-            Consume("qpc", pf);
-            RemoveOwn("hello");  // the peer has read it
-            continue;            // rebind ours at once if the peer's nonce differs
-          }
-        }
-      }
-      QPC_TRY(CheckPeerAbort(FrameType::kEndpoint, 0, !received));
-      if (bound_to && !mine_consumed && !OwnExists("qpc")) mine_consumed = true;
-      if (received && mine_consumed) return std::move(*received);
-      if (!Wait(deadline)) {
-        std::string detail;
-        if (!received && !bound_to) {
-          detail = "no hello from the peer (" + PathOf(o_.peer_role, "hello").string() + ")";
-        } else if (!received) {
-          detail = "no description from the peer (" + PathOf(o_.peer_role, "qpc").string() + ")";
-        } else {
-          detail = "the peer did not pick up our description " + PathOf(o_.role, "qpc").string();
-        }
-        detail += " within " + Ms(total);
-        if (!stale.empty()) detail += "; " + stale;
-        // With a PSK, a refused message from another session is a replay,
-        // and a hello without a key a peer that cannot authenticate: kAuth.
-        if (!received && !psk_mismatch.empty()) {
-          return MakeError(ErrorCode::kAuth, "file exchange in " + o_.directory.string(),
-                           psk_mismatch + "; " + detail);
-        }
-        const bool replay = !received && !stale.empty() && session_.has_psk();
-        return MakeError(replay ? ErrorCode::kAuth : ErrorCode::kTimeout,
-                         "file exchange in " + o_.directory.string(), detail);
-      }
-    }
-  };
-  auto result = run();
+  auto result = driver_.Exchange(*this, local, deadline);
   if (!result) {
-    if (!PeerCaused(result.error().code)) RemoveOwnFiles();
+    const ErrorCode code = result.error().code;
+    if (!PeerCaused(code) && code != ErrorCode::kInvalidArgument) RemoveOwnFiles();
     return result;
   }
   RemoveOwn("hello");
-  exchanged_ = true;
   return result;
 }
 
 Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  QPC_TRY(internal::CheckStage(stage));
-  if (!exchanged_) {
-    return MakeError(ErrorCode::kInvalidArgument, "barrier '" + std::string(stage) + "'",
-                     "Barrier() needs a successful Exchange() first");
-  }
-  const uint32_t seq = ++barriers_;
-  const std::string kind = "barrier-" + std::to_string(seq);
-  bool got = false;
-  bool mine_consumed = false;
-  std::string stale;
-  auto run = [&]() -> Result<void> {
-    auto sealed = session_.Seal(FrameType::kBarrier, stage, seq);
-    if (!sealed) return std::move(sealed).error();
-    QPC_TRY(WriteOwn(kind, *sealed));
-    for (;;) {
-      if (!got) {
-        auto marker = ReadPeer(kind);
-        if (!marker) return std::move(marker).error();
-        if (*marker) {
-          const PeerFile& pf = marker->value();
-          auto b = internal::PeekBinding(pf.frame);
-          if (b && b->receiver != session_.my_nonce()) {
-            stale = PathOf(o_.peer_role, kind).string() + " is stale (another run's nonce)";
-          } else {
-            auto opened = session_.Open(pf.frame, FrameType::kBarrier, seq);
-            if (!opened) return FileError(std::move(opened).error(), o_.peer_role, kind);
-            Consume(kind, pf);
-            QPC_TRY(internal::MatchStage(*opened, stage, PathOf(o_.peer_role, kind).string()));
-            got = true;
-          }
-        }
-      }
-      QPC_TRY(CheckPeerAbort(FrameType::kBarrier, seq, false));
-      if (!mine_consumed && !OwnExists(kind)) mine_consumed = true;
-      if (got && mine_consumed) return Ok();
-      if (!Wait(deadline)) {
-        std::string detail =
-            got ? "the peer did not pick up our marker " + PathOf(o_.role, kind).string()
-                : "no marker from the peer (" + PathOf(o_.peer_role, kind).string() + ")";
-        detail += " within " + Ms(total);
-        if (!stale.empty()) detail += "; " + stale;
-        return MakeError(ErrorCode::kTimeout, "barrier '" + std::string(stage) + "'", detail);
-      }
-    }
-  };
-  auto result = run();
-  if (!result) {
-    if (!PeerCaused(result.error().code)) RemoveOwn(kind);
-    exchanged_ = false;
+  const std::string sent_before = last_sent_;
+  auto result = driver_.Barrier(*this, stage, deadline);
+  if (!result && !PeerCaused(result.error().code) && last_sent_ != sent_before) {
+    RemoveOwn(last_sent_);
   }
   return result;
 }
@@ -527,12 +499,10 @@ Result<std::unique_ptr<FileExchanger>> FileExchanger::Create(FileOptions options
   if (options.role == options.peer_role)
     return bad("role and peer_role are both '" + options.role + "'");
   if (options.poll_interval.count() <= 0) return bad("poll_interval must be positive");
-  if (options.max_payload_bytes < 64 || options.max_payload_bytes > kMaxPayloadBytesLimit) {
-    return bad("max_payload_bytes must be between 64 and " + std::to_string(kMaxPayloadBytesLimit));
-  }
+  QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "file exchanger options"));
   if (options.directory.empty()) return bad("no directory given");
   auto impl = std::make_unique<Impl>(std::move(options));
-  QPC_TRY(impl->Open());
+  QPC_TRY(impl->OpenDirectory());
   return std::unique_ptr<FileExchanger>(new FileExchanger(std::move(impl)));
 }
 
@@ -546,8 +516,7 @@ Result<void> FileExchanger::Barrier(std::string_view stage, std::chrono::millise
 }
 
 void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-  (void)deadline;  // one atomic file write; not a wait
-  impl_->Abort(reason);
+  impl_->Abort(reason, Clock::now() + deadline);  // one atomic file write; not a wait
 }
 
 std::filesystem::path FileExchanger::PathOf(std::string_view role, std::string_view kind) const {

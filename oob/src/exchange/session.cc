@@ -13,8 +13,12 @@ std::string_view AsView(const Nonce& n) {
   return {reinterpret_cast<const char*>(n.data()), n.size()};
 }
 
+bool SortsBelow(const Nonce& a, const Nonce& b) {
+  return std::memcmp(a.data(), b.data(), a.size()) < 0;
+}
+
 std::string_view DirectionLabel(const Nonce& sender, const Nonce& receiver) {
-  return std::memcmp(sender.data(), receiver.data(), sender.size()) < 0 ? "lo>hi" : "hi>lo";
+  return SortsBelow(sender, receiver) ? "lo>hi" : "hi>lo";
 }
 
 std::string EncodeBinding(const Binding& b) {
@@ -29,21 +33,10 @@ std::string EncodeBinding(const Binding& b) {
   return out;
 }
 
-// Printable prefix of peer-supplied text, for an error message.
 // "a barrier", "an endpoint".
 std::string A(FrameType t) {
   const std::string name = FrameTypeName(t);
   return (name[0] == 'a' || name[0] == 'e' ? "an " : "a ") + name;
-}
-
-std::string Printable(std::string_view s, size_t max = 200) {
-  std::string out;
-  for (char c : s.substr(0, max)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (s.size() > max) out += "...";
-  return out;
 }
 
 }  // namespace
@@ -55,6 +48,29 @@ Error MakeError(ErrorCode code, std::string operation, std::string detail, std::
   e.detail = std::move(detail);
   e.attribute = std::move(attribute);
   return e;
+}
+
+std::string Printable(std::string_view s, size_t max) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+std::string MsText(std::chrono::steady_clock::duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+Result<void> CheckPayloadCap(uint32_t cap, const std::string& who) {
+  if (cap < 64 || cap > kMaxPayloadBytesLimit) {
+    return MakeError(
+        ErrorCode::kInvalidArgument, who,
+        "max_payload_bytes must be between 64 and " + std::to_string(kMaxPayloadBytesLimit));
+  }
+  return Ok();
 }
 
 std::string NonceHex(const Nonce& n) {
@@ -104,7 +120,9 @@ std::string Session::EncodeHello() const {
   return EncodeFrame(f);
 }
 
-Result<void> Session::AcceptHello(const Frame& frame) {
+bool Session::SortsBelowPeer() const { return SortsBelow(my_nonce_, *peer_nonce_); }
+
+Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch) {
   if (frame.type != FrameType::kHello) {
     if ((frame.flags & kFrameFlagMac) != 0 && !psk_) {
       return AuthError(
@@ -122,10 +140,17 @@ Result<void> Session::AcceptHello(const Frame& frame) {
                          " payload bytes, flags " + std::to_string(frame.flags));
   }
   const bool peer_psk = (frame.flags & kFrameFlagPsk) != 0;
-  if (peer_psk && !psk_) {
+  if (psk_mismatch != nullptr) {  // the hello is only a hint
+    psk_mismatch->clear();
+    if (peer_psk && !psk_) {
+      *psk_mismatch =
+          "the peer's hello says it requires a pre-shared key, but none is configured on this side";
+    } else if (!peer_psk && psk_) {
+      *psk_mismatch = "this side requires a pre-shared key, but the peer's hello says it has none";
+    }
+  } else if (peer_psk && !psk_) {
     return AuthError("the peer requires a pre-shared key, but none is configured on this side");
-  }
-  if (!peer_psk && psk_) {
+  } else if (!peer_psk && psk_) {
     return AuthError("this side requires a pre-shared key, but the peer has none configured");
   }
   Nonce n{};

@@ -14,6 +14,7 @@
 // Thread-safety: one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,7 +61,15 @@ class Session {
   // Checks the peer's first frame is a hello compatible with this side (both
   // or neither have a PSK) and records its nonce. Errors: kAuth (PSK on one
   // side only; the peer echoed our nonce), kProtocol (not a hello, bad size).
-  Result<void> AcceptHello(const Frame& frame);
+  // With `psk_mismatch`, a hello whose PSK flag disagrees with this side is
+  // accepted and the disagreement described there (empty if none) instead:
+  // for a channel whose hello may be an earlier run's (file).
+  Result<void> AcceptHello(const Frame& frame, std::string* psk_mismatch = nullptr);
+
+  // True when this side's nonce sorts below the peer's (memcmp): it sends its
+  // description first under SendOrder::kLowerNonceFirst. REQUIRES:
+  // peer_nonce() is set.
+  bool SortsBelowPeer() const;
 
   // Frame bytes carrying `body` as message `seq` of this direction: bound when
   // the peer's nonce is known, with a MAC when there is a PSK.
@@ -90,6 +99,17 @@ class Session {
 
 // Helpers shared by the exchangers.
 std::string NonceHex(const Nonce& n);
+
+// "300 ms", for timeout messages.
+std::string MsText(std::chrono::steady_clock::duration d);
+
+// `s` cut to `max` bytes with non-printable bytes as '?', for quoting
+// peer-supplied text in an error.
+std::string Printable(std::string_view s, size_t max = 200);
+
+// kInvalidArgument unless 64 <= cap <= kMaxPayloadBytesLimit; `who` names the
+// options ("tcp exchanger options").
+Result<void> CheckPayloadCap(uint32_t cap, const std::string& who);
 
 // The codec bytes of `local` after checking its ranges (kInvalidArgument with
 // the codec's detail if this side's own description cannot be sent).

@@ -11,12 +11,14 @@
 #include <ctime>
 
 #include "base64url.h"
-#include "session.h"
+#include "driver.h"
 
 namespace qpconnect::oob {
 
 using Clock = std::chrono::steady_clock;
 using internal::MakeError;
+using internal::MsText;
+using internal::Printable;
 
 namespace {
 
@@ -29,19 +31,8 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::string Printable(std::string_view s, size_t max = 60) {
-  std::string out;
-  for (char c : s.substr(0, max)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
-std::string Ms(Clock::duration d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
-}
+// Quoted peer text is cut shorter on a line than elsewhere.
+constexpr size_t kQuoteBytes = 60;
 
 // "qpcN:" with N a number other than 1: the version of the line, else empty.
 std::string_view OtherLineVersion(std::string_view line) {
@@ -124,7 +115,7 @@ Result<std::string> DecodeStdioLine(std::string_view line) {
                        "version");
     }
     return MakeError(ErrorCode::kProtocol, "decode stdio line",
-                     "not a qpc1: line: '" + Printable(line) + "'");
+                     "not a qpc1: line: '" + Printable(line, kQuoteBytes) + "'");
   }
   line.remove_prefix(kStdioLinePrefix.size());
   size_t bad_at = 0;
@@ -132,53 +123,66 @@ Result<std::string> DecodeStdioLine(std::string_view line) {
   if (!bytes) {
     return MakeError(ErrorCode::kProtocol, "decode stdio line",
                      bad_at < line.size()
-                         ? "not base64url: byte '" + Printable(line.substr(bad_at, 1)) +
-                               "' at column " + std::to_string(bad_at + kStdioLinePrefix.size() + 1)
+                         ? "not base64url: byte '" +
+                               Printable(line.substr(bad_at, 1), kQuoteBytes) + "' at column " +
+                               std::to_string(bad_at + kStdioLinePrefix.size() + 1)
                          : "truncated base64url (" + std::to_string(line.size()) + " characters)");
   }
   return std::move(*bytes);
 }
 
-class StdioExchanger::Impl {
+// A transport of the protocol driver: each frame is one line, written while
+// input is read ahead, so two sides that both write long lines into pipes do
+// not deadlock whatever order the driver sends in.
+class StdioExchanger::Impl final : public internal::FramePort {
  public:
   Impl(int in_fd, int out_fd, StdioOptions o)
       : in_(in_fd),
         out_(out_fd),
-        session_(std::move(o.psk)),
         cap_(o.max_payload_bytes),
-        max_skipped_(o.max_skipped_bytes) {
-    session_.set_channel("stdio");
-  }
+        max_skipped_(o.max_skipped_bytes),
+        driver_(DriverOptionsOf(std::move(o.psk), o.max_payload_bytes)) {}
 
-  Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
-  Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
-  void Abort(std::string_view reason, Clock::time_point deadline);
+  internal::ProtocolDriver& driver() { return driver_; }
+
+  // FramePort.
+  std::string Name() const override { return "stdio"; }
+  Result<void> Send(const internal::Step& step, std::string_view bytes) override;
+  Result<Frame> Receive(const internal::Step& step) override;
 
  private:
-  // Writes all of `out` by `deadline`; false if it could not.
-  bool WriteOnly(std::string_view out, Clock::time_point deadline);
-  // Writes `out` while reading the peer's next qpc line; returns its frame.
-  Result<Frame> SendAndReceive(std::string_view out, const char* what, Clock::time_point deadline,
-                               Clock::duration total);
+  // Without a PSK: no hellos, one unbound line each way. Both sides write
+  // first: a write never waits for the peer, since input is read meanwhile.
+  static internal::DriverOptions DriverOptionsOf(std::optional<Psk> psk, uint32_t cap) {
+    internal::DriverOptions d;
+    d.psk = std::move(psk);
+    d.max_payload_bytes = cap;
+    d.order = SendOrder::kBothFirst;
+    d.hello_without_psk = false;
+    return d;
+  }
+  // Writes all of `out` (may be empty) while reading input ahead, until
+  // `out` is written and, with `want_line`, the peer's next qpc line is in
+  // line_. Without `want_line` a read failure is kept for Receive().
+  Result<void> Pump(std::string_view out, const internal::Step& step, bool want_line);
   // A complete line from in_buf_, if one is there (or at EOF the rest).
   // Skips noise; errors for garbage. Sets *found when it returns a line.
   Result<std::string> TakeLine(bool* found, const char* what);
 
   int in_;
   int out_;
-  internal::Session session_;
   uint32_t cap_;
   size_t max_skipped_;
   std::string in_buf_;
   size_t scan_from_ = 0;  // in_buf_[0, scan_from_) holds no '\n'
   bool eof_ = false;
-  bool exchanged_ = false;
-  uint32_t send_seq_ = 0;
-  uint32_t recv_seq_ = 0;
+  std::optional<std::string> line_;  // the peer's next qpc line, read ahead
+  std::optional<Error> read_error_;  // a failure while reading ahead
   // Other lines skipped while looking for the current message.
   size_t skipped_bytes_ = 0;
   size_t skipped_lines_ = 0;
   std::string first_skipped_;
+  internal::ProtocolDriver driver_;
 };
 
 Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what) {
@@ -225,7 +229,7 @@ Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what
     }
     skipped_bytes_ += end - start;
     if (!line.empty()) {
-      if (skipped_lines_ == 0) first_skipped_ = Printable(line);
+      if (skipped_lines_ == 0) first_skipped_ = Printable(line, kQuoteBytes);
       ++skipped_lines_;
     }
     if (skipped_bytes_ > max_skipped_) {
@@ -238,44 +242,39 @@ Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what
   }
 }
 
-Result<Frame> StdioExchanger::Impl::SendAndReceive(std::string_view out, const char* what,
-                                                   Clock::time_point deadline,
-                                                   Clock::duration total) {
-  skipped_bytes_ = 0;
-  skipped_lines_ = 0;
-  first_skipped_.clear();
+Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::Step& step,
+                                        bool want_line) {
   SigpipeGuard sigpipe;
-  NonBlocking nonblocking(out_);
-  std::optional<std::string> line;
+  std::optional<NonBlocking> nonblocking;
+  if (!out.empty()) nonblocking.emplace(out_);
+  const char* what = step.what();
   size_t written = 0;
   for (;;) {
-    if (!line) {
+    if (!line_ && !read_error_) {
       bool found = false;
       auto taken = TakeLine(&found, what);
-      if (!taken) return std::move(taken).error();
-      if (found) line = std::move(*taken);
-    }
-    if (line && written == out.size()) break;
-    if (!line && eof_) {
-      std::string detail = std::string("end of input before the peer's ") + what + " line";
-      if (skipped_lines_ > 0) {
-        detail += " (" + std::to_string(skipped_lines_) + " other line" +
-                  (skipped_lines_ == 1 ? "" : "s") + " skipped, first: '" + first_skipped_ + "')";
+      if (!taken) {
+        if (want_line) return std::move(taken).error();
+        read_error_ = std::move(taken).error();
+      } else if (found) {
+        line_ = std::move(*taken);
       }
-      return MakeError(ErrorCode::kIo, "read from stdio", detail);
     }
+    const bool reading = !line_ && !read_error_ && !eof_;
+    if (written == out.size() && (!want_line || !reading)) break;
     const auto now = Clock::now();
-    if (now >= deadline) {
+    if (now >= step.deadline) {
       std::string detail;
-      if (!line) {
-        detail = in_buf_.empty() && skipped_lines_ == 0
-                     ? std::string("no input within ") + Ms(total) + " (waiting for the peer's " +
-                           what + " line)"
-                     : std::string("the peer's ") + what + " line did not complete within " +
-                           Ms(total) + " (" + std::to_string(in_buf_.size()) + " bytes so far)";
+      if (written < out.size()) {
+        detail = "our line was not taken within " + MsText(step.total) + " (" +
+                 std::to_string(written) + " of " + std::to_string(out.size()) + " bytes written)";
       } else {
-        detail = "our line was not taken within " + Ms(total) + " (" + std::to_string(written) +
-                 " of " + std::to_string(out.size()) + " bytes written)";
+        detail = in_buf_.empty() && skipped_lines_ == 0
+                     ? std::string("no input within ") + MsText(step.total) +
+                           " (waiting for the peer's " + what + " line)"
+                     : std::string("the peer's ") + what + " line did not complete within " +
+                           MsText(step.total) + " (" + std::to_string(in_buf_.size()) +
+                           " bytes so far)";
       }
       return MakeError(ErrorCode::kTimeout, "exchange over stdio", detail);
     }
@@ -283,7 +282,7 @@ Result<Frame> StdioExchanger::Impl::SendAndReceive(std::string_view out, const c
     nfds_t n = 0;
     int in_slot = -1;
     int out_slot = -1;
-    if (!line) {
+    if (reading) {
       in_slot = static_cast<int>(n);
       fds[n++] = pollfd{in_, POLLIN, 0};
     }
@@ -291,7 +290,7 @@ Result<Frame> StdioExchanger::Impl::SendAndReceive(std::string_view out, const c
       out_slot = static_cast<int>(n);
       fds[n++] = pollfd{out_, POLLOUT, 0};
     }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(step.deadline - now).count();
     const int rc = ::poll(fds, n, static_cast<int>(std::min<int64_t>(left, 60000)));
     if (rc < 0) {
       if (errno == EINTR) continue;
@@ -317,95 +316,48 @@ Result<Frame> StdioExchanger::Impl::SendAndReceive(std::string_view out, const c
       } else if (r == 0) {
         eof_ = true;
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        return ErrnoError(ErrorCode::kIo, errno, "read from stdio");
+        Error e = ErrnoError(ErrorCode::kIo, errno, "read from stdio");
+        if (want_line) return e;
+        read_error_ = std::move(e);
       }
     }
   }
-  auto bytes = DecodeStdioLine(*line);
+  if (want_line && !line_ && !read_error_) {
+    std::string detail = std::string("end of input before the peer's ") + what + " line";
+    if (skipped_lines_ > 0) {
+      detail += " (" + std::to_string(skipped_lines_) + " other line" +
+                (skipped_lines_ == 1 ? "" : "s") + " skipped, first: '" + first_skipped_ + "')";
+    }
+    return MakeError(ErrorCode::kIo, "read from stdio", detail);
+  }
+  return Ok();
+}
+
+Result<void> StdioExchanger::Impl::Send(const internal::Step& step, std::string_view bytes) {
+  return Pump(EncodeStdioLine(bytes), step, /*want_line=*/false);
+}
+
+Result<Frame> StdioExchanger::Impl::Receive(const internal::Step& step) {
+  if (!line_ && !read_error_) QPC_TRY(Pump({}, step, /*want_line=*/true));
+  if (read_error_) {
+    Error e = std::move(*read_error_);
+    read_error_.reset();
+    return e;
+  }
+  const std::string line = std::move(*line_);
+  line_.reset();
+  skipped_bytes_ = 0;
+  skipped_lines_ = 0;
+  first_skipped_.clear();
+  auto bytes = DecodeStdioLine(line);
   if (!bytes) return std::move(bytes).error();
   auto frame = DecodeFrame(*bytes, cap_);
   if (!frame) {
     Error e = std::move(frame).error();
-    e.operation = std::string("stdio: the peer's ") + what + " line: " + e.operation;
+    e.operation = std::string("stdio: the peer's ") + step.what() + " line: " + e.operation;
     return e;
   }
   return frame;
-}
-
-Result<EndpointInfo> StdioExchanger::Impl::Exchange(const EndpointInfo& local,
-                                                    Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  exchanged_ = false;
-  auto body = internal::EncodeLocal(local);
-  if (!body) return std::move(body).error();
-  if (body->size() + internal::kBindingBytes > cap_) {
-    return MakeError(ErrorCode::kInvalidArgument, "encode local description",
-                     "the description takes " + std::to_string(body->size()) +
-                         " bytes, above the frame cap of " + std::to_string(cap_));
-  }
-  QPC_TRY(session_.Begin());
-  send_seq_ = 0;
-  recv_seq_ = 0;
-  if (session_.has_psk()) {
-    auto hello = SendAndReceive(EncodeStdioLine(session_.EncodeHello()), "hello", deadline, total);
-    if (!hello) return std::move(hello).error();
-    QPC_TRY(session_.AcceptHello(*hello));
-  }
-  auto sealed = session_.Seal(FrameType::kEndpoint, *body, send_seq_++);
-  if (!sealed) return std::move(sealed).error();
-  auto frame = SendAndReceive(EncodeStdioLine(*sealed), "description", deadline, total);
-  if (!frame) return std::move(frame).error();
-  auto opened = session_.Open(*frame, FrameType::kEndpoint, recv_seq_++);
-  if (!opened) return std::move(opened).error();
-  auto info = internal::DecodePeer(*opened, "stdio");
-  exchanged_ = info.has_value();
-  return info;
-}
-
-Result<void> StdioExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  QPC_TRY(internal::CheckStage(stage));
-  if (!exchanged_) {
-    return MakeError(ErrorCode::kInvalidArgument, "barrier '" + std::string(stage) + "'",
-                     "Barrier() needs a successful Exchange() first");
-  }
-  auto sealed = session_.Seal(FrameType::kBarrier, stage, send_seq_++);
-  if (!sealed) return std::move(sealed).error();
-  auto frame = SendAndReceive(EncodeStdioLine(*sealed), "barrier", deadline, total);
-  if (!frame) return std::move(frame).error();
-  auto opened = session_.Open(*frame, FrameType::kBarrier, recv_seq_++);
-  if (!opened) return std::move(opened).error();
-  return internal::MatchStage(*opened, stage, "stdio");
-}
-
-bool StdioExchanger::Impl::WriteOnly(std::string_view out, Clock::time_point deadline) {
-  SigpipeGuard sigpipe;
-  NonBlocking nonblocking(out_);
-  size_t written = 0;
-  while (written < out.size()) {
-    const auto now = Clock::now();
-    if (now >= deadline) return false;
-    pollfd p{out_, POLLOUT, 0};
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    const int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 60000)));
-    if (rc < 0 && errno != EINTR) return false;
-    if (rc <= 0) continue;
-    const ssize_t w = ::write(out_, out.data() + written, out.size() - written);
-    if (w > 0) {
-      written += static_cast<size_t>(w);
-    } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      if (errno == EPIPE) sigpipe.OnEpipe();
-      return false;
-    }
-  }
-  return true;
-}
-
-void StdioExchanger::Impl::Abort(std::string_view reason, Clock::time_point deadline) {
-  exchanged_ = false;
-  if (session_.has_psk() && !session_.peer_nonce()) return;  // nothing the peer could verify
-  auto sealed = session_.Seal(FrameType::kAbort, reason.substr(0, 1024), send_seq_++);
-  if (sealed) (void)WriteOnly(EncodeStdioLine(*sealed), deadline);
 }
 
 StdioExchanger::StdioExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -416,26 +368,22 @@ Result<std::unique_ptr<StdioExchanger>> StdioExchanger::Create(int in_fd, int ou
   if (in_fd < 0 || out_fd < 0) {
     return MakeError(ErrorCode::kInvalidArgument, "stdio exchanger", "negative file descriptor");
   }
-  if (options.max_payload_bytes < 64 || options.max_payload_bytes > kMaxPayloadBytesLimit) {
-    return MakeError(
-        ErrorCode::kInvalidArgument, "stdio exchanger options",
-        "max_payload_bytes must be between 64 and " + std::to_string(kMaxPayloadBytesLimit));
-  }
+  QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "stdio exchanger options"));
   return std::unique_ptr<StdioExchanger>(
       new StdioExchanger(std::make_unique<Impl>(in_fd, out_fd, std::move(options))));
 }
 
 Result<EndpointInfo> StdioExchanger::Exchange(const EndpointInfo& local,
                                               std::chrono::milliseconds deadline) {
-  return impl_->Exchange(local, Clock::now() + deadline);
+  return impl_->driver().Exchange(*impl_, local, Clock::now() + deadline);
 }
 
 Result<void> StdioExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
-  return impl_->Barrier(stage, Clock::now() + deadline);
+  return impl_->driver().Barrier(*impl_, stage, Clock::now() + deadline);
 }
 
 void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-  impl_->Abort(reason, Clock::now() + deadline);
+  impl_->driver().Abort(*impl_, reason, Clock::now() + deadline);
 }
 
 }  // namespace qpconnect::oob

@@ -1,21 +1,17 @@
 #include "qpconnect/oob/tcp.h"
 
-#include <algorithm>
-#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-#include "session.h"
+#include "driver.h"
 
 namespace qpconnect::oob {
 
@@ -24,22 +20,15 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using boost::system::error_code;
 using internal::MakeError;
+using internal::MsText;
 
 namespace {
-
-// Body bytes read per step: the buffer grows with the data that actually
-// arrives, never to the announced length up front.
-constexpr size_t kReadSlice = 1u << 20;
 
 std::string EndpointText(const tcp::endpoint& ep) {
   const auto addr = ep.address();
   std::string a = addr.to_string();
   if (addr.is_v6()) a = "[" + a + "]";
   return a + ":" + std::to_string(ep.port());
-}
-
-std::string Ms(Clock::duration d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
 Error AsioError(ErrorCode code, const error_code& ec, std::string operation, std::string detail) {
@@ -58,15 +47,6 @@ Error AsioError(ErrorCode code, const error_code& ec, std::string operation, std
   return e;
 }
 
-Result<void> CheckCap(uint32_t cap) {
-  if (cap < 64 || cap > kMaxPayloadBytesLimit) {
-    return MakeError(
-        ErrorCode::kInvalidArgument, "tcp exchanger options",
-        "max_payload_bytes must be between 64 and " + std::to_string(kMaxPayloadBytesLimit));
-  }
-  return Ok();
-}
-
 // Host names are resolved on a detached thread so that a slow resolver cannot
 // hold the exchange past its deadline (getaddrinfo cannot be cancelled).
 struct ResolveState {
@@ -79,16 +59,24 @@ struct ResolveState {
 
 }  // namespace
 
-class TcpExchanger::Impl {
+// A transport of the protocol driver: connection setup (listen, accept,
+// resolve, connect with retries) and a ByteChannel over the socket; the
+// driver does the rest, exactly as for a caller's own channel (channel.h).
+class TcpExchanger::Impl final : public internal::StreamPort {
  public:
   Impl(bool server, std::optional<Psk> psk, uint32_t cap)
-      : server_(server), session_(std::move(psk)), cap_(cap) {}
+      : internal::StreamPort(SocketChannel(this), "tcp", cap),
+        server_(server),
+        driver_(DriverOptionsOf(std::move(psk), cap)) {}
 
   Result<void> Listen(const TcpServerOptions& o);
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
   void Close();
+
+  // FramePort: each Exchange() starts on a new connection.
+  Result<void> Open(const internal::Step& step) override;
 
   bool server_;
   bool persistent_ = false;
@@ -98,51 +86,38 @@ class TcpExchanger::Impl {
   std::string peer_;
 
  private:
+  static internal::DriverOptions DriverOptionsOf(std::optional<Psk> psk, uint32_t cap) {
+    internal::DriverOptions d;
+    d.psk = std::move(psk);
+    d.max_payload_bytes = cap;
+    return d;
+  }
+  // The ByteChannel the driver reads and writes: the socket of `self`, each
+  // call bounded by its deadline.
+  static ByteChannel SocketChannel(Impl* self);
+  Result<void> SendBytes(std::string_view bytes, Clock::time_point deadline);
+  Result<size_t> ReceiveBytes(char* buf, size_t max_bytes, Clock::time_point deadline);
+
   // Runs the io_context until `done()` or `deadline`. On expiry cancels
   // everything outstanding, drains the handlers and returns false.
-  // `on_expiry` runs before the cancellation, while the state still shows
-  // what was outstanding.
   template <typename Done>
-  bool Run(Clock::time_point deadline, Done done, const std::function<void()>& on_expiry = {});
+  bool Run(Clock::time_point deadline, Done done);
   void CancelAll();
   void CloseSocket();
 
   Result<void> Accept(Clock::time_point deadline, Clock::duration total);
   Result<void> Connect(Clock::time_point deadline, Clock::duration total);
   Result<std::vector<tcp::endpoint>> Resolve(Clock::time_point deadline);
-  // Sends `out` while receiving one frame; `what` names the expected message.
-  Result<Frame> SendAndReceive(const std::string& out, const char* what, Clock::time_point deadline,
-                               Clock::duration total);
-  void StartReadHeader();
-  void StartReadBody();
-  void FinishRead(Result<Frame> r);
-  Error ReadError(const error_code& ec, size_t got, size_t want) const;
-  std::string Channel() const { return "tcp " + (peer_.empty() ? host_ : peer_); }
 
   asio::io_context io_;
   std::optional<tcp::acceptor> acceptor_;
   tcp::socket socket_{io_};
   asio::steady_timer timer_{io_};
-  internal::Session session_;
-  uint32_t cap_;
-  bool exchanged_ = false;  // a successful Exchange() on the open connection
-  uint32_t send_seq_ = 0;
-  uint32_t recv_seq_ = 0;
-
-  // State of the frame being read.
-  const char* reading_ = "";
-  std::array<char, kFrameHeaderBytes> header_buf_{};
-  FrameHeader header_;
-  std::string body_;
-  size_t body_got_ = 0;
-  size_t read_got_ = 0;  // header + body bytes received so far
-  bool read_done_ = false;
-  std::optional<Result<Frame>> read_result_;
+  internal::ProtocolDriver driver_;
 };
 
 template <typename Done>
-bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done,
-                             const std::function<void()>& on_expiry) {
+bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done) {
   io_.restart();
   const auto now = Clock::now();
   if (deadline > now) io_.run_for(deadline - now);
@@ -150,7 +125,6 @@ bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done,
     io_.run();  // let any last handler of a finished step run
     return true;
   }
-  if (on_expiry) on_expiry();
   CancelAll();
   io_.run();
   return false;
@@ -166,7 +140,7 @@ void TcpExchanger::Impl::CancelAll() {
 void TcpExchanger::Impl::CloseSocket() {
   error_code ignored;
   if (socket_.is_open()) socket_.close(ignored);
-  exchanged_ = false;
+  driver_.Forget();
 }
 
 void TcpExchanger::Impl::Close() {
@@ -234,7 +208,7 @@ Result<void> TcpExchanger::Impl::Accept(Clock::time_point deadline, Clock::durat
   });
   if (!Run(deadline, [&] { return done; })) {
     return MakeError(ErrorCode::kTimeout, "accept on port " + std::to_string(port_),
-                     "no client connected within " + Ms(total));
+                     "no client connected within " + MsText(total));
   }
   if (ec) return AsioError(ErrorCode::kIo, ec, "accept on port " + std::to_string(port_), "");
   error_code ignored;
@@ -298,7 +272,7 @@ Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::dura
     });
     if (!Run(deadline, [&] { return done; })) {
       return MakeError(ErrorCode::kTimeout, "connect to " + target,
-                       "no connection within " + Ms(total) + " (" + std::to_string(attempts) +
+                       "no connection within " + MsText(total) + " (" + std::to_string(attempts) +
                            " attempt" + (attempts == 1 ? "" : "s") + ")");
     }
     if (!ec) {
@@ -324,175 +298,77 @@ Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::dura
   }
 }
 
-Error TcpExchanger::Impl::ReadError(const error_code& ec, size_t got, size_t want) const {
+ByteChannel TcpExchanger::Impl::SocketChannel(Impl* self) {
+  ByteChannel c;
+  c.send = [self](std::string_view bytes, Clock::time_point deadline) {
+    return self->SendBytes(bytes, deadline);
+  };
+  c.receive = [self](char* buf, size_t max_bytes, Clock::time_point deadline) {
+    return self->ReceiveBytes(buf, max_bytes, deadline);
+  };
+  return c;
+}
+
+Result<void> TcpExchanger::Impl::SendBytes(std::string_view bytes, Clock::time_point deadline) {
+  if (!socket_.is_open()) return MakeError(ErrorCode::kIo, "", "not connected");
+  bool done = false;
+  error_code ec;
+  size_t written = 0;
+  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
+                    [&](const error_code& e, size_t n) {
+                      ec = e;
+                      written = n;
+                      done = true;
+                    });
+  const bool finished = Run(deadline, [&] { return done; });
+  // After Run() the handler has run, on expiry too: `written` is final.
+  const std::string progress =
+      std::to_string(written) + " of " + std::to_string(bytes.size()) + " bytes sent";
+  if (!finished) return MakeError(ErrorCode::kTimeout, "", progress);
+  if (ec) return AsioError(ErrorCode::kIo, ec, "", progress);
+  return Ok();
+}
+
+Result<size_t> TcpExchanger::Impl::ReceiveBytes(char* buf, size_t max_bytes,
+                                                Clock::time_point deadline) {
+  if (!socket_.is_open()) return MakeError(ErrorCode::kIo, "", "not connected");
+  bool done = false;
+  error_code ec;
+  size_t got = 0;
+  socket_.async_read_some(asio::buffer(buf, max_bytes), [&](const error_code& e, size_t n) {
+    ec = e;
+    got = n;
+    done = true;
+  });
+  if (!Run(deadline, [&] { return done; })) return MakeError(ErrorCode::kTimeout, "", "");
+  if (ec == asio::error::eof) return size_t{0};
   if (ec == asio::error::connection_reset) {
     // A peer that exits with our data unread resets instead of closing.
-    Error e = MakeError(
-        ErrorCode::kIo, "receive from " + Channel(),
-        got == 0
-            ? std::string("the peer reset the connection before sending its ") + reading_
-            : std::string("the peer reset the connection mid-message: got ") + std::to_string(got) +
-                  " of " + std::to_string(want) + " bytes of its " + reading_ + " frame");
-    e.sys_errno = ECONNRESET;
-    return e;
+    return ErrnoError(ErrorCode::kIo, ECONNRESET, "", "the peer reset the connection");
   }
-  if (ec == asio::error::eof) {
-    if (got == 0) {
-      return MakeError(
-          ErrorCode::kIo, "receive from " + Channel(),
-          std::string("the peer closed the connection before sending its ") + reading_);
-    }
-    return MakeError(ErrorCode::kIo, "receive from " + Channel(),
-                     std::string("the peer closed the connection mid-message: got ") +
-                         std::to_string(got) + " of " + std::to_string(want) + " bytes of its " +
-                         reading_ + " frame");
-  }
-  return AsioError(ErrorCode::kIo, ec, "receive from " + Channel(),
-                   std::string("while reading its ") + reading_ + " (" + std::to_string(got) +
-                       " bytes received)");
+  if (ec) return AsioError(ErrorCode::kIo, ec, "", "");
+  return got;
 }
 
-void TcpExchanger::Impl::FinishRead(Result<Frame> r) {
-  read_result_.emplace(std::move(r));
-  read_done_ = true;
-  if (!read_result_->has_value()) CloseSocket();  // also cancels a pending send
-}
-
-void TcpExchanger::Impl::StartReadHeader() {
-  asio::async_read(socket_, asio::buffer(header_buf_), [this](const error_code& ec, size_t n) {
-    read_got_ = n;
-    if (ec) {
-      FinishRead(ReadError(ec, n, kFrameHeaderBytes));
-      return;
-    }
-    auto h = DecodeFrameHeader(std::string_view(header_buf_.data(), header_buf_.size()), cap_);
-    if (!h) {
-      Error e = std::move(h).error();
-      e.operation = "receive from " + Channel() + ": " + e.operation;
-      FinishRead(std::move(e));
-      return;
-    }
-    header_ = *h;
-    body_.clear();
-    body_got_ = 0;
-    StartReadBody();
-  });
-}
-
-void TcpExchanger::Impl::StartReadBody() {
-  const size_t total = header_.BodyBytes();
-  if (body_got_ == total) {
-    Frame f;
-    f.type = header_.type;
-    f.flags = header_.flags;
-    f.mac = body_.substr(header_.payload_bytes);
-    body_.resize(header_.payload_bytes);
-    f.payload = std::move(body_);
-    FinishRead(std::move(f));
-    return;
+Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {
+  Close();
+  peer_.clear();
+  if (server_) {
+    QPC_TRY(Accept(step.deadline, step.total));
+  } else {
+    QPC_TRY(Connect(step.deadline, step.total));
   }
-  const size_t slice = std::min(kReadSlice, total - body_got_);
-  body_.resize(body_got_ + slice);
-  asio::async_read(socket_, asio::buffer(body_.data() + body_got_, slice),
-                   [this, total](const error_code& ec, size_t n) {
-                     body_got_ += n;
-                     read_got_ = kFrameHeaderBytes + body_got_;
-                     if (ec) {
-                       FinishRead(ReadError(ec, read_got_, kFrameHeaderBytes + total));
-                       return;
-                     }
-                     StartReadBody();
-                   });
-}
-
-Result<Frame> TcpExchanger::Impl::SendAndReceive(const std::string& out, const char* what,
-                                                 Clock::time_point deadline,
-                                                 Clock::duration total) {
-  reading_ = what;
-  read_done_ = false;
-  read_got_ = 0;
-  read_result_.reset();
-  bool write_done = false;
-  error_code write_ec;
-  size_t written = 0;
-  asio::async_write(socket_, asio::buffer(out), [&](const error_code& ec, size_t n) {
-    write_done = true;
-    write_ec = ec;
-    written = n;
-    if (ec && !read_done_) CloseSocket();  // the read cannot succeed either
-  });
-  StartReadHeader();
-  std::string detail;
-  auto describe = [&] {
-    if (!read_done_ && read_got_ == 0) {
-      detail = std::string("the peer sent nothing within ") + Ms(total) + " (waiting for its " +
-               what + ")";
-    } else if (!read_done_) {
-      detail = std::string("got ") + std::to_string(read_got_) + " bytes of the peer's " + what +
-               " frame within " + Ms(total);
-    } else {
-      detail = "the peer did not take our " + std::to_string(out.size()) + "-byte message within " +
-               Ms(total) + " (" + std::to_string(written) + " bytes sent)";
-    }
-  };
-  if (!Run(
-          deadline, [&] { return read_done_ && write_done; }, describe)) {
-    return MakeError(ErrorCode::kTimeout, "exchange with " + Channel(), detail);
-  }
-  if (read_result_ && !read_result_->has_value()) {
-    Result<Frame> r = std::move(*read_result_);
-    return std::move(r).error();
-  }
-  if (write_ec) {
-    CloseSocket();
-    return AsioError(ErrorCode::kIo, write_ec, "send to " + Channel(),
-                     std::to_string(written) + " of " + std::to_string(out.size()) + " bytes sent");
-  }
-  Result<Frame> r = std::move(*read_result_);
-  return r;
+  set_name("tcp " + peer_);
+  return Ok();
 }
 
 Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
                                                   Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  auto body = internal::EncodeLocal(local);
-  if (!body) return std::move(body).error();
-  if (body->size() + internal::kBindingBytes > cap_) {
-    return MakeError(ErrorCode::kInvalidArgument, "encode local description",
-                     "the description takes " + std::to_string(body->size()) +
-                         " bytes, above the frame cap of " + std::to_string(cap_));
-  }
-  Close();
-  auto begun = session_.Begin();
-  if (!begun) return std::move(begun).error();
-  send_seq_ = 0;
-  recv_seq_ = 0;
-  peer_.clear();
-
-  auto run = [&]() -> Result<EndpointInfo> {
-    if (server_) {
-      QPC_TRY(Accept(deadline, total));
-    } else {
-      QPC_TRY(Connect(deadline, total));
-    }
-    session_.set_channel(Channel());
-    auto hello = SendAndReceive(session_.EncodeHello(), "hello", deadline, total);
-    if (!hello) return std::move(hello).error();
-    QPC_TRY(session_.AcceptHello(*hello));
-    auto sealed = session_.Seal(FrameType::kEndpoint, *body, send_seq_++);
-    if (!sealed) return std::move(sealed).error();
-    auto frame = SendAndReceive(*sealed, "endpoint description", deadline, total);
-    if (!frame) return std::move(frame).error();
-    auto opened = session_.Open(*frame, FrameType::kEndpoint, recv_seq_++);
-    if (!opened) return std::move(opened).error();
-    return internal::DecodePeer(*opened, Channel());
-  };
-  auto result = run();
+  auto result = driver_.Exchange(*this, local, deadline);
   if (!result) {
     CloseSocket();
     return result;
   }
-  exchanged_ = true;
   if (server_ && !persistent_ && acceptor_) {
     error_code ignored;
     acceptor_->close(ignored);
@@ -501,37 +377,13 @@ Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
 }
 
 Result<void> TcpExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
-  const auto total = deadline - Clock::now();
-  QPC_TRY(internal::CheckStage(stage));
-  if (!exchanged_ || !socket_.is_open()) {
-    return MakeError(ErrorCode::kInvalidArgument, "barrier '" + std::string(stage) + "'",
-                     "no connection: Barrier() needs a successful Exchange() first");
-  }
-  auto sealed = session_.Seal(FrameType::kBarrier, stage, send_seq_++);
-  if (!sealed) return std::move(sealed).error();
-  auto frame = SendAndReceive(*sealed, "barrier message", deadline, total);
-  if (!frame) return std::move(frame).error();
-  auto opened = session_.Open(*frame, FrameType::kBarrier, recv_seq_++);
-  if (!opened) {
-    CloseSocket();
-    return std::move(opened).error();
-  }
-  auto match = internal::MatchStage(*opened, stage, Channel());
-  if (!match) CloseSocket();
-  exchanged_ = match.has_value();
-  return match;
+  auto result = driver_.Barrier(*this, stage, deadline);
+  if (!result && result.error().code != ErrorCode::kInvalidArgument) CloseSocket();
+  return result;
 }
 
 void TcpExchanger::Impl::Abort(std::string_view reason, Clock::time_point deadline) {
-  if (socket_.is_open() && session_.peer_nonce()) {
-    auto sealed = session_.Seal(FrameType::kAbort, reason.substr(0, 1024), send_seq_++);
-    if (sealed) {
-      bool done = false;
-      asio::async_write(socket_, asio::buffer(*sealed),
-                        [&](const error_code&, size_t) { done = true; });
-      (void)Run(deadline, [&] { return done; });
-    }
-  }
+  driver_.Abort(*this, reason, deadline);
   Close();
 }
 
@@ -541,14 +393,14 @@ TcpExchanger::~TcpExchanger() {
 }
 
 Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateServer(TcpServerOptions options) {
-  QPC_TRY(CheckCap(options.max_payload_bytes));
+  QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "tcp exchanger options"));
   auto impl = std::make_unique<Impl>(true, std::move(options.psk), options.max_payload_bytes);
   QPC_TRY(impl->Listen(options));
   return std::unique_ptr<TcpExchanger>(new TcpExchanger(std::move(impl)));
 }
 
 Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOptions options) {
-  QPC_TRY(CheckCap(options.max_payload_bytes));
+  QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "tcp exchanger options"));
   if (options.host.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "tcp client", "no server host given");
   }

@@ -394,6 +394,7 @@ TEST_F(FileExchange, NonProtobufDescriptionIsAProtocolError) {
   f.type = FrameType::kEndpoint;
   f.flags = kFrameFlagBound;
   f.payload = Bytes(nb) + Bytes(na) + std::string(4, '\0') + "\xff\xff\xff\xff\xff\xff\xff\xff\xff";
+  Plant(P("s1.b.hello"), HelloFrame(nb, false));  // a reads the description after the hello
   Plant(P("s1.b.qpc"), EncodeFrame(f));
   auto ra = fa.get();
   ASSERT_FALSE(ra);

@@ -252,6 +252,8 @@ TEST(TcpExchanger, KeyOnOneSideOnlyIsRefusedWithAuth) {
 
 TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
   // Record an authentic client description bound to a fake server's nonce.
+  // That nonce sorts above any other, so the client sends its description
+  // first (the lower nonce does, docs/oob.md) without waiting for ours.
   std::string client_hello, recorded;
   {
     RawListener fake;
@@ -260,7 +262,9 @@ TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
     });
     Raw conn = fake.Accept();
     client_hello = conn.RecvFrame();
-    conn.Send(Hello(*RandomNonce(), true));
+    Nonce highest{};
+    highest.fill(0xff);
+    conn.Send(Hello(highest, true));
     recorded = conn.RecvFrame();
     conn.Close();
     EXPECT_FALSE(fc.get());
@@ -294,10 +298,25 @@ TEST(TcpExchanger, TamperedDescriptionInTransitIsRefused) {
   Raw to_server = Raw::Connect(server->port());
   to_server.Send(from_client.RecvFrame());  // hellos pass untouched
   from_client.Send(to_server.RecvFrame());
-  std::string desc = from_client.RecvFrame();
-  desc[kFrameHeaderBytes + 40] ^= 0x20;  // inside the body, after the binding
-  to_server.Send(desc);
-  from_client.Send(to_server.RecvFrame());  // the server's description
+  // The side whose nonce sorts lower sends its description first; the other
+  // answers once it has read it. Relay them in the order they come.
+  bool client_done = false;
+  bool server_done = false;
+  while (!client_done || !server_done) {
+    pollfd p[2] = {{from_client.fd(), POLLIN, 0}, {to_server.fd(), POLLIN, 0}};
+    ASSERT_GT(::poll(p, 2, 5000), 0);
+    if (!client_done && (p[0].revents & POLLIN) != 0) {
+      std::string desc = from_client.RecvFrame();
+      desc[kFrameHeaderBytes + 40] ^= 0x20;  // inside the body, after the binding
+      to_server.Send(desc);
+      client_done = true;
+    } else if (!server_done && (p[1].revents & POLLIN) != 0) {
+      from_client.Send(to_server.RecvFrame());  // the server's description
+      server_done = true;
+    } else {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
   auto rs = fs.get();
   ASSERT_FALSE(rs);
   EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();

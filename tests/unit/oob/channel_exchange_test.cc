@@ -1,0 +1,473 @@
+// The exchanger over a caller-supplied ByteChannel (channel.h): two lambdas
+// over a socketpair or an in-memory queue. Pairwise exchange and barriers,
+// PSK, the send order that keeps 20,000 QPs with MRs from deadlocking a
+// blocking channel, a peer closing mid-frame, a hostile 4 GiB length, the
+// deadline, abort, and callbacks that fail or throw.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "exchange_samples.h"
+#include "qpconnect/oob/channel.h"
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/psk.h"
+
+namespace qpconnect::oob {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Waits until `fd` is ready for `events`; kTimeout at `deadline`.
+Result<void> WaitFd(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return Error{ErrorCode::kTimeout, 0, "poll", "", ""};
+    pollfd p{fd, events, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (rc > 0) return Ok();
+    if (rc < 0 && errno != EINTR) return ErrnoError(ErrorCode::kIo, errno, "poll");
+  }
+}
+
+// One end of a stream socket as a ByteChannel. Blocking: send() returns only
+// once every byte is in the socket, however long the peer leaves its buffer
+// full, bounded by the deadline. The channel does not own `fd`.
+ByteChannel SocketChannel(int fd) {
+  ByteChannel c;
+  c.send = [fd](std::string_view bytes, Clock::time_point deadline) -> Result<void> {
+    while (!bytes.empty()) {
+      QPC_TRY(WaitFd(fd, POLLOUT, deadline));
+      const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        return ErrnoError(ErrorCode::kIo, errno, "send");
+      if (n > 0) bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return Ok();
+  };
+  c.receive = [fd](char* buf, size_t max, Clock::time_point deadline) -> Result<size_t> {
+    for (;;) {
+      QPC_TRY(WaitFd(fd, POLLIN, deadline));
+      const ssize_t n = ::recv(fd, buf, max, MSG_DONTWAIT);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EAGAIN && errno != EINTR) return ErrnoError(ErrorCode::kIo, errno, "recv");
+    }
+  };
+  return c;
+}
+
+// A connected pair of stream sockets.
+struct SocketPair {
+  SocketPair() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    a = fds[0];
+    b = fds[1];
+  }
+  ~SocketPair() {
+    CloseA();
+    CloseB();
+  }
+  void CloseA() {
+    if (a >= 0) ::close(a);
+    a = -1;
+  }
+  void CloseB() {
+    if (b >= 0) ::close(b);
+    b = -1;
+  }
+  // Bytes queued in the pair in one direction before a writer blocks.
+  size_t Buffering() const {
+    int snd = 0;
+    int rcv = 0;
+    socklen_t len = sizeof snd;
+    ::getsockopt(a, SOL_SOCKET, SO_SNDBUF, &snd, &len);
+    len = sizeof rcv;
+    ::getsockopt(b, SOL_SOCKET, SO_RCVBUF, &rcv, &len);
+    return static_cast<size_t>(snd) + static_cast<size_t>(rcv);
+  }
+  void Send(const std::string& s) const {
+    ASSERT_EQ(::send(b, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
+  // Exactly `n` bytes from b's side, or fewer if 5 s pass.
+  std::string Recv(size_t n) const {
+    std::string out;
+    while (out.size() < n) {
+      if (!WaitFd(b, POLLIN, Clock::now() + 5s)) break;
+      char buf[65536];
+      const ssize_t got = ::recv(b, buf, std::min(sizeof buf, n - out.size()), 0);
+      if (got <= 0) break;
+      out.append(buf, static_cast<size_t>(got));
+    }
+    return out;
+  }
+  std::string RecvFrame() const {
+    std::string h = Recv(kFrameHeaderBytes);
+    auto header = DecodeFrameHeader(h, kDefaultMaxPayloadBytes);
+    EXPECT_TRUE(header) << h.size();
+    return header ? h + Recv(header->BodyBytes()) : h;
+  }
+  int a = -1;
+  int b = -1;
+};
+
+std::unique_ptr<Exchanger> Make(ByteChannel channel, std::optional<Psk> psk = std::nullopt,
+                                SendOrder order = SendOrder::kLowerNonceFirst,
+                                std::string name = "test channel") {
+  ChannelOptions o;
+  o.name = std::move(name);
+  o.psk = std::move(psk);
+  o.order = order;
+  auto x = CreateChannelExchanger(std::move(channel), std::move(o));
+  EXPECT_TRUE(x) << x.error().ToString();
+  return std::move(*x);
+}
+
+// `n` QPs with scattered 24-bit QPNs, each with an MR descriptor (scattered
+// page-aligned addresses and rkeys, as a real registration gives).
+EndpointInfo WithMrs(const std::string& host, uint32_t n) {
+  EndpointInfo e = MakeEndpoint(host, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t mix = (uint64_t{i} + 1) * 0x9e3779b97f4a7c15ULL;
+    e.qps[i].qpn = (i * 2654435761u + 1) & kQpnMask;
+    e.qps[i].mr = MrDescriptor{0x7f0000000000ULL + ((mix >> 20) & 0xffffffff000ULL),
+                               static_cast<uint32_t>(mix >> 32), 1u << 21};
+  }
+  return e;
+}
+
+std::string HelloFrame(const Nonce& n) {
+  Frame f;
+  f.type = FrameType::kHello;
+  f.payload.assign(n.begin(), n.end());
+  return EncodeFrame(f);
+}
+
+// The description a keyless peer with nonce `sender` sends to the holder of
+// `receiver_hello` (docs/oob.md: binding, then the codec's bytes).
+std::string Description(const Nonce& sender, const std::string& receiver_hello,
+                        const EndpointInfo& e) {
+  Frame f;
+  f.type = FrameType::kEndpoint;
+  f.flags = kFrameFlagBound;
+  f.payload.assign(sender.begin(), sender.end());
+  f.payload += receiver_hello.substr(kFrameHeaderBytes, kNonceBytes);
+  f.payload += std::string(4, '\0');
+  f.payload += EncodeBinary(e);
+  return EncodeFrame(f);
+}
+
+TEST(ChannelExchanger, ExchangesAndPassesBarriersOverTwoLambdas) {
+  SocketPair pair;
+  auto a = Make(SocketChannel(pair.a));
+  auto b = Make(SocketChannel(pair.b));
+  ExpectBarrierPassesThenMismatchIsRefused(*a, *b, 3);
+}
+
+TEST(ChannelExchanger, TwentyThousandQpsWithMrsDoNotDeadlockABlockingChannel) {
+  SocketPair pair;
+  const auto ea = WithMrs("a", 20000);
+  const auto eb = WithMrs("b", 20000);
+  // Each description is several times what the pair buffers: were both
+  // sides to send first, both would block in send() until the deadline.
+  ASSERT_GT(EncodeBinary(ea).size(), pair.Buffering());
+  auto a = Make(SocketChannel(pair.a), Key("k"));
+  auto b = Make(SocketChannel(pair.b), Key("k"));
+  const auto start = Clock::now();
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(eb, 20s); });
+  auto ra = a->Exchange(ea, 20s);
+  auto rb = fb.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(rb) << rb.error().ToString();
+  EXPECT_EQ(*ra, eb);
+  EXPECT_EQ(*rb, ea);
+  EXPECT_LT(Clock::now() - start, 10s);
+  auto fbar = std::async(std::launch::async, [&] { return b->Barrier("rtr", 5s); });
+  EXPECT_TRUE(a->Barrier("rtr", 5s));
+  EXPECT_TRUE(fbar.get());
+}
+
+TEST(ChannelExchanger, BothFirstOrderDeadlocksThatChannelUntilTheDeadline) {
+  // The control for the test above: the same descriptions, both sides
+  // sending first, block each other and time out. This is why
+  // kLowerNonceFirst is the default.
+  SocketPair pair;
+  const auto e = WithMrs("x", 20000);
+  auto a = Make(SocketChannel(pair.a), std::nullopt, SendOrder::kBothFirst);
+  auto b = Make(SocketChannel(pair.b), std::nullopt, SendOrder::kBothFirst);
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(e, 500ms); });
+  auto ra = a->Exchange(e, 500ms);
+  auto rb = fb.get();
+  ASSERT_FALSE(ra);
+  ASSERT_FALSE(rb);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("did not take our"), std::string::npos) << ra.error().detail;
+}
+
+TEST(ChannelExchanger, BothFirstOrderWorksOverABufferedChannel) {
+  // A mailbox-like channel (a key-value store, a queue): send() never waits
+  // for the peer, so both may send first.
+  struct Queue {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<char> bytes;
+  };
+  auto channel = [](Queue& out, Queue& in) {
+    ByteChannel c;
+    c.send = [&out](std::string_view bytes, Clock::time_point) -> Result<void> {
+      std::lock_guard<std::mutex> lock(out.mu);
+      out.bytes.insert(out.bytes.end(), bytes.begin(), bytes.end());
+      out.cv.notify_all();
+      return Ok();
+    };
+    c.receive = [&in](char* buf, size_t max, Clock::time_point deadline) -> Result<size_t> {
+      std::unique_lock<std::mutex> lock(in.mu);
+      if (!in.cv.wait_until(lock, deadline, [&] { return !in.bytes.empty(); })) {
+        return Error{ErrorCode::kTimeout, 0, "queue", "", ""};
+      }
+      const size_t n = std::min(max, in.bytes.size());
+      std::copy_n(in.bytes.begin(), n, buf);
+      in.bytes.erase(in.bytes.begin(), in.bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      return n;
+    };
+    return c;
+  };
+  Queue ab;
+  Queue ba;
+  auto a = Make(channel(ab, ba), Key("k"), SendOrder::kBothFirst);
+  auto b = Make(channel(ba, ab), Key("k"), SendOrder::kBothFirst);
+  const auto e = WithMrs("q", 20000);
+  auto fb = std::async(std::launch::async, [&] { return b->Exchange(e, 10s); });
+  auto ra = a->Exchange(e, 10s);
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(fb.get());
+  EXPECT_EQ(*ra, e);
+}
+
+TEST(ChannelExchanger, TheSideWithTheLowerNonceSendsItsDescriptionFirst) {
+  for (uint8_t peer_byte : {uint8_t{0x00}, uint8_t{0xff}}) {
+    SCOPED_TRACE(peer_byte == 0 ? "peer's nonce lowest" : "peer's nonce highest");
+    SocketPair pair;
+    auto x = Make(SocketChannel(pair.a));
+    auto fx = std::async(std::launch::async, [&] { return x->Exchange(MakeEndpoint("x", 1), 5s); });
+    Nonce peer{};
+    peer.fill(peer_byte);
+    const std::string x_hello = pair.RecvFrame();
+    pair.Send(HelloFrame(peer));
+    if (peer_byte == 0) {
+      // We sort lower: x waits for our description before sending its own.
+      EXPECT_FALSE(WaitFd(pair.b, POLLIN, Clock::now() + 200ms));
+      pair.Send(Description(peer, x_hello, MakeEndpoint("peer", 1)));
+      EXPECT_EQ(pair.RecvFrame()[5], static_cast<char>(FrameType::kEndpoint));
+    } else {
+      // x sorts lower: its description comes without ours.
+      EXPECT_EQ(pair.RecvFrame()[5], static_cast<char>(FrameType::kEndpoint));
+      pair.Send(Description(peer, x_hello, MakeEndpoint("peer", 1)));
+    }
+    auto rx = fx.get();
+    ASSERT_TRUE(rx) << rx.error().ToString();
+    EXPECT_EQ(rx->identity.host, "peer");
+  }
+}
+
+TEST(ChannelExchanger, PskIsAcceptedAndAWrongKeyRefused) {
+  for (bool same : {true, false}) {
+    SCOPED_TRACE(same ? "same key" : "different keys");
+    SocketPair pair;
+    auto a = Make(SocketChannel(pair.a), Key("one"));
+    auto b = Make(SocketChannel(pair.b), Key(same ? "one" : "two"));
+    auto fb = std::async(std::launch::async, [&] { return b->Exchange(MakeEndpoint("b", 2), 5s); });
+    auto ra = a->Exchange(MakeEndpoint("a", 2), 5s);
+    auto rb = fb.get();
+    if (same) {
+      ASSERT_TRUE(ra) << ra.error().ToString();
+      ASSERT_TRUE(rb) << rb.error().ToString();
+      EXPECT_EQ(*ra, MakeEndpoint("b", 2));
+      continue;
+    }
+    // Both sides see the other's description, so both refuse it themselves.
+    ASSERT_FALSE(ra);
+    ASSERT_FALSE(rb);
+    EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
+    EXPECT_EQ(rb.error().code, ErrorCode::kAuth) << rb.error().ToString();
+    EXPECT_NE(ra.error().detail.find("PSK differs"), std::string::npos) << ra.error().detail;
+  }
+}
+
+TEST(ChannelExchanger, PeerClosingMidFrameIsAnIoErrorNamingTheChannel) {
+  SocketPair pair;
+  auto a = Make(SocketChannel(pair.a), std::nullopt, SendOrder::kLowerNonceFirst, "mpi rank 3");
+  pair.Send(HelloFrame(*RandomNonce()).substr(0, 7));
+  pair.CloseB();
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kIo) << ra.error().ToString();
+  EXPECT_NE(ra.error().operation.find("mpi rank 3"), std::string::npos) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("mid-message: got 7 of 12 bytes of its hello frame"),
+            std::string::npos)
+      << ra.error().ToString();
+}
+
+TEST(ChannelExchanger, HostileFourGibLengthIsRefusedBeforeAnyAllocation) {
+  SocketPair pair;
+  size_t largest_ask = 0;
+  size_t received = 0;
+  ByteChannel counting = SocketChannel(pair.a);
+  counting.receive = [&, inner = counting.receive](char* buf, size_t max,
+                                                   Clock::time_point deadline) -> Result<size_t> {
+    largest_ask = std::max(largest_ask, max);
+    auto n = inner(buf, max, deadline);
+    if (n) received += *n;
+    return n;
+  };
+  auto a = Make(std::move(counting));
+  pair.Send(EncodeFrameHeader(FrameType::kHello, 0, 0xffffffffu) + std::string(64, 'x'));
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kProtocol) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("oversized"), std::string::npos) << ra.error().detail;
+  EXPECT_EQ(received, kFrameHeaderBytes);  // the header only: no body was asked for
+  EXPECT_EQ(largest_ask, kFrameHeaderBytes);
+}
+
+TEST(ChannelExchanger, LengthUnderTheCapGrowsTheBufferOnlyAsBytesArrive) {
+  SocketPair pair;
+  size_t largest_ask = 0;
+  ByteChannel counting = SocketChannel(pair.a);
+  counting.receive = [&, inner = counting.receive](char* buf, size_t max,
+                                                   Clock::time_point deadline) {
+    largest_ask = std::max(largest_ask, max);
+    return inner(buf, max, deadline);
+  };
+  auto a = Make(std::move(counting));
+  // A hello announcing 15 MiB (under the 16 MiB cap), 100 bytes of it, then
+  // the peer goes away.
+  pair.Send(EncodeFrameHeader(FrameType::kHello, 0, 15u << 20) + std::string(100, 'x'));
+  pair.CloseB();
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kIo) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("got 112 of"), std::string::npos) << ra.error().ToString();
+  EXPECT_LE(largest_ask, size_t{1} << 20);
+}
+
+TEST(ChannelExchanger, SilentPeerTimesOutAtTheDeadline) {
+  SocketPair pair;
+  auto a = Make(SocketChannel(pair.a));
+  const auto start = Clock::now();
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
+  const auto took = Clock::now() - start;
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("the peer sent nothing within"), std::string::npos)
+      << ra.error().detail;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 1s);
+}
+
+TEST(ChannelExchanger, DeadlineHoldsAgainstAPeerTricklingBytes) {
+  // A receive() that returns one byte at a time, each just in time: the
+  // exchanger checks the deadline itself between calls.
+  SocketPair pair;
+  ByteChannel slow = SocketChannel(pair.a);
+  slow.receive = [inner = slow.receive](char* buf, size_t, Clock::time_point deadline) {
+    std::this_thread::sleep_for(20ms);
+    return inner(buf, 1, deadline);
+  };
+  auto a = Make(std::move(slow));
+  pair.Send(std::string(EncodeFrameHeader(FrameType::kHello, 0, 4000)) + std::string(4000, 'x'));
+  const auto start = Clock::now();
+  auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
+  ASSERT_FALSE(ra);
+  EXPECT_EQ(ra.error().code, ErrorCode::kTimeout) << ra.error().ToString();
+  EXPECT_LT(Clock::now() - start, 1s);
+}
+
+TEST(ChannelExchanger, AbortReachesThePeer) {
+  SocketPair pair;
+  auto a = Make(SocketChannel(pair.a), Key("k"));
+  auto b = Make(SocketChannel(pair.b), Key("k"));
+  auto fb = std::async(std::launch::async, [&] {
+    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
+    if (!r) return r.error();
+    auto bar = b->Barrier("rtr", 5s);
+    return bar ? Error{} : bar.error();
+  });
+  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
+  a->Abort("ibv_modify_qp RTR failed", 1s);
+  const Error e = fb.get();
+  EXPECT_EQ(e.code, ErrorCode::kProtocol);
+  EXPECT_NE(e.detail.find("the peer aborted: ibv_modify_qp RTR failed"), std::string::npos)
+      << e.ToString();
+  // After an abort, a barrier needs a new exchange.
+  EXPECT_EQ(a->Barrier("rtr", 100ms).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(ChannelExchanger, CallbackErrorsComeBackAsValues) {
+  SocketPair pair;
+  struct Case {
+    const char* name;
+    ByteChannel channel;
+    ErrorCode code;
+    const char* needle;
+  };
+  ByteChannel failing_send = SocketChannel(pair.a);
+  failing_send.send = [](std::string_view, Clock::time_point) -> Result<void> {
+    return ErrnoError(ErrorCode::kIo, ECONNABORTED, "MPI_Send", "communicator revoked");
+  };
+  ByteChannel failing_receive = SocketChannel(pair.a);
+  failing_receive.receive = [](char*, size_t, Clock::time_point) -> Result<size_t> {
+    return Error{ErrorCode::kNotFound, 0, "kv get", "", "no such key: job-42/b"};
+  };
+  ByteChannel throwing = SocketChannel(pair.a);
+  throwing.send = [](std::string_view, Clock::time_point) -> Result<void> {
+    throw std::runtime_error("rpc client shut down");
+  };
+  ByteChannel overfull = SocketChannel(pair.a);
+  overfull.receive = [](char*, size_t max, Clock::time_point) -> Result<size_t> { return max + 1; };
+  Case cases[] = {
+      {"send fails", failing_send, ErrorCode::kIo, "communicator revoked"},
+      {"receive fails", failing_receive, ErrorCode::kNotFound, "no such key"},
+      {"send throws", throwing, ErrorCode::kIo, "threw an exception: rpc client shut down"},
+      {"receive overfills", overfull, ErrorCode::kIo, "more than the 12 asked for"},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto x = Make(std::move(c.channel), std::nullopt, SendOrder::kLowerNonceFirst, "job-42");
+    Result<EndpointInfo> r = x->Exchange(MakeEndpoint("a", 1), 1s);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, c.code) << r.error().ToString();
+    EXPECT_NE(r.error().ToString().find(c.needle), std::string::npos) << r.error().ToString();
+    EXPECT_NE(r.error().operation.find("job-42"), std::string::npos) << r.error().ToString();
+  }
+}
+
+TEST(ChannelExchanger, FactoryRefusesMissingFunctionsAndBadCaps) {
+  ByteChannel no_receive;
+  no_receive.send = [](std::string_view, Clock::time_point) { return Ok(); };
+  auto r = CreateChannelExchanger(no_receive);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().detail.find("no receive"), std::string::npos);
+  SocketPair pair;
+  ChannelOptions tiny;
+  tiny.max_payload_bytes = 1;
+  EXPECT_EQ(CreateChannelExchanger(SocketChannel(pair.a), std::move(tiny)).error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace qpconnect::oob
