@@ -109,8 +109,9 @@ typedef struct qpc_error qpc_error;
 
 /* The status of `error`; QPC_OK for NULL. */
 qpc_status qpc_error_status(const qpc_error* error);
-/* The full one-line text, "<operation>: <detail> [attribute=..] (errno N:
- * ...) [code]"; "" for NULL. Owned by `error`. */
+/* The full one-line text (qpconnect::Error::ToString()), e.g.
+ * "ibv_modify_qp INIT->RTR: ... [attribute path_mtu] (errno 22: Invalid
+ * argument) [verbs]"; "" for NULL. Owned by `error`. */
 const char* qpc_error_message(const qpc_error* error);
 /* The parts of the message; "" when absent or for NULL. Owned by `error`. */
 const char* qpc_error_operation(const qpc_error* error);
@@ -166,37 +167,55 @@ typedef struct qpc_exchanger_options {
   const char* psk_file;
   /* Cap on a received frame's payload; 0: the library's default (16 MiB). */
   uint32_t max_payload_bytes;
+  /* Byte channel only: the name errors give the channel ("receive from
+   * <name>: ...") [NULL: "channel"]. */
+  const char* channel_name;
+  /* Byte channel only. 0 [default]: after the hellos, the side whose nonce
+   * sorts lower sends its description first while the other reads, so
+   * descriptions of any size pass a channel that blocks until the peer reads
+   * (a socket, a pipe). 1: both send, then read; only for a channel whose
+   * send completes without the peer reading (a mailbox, a key-value store).
+   * Both sides may choose differently: the wire is the same. */
+  int both_send_first;
 } qpc_exchanger_options;
 
 /* Fills `options` with the defaults (no PSK, default cap). */
 void qpc_exchanger_options_init(qpc_exchanger_options* options);
 
-/* The byte channel: a bidirectional, reliable, ordered byte stream between
- * the two sides that the embedding program already has (a socket of its
- * own, an MPI pair, a pipe pair, ...). The library writes its frames into it
- * and reads the peer's; it adds the framing, so the channel need not keep
- * message boundaries.
+/* The byte channel: a reliable, ordered byte stream to the peer that the
+ * embedding program already has (a socket of its own, an MPI pair, an RPC
+ * connection, a pipe pair). The library writes its frames into it and reads
+ * the peer's; it does the framing, so the channel need not keep message
+ * boundaries. This is qpconnect::oob::ByteChannel (qpconnect/oob/channel.h)
+ * as C callbacks; the protocol is the TCP exchanger's, byte for byte.
  *
- * send: writes all `len` bytes at `buf` within `timeout_ms` milliseconds.
- *   Returns 0 when all were written; otherwise an errno value: ETIMEDOUT when
+ * send: hands all `len` bytes at `buf` to the channel (each call carries one
+ *   frame), blocking if it must but returning within `timeout_ms`. Returns 0
+ *   once every byte is handed over; otherwise an errno value: ETIMEDOUT when
  *   the time ran out (-> QPC_ERR_TIMEOUT), anything else (EPIPE, ECONNRESET,
- *   ...) -> QPC_ERR_IO. A negative return is taken as -errno.
- * receive: reads at least 1 and at most `max` bytes into `buf`, waiting at
- *   most `timeout_ms` milliseconds. Returns the number of bytes read; 0 at
- *   end of stream (the peer closed: QPC_ERR_IO); or -errno: -ETIMEDOUT when
- *   nothing arrived in time (-> QPC_ERR_TIMEOUT), any other -> QPC_ERR_IO.
- * `timeout_ms` is what is left of the operation's deadline, >= 0.
- * Both are called only from the thread that is calling into the exchanger,
- * never concurrently; `user` is passed through. The callbacks must not call
- * into the same exchanger. */
+ *   ...) -> QPC_ERR_IO with that errno. A negative return is read as -errno.
+ *   It must complete for a message of up to 2048 bytes while the peer is
+ *   itself inside send (both sides send hellos and barriers before reading):
+ *   any socket or pipe buffers that much.
+ * receive: waits at most `timeout_ms` for the peer's next bytes and copies
+ *   between 1 and `max` of them into `buf`; returns how many. Bytes beyond
+ *   `max` stay in the channel for the next call. Returns 0 at end of stream
+ *   (the peer closed: QPC_ERR_IO), or -errno: -ETIMEDOUT when nothing arrived
+ *   in time (-> QPC_ERR_TIMEOUT), any other -> QPC_ERR_IO.
+ * `timeout_ms` is what is left of the call's deadline (>= 0, rounded up).
+ * The exchanger calls them only from the thread that called into it, one at
+ * a time, never concurrently; `user` is passed through. They must not call
+ * into the same exchanger. After a failed exchange the stream may hold part
+ * of a frame: exchange again only over a channel re-established by the
+ * caller. */
 typedef struct qpc_channel {
   int (*send)(void* user, const void* buf, size_t len, int timeout_ms);
   ssize_t (*receive)(void* user, void* buf, size_t max, int timeout_ms);
   void* user;
 } qpc_channel;
 
-/* An exchanger over `channel` (copied; `channel->user` must outlive the
- * exchanger). `options` may be NULL (defaults).
+/* An exchanger over `channel` (copied; what `channel->user` refers to must
+ * outlive the exchanger, which never closes it). `options` may be NULL.
  * QPC_ERR_INVALID_ARGUMENT: NULL channel or callback, NULL `out`, both or a
  * bad PSK, a bad cap. QPC_ERR_NOT_FOUND / QPC_ERR_IO: the PSK file. */
 qpc_status qpc_exchanger_from_channel(const qpc_channel* channel,
