@@ -18,54 +18,13 @@
 #include "qpconnect/log.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/qpconnect.h"
+#include "unit/capi/fd_channel.h"
 #include "unit/oob/exchange_samples.h"
 
 namespace qpconnect {
 namespace {
 
 using namespace std::chrono_literals;
-
-// ---- a byte channel over one end of a socketpair, with injectable faults ----
-
-struct FdChannel {
-  int fd = -1;
-  int send_result = 0;        // non-zero: send returns this instead of sending
-  ssize_t receive_extra = 0;  // added to what receive reports (a lying callback)
-  int max_timeout_seen = -1;  // largest timeout_ms handed to a callback
-};
-
-int FdSend(void* user, const void* buf, size_t len, int timeout_ms) {
-  auto* c = static_cast<FdChannel*>(user);
-  c->max_timeout_seen = std::max(c->max_timeout_seen, timeout_ms);
-  if (c->send_result != 0) return c->send_result;
-  const auto* p = static_cast<const char*>(buf);
-  while (len > 0) {
-    pollfd pfd{c->fd, POLLOUT, 0};
-    const int ready = poll(&pfd, 1, timeout_ms);
-    if (ready == 0) return ETIMEDOUT;
-    if (ready < 0) return errno;
-    const ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return errno;
-    }
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return 0;
-}
-
-ssize_t FdReceive(void* user, void* buf, size_t max, int timeout_ms) {
-  auto* c = static_cast<FdChannel*>(user);
-  c->max_timeout_seen = std::max(c->max_timeout_seen, timeout_ms);
-  pollfd pfd{c->fd, POLLIN, 0};
-  const int ready = poll(&pfd, 1, timeout_ms);
-  if (ready == 0) return -ETIMEDOUT;
-  if (ready < 0) return -errno;
-  const ssize_t n = recv(c->fd, buf, max, 0);
-  if (n < 0) return -errno;
-  return n + c->receive_extra;
-}
 
 std::string Json(const std::string& host) { return oob::EncodeJson(oob::MakeEndpoint(host, 2)); }
 
@@ -100,8 +59,8 @@ class ChannelPair : public ::testing::Test {
     if (b_.fd >= 0) close(b_.fd);
   }
 
-  qpc_exchanger* Make(FdChannel& c, const qpc_exchanger_options* o = nullptr) {
-    qpc_channel ch{FdSend, FdReceive, &c};
+  qpc_exchanger* Make(testing::FdChannel& c, const qpc_exchanger_options* o = nullptr) {
+    qpc_channel ch = testing::ChannelOf(c);
     qpc_exchanger* x = nullptr;
     qpc_error* err = nullptr;
     EXPECT_EQ(qpc_exchanger_from_channel(&ch, o, &x, &err), QPC_OK) << qpc_error_message(err);
@@ -124,7 +83,7 @@ class ChannelPair : public ::testing::Test {
     return {got_a, other.get()};
   }
 
-  FdChannel a_, b_;
+  testing::FdChannel a_, b_;
   qpc_exchanger* xa_ = nullptr;
   qpc_exchanger* xb_ = nullptr;
   qpc_error* err_a_ = nullptr;
@@ -259,7 +218,7 @@ TEST_F(ChannelPair, PskAsBytesAndAsFileAtOnceIsRefused) {
   k.psk = "x";
   k.psk_len = 1;
   k.psk_file = "/nonexistent/key";
-  qpc_channel ch{FdSend, FdReceive, &a_};
+  qpc_channel ch = testing::ChannelOf(a_);
   EXPECT_EQ(qpc_exchanger_from_channel(&ch, &k, &xa_, &err_a_), QPC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(xa_, nullptr);
   k.psk = nullptr;
