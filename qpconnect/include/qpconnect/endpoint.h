@@ -84,6 +84,8 @@ constexpr uint16_t kPkeyPartitionMask = 0x7fff;
 constexpr uint16_t kDefaultPkey = 0xffff;
 constexpr uint32_t kPsnMask = 0xffffff;  // PSNs and QPNs are 24-bit
 constexpr uint32_t kQpnMask = 0xffffff;
+constexpr uint32_t kFlowLabelMask = 0xfffff;  // the GRH flow label is 20 bits
+constexpr uint16_t kMaxSgidIndex = 255;       // ibv_global_route.sgid_index is 8 bits
 
 // Facts of the port a side's QPs use; stated once per exchange.
 struct PortFacts {

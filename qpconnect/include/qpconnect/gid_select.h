@@ -25,8 +25,9 @@ struct GidPreference {
 
 // Picks the GID for a port with `link_layer` from its valid entries `table`.
 //   - With preference.index: that entry, kNotFound if the table has no valid
-//     entry there.
-//   - Ethernet: among RoCE entries, ordered by (address configured on the
+//     entry there, kInvalidArgument above kMaxSgidIndex (255: an address
+//     vector's sgid_index is 8 bits).
+//   - Ethernet: among RoCE entries at indices 0..255, ordered by (address configured on the
 //     netdev, RoCE v2 before v1, requested family, not link-local, lower
 //     index). Link-local is used only when nothing else exists.
 //   - InfiniBand: index 0 (the port GID), kNotFound if absent.

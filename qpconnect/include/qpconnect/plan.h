@@ -27,7 +27,10 @@ struct AddressVector {
   uint8_t port_num = 1;
   bool is_global = false;
   Gid dgid{};
-  uint8_t sgid_index = 0;
+  // The GID table index, as large as the table (rxe tables hold 1024 entries);
+  // ibv_global_route.sgid_index is 8 bits, so above 255 the validator refuses
+  // (sgid-index-too-large) and the verbs layer never truncates it.
+  uint16_t sgid_index = 0;
   uint8_t hop_limit = 1;
   uint8_t traffic_class = 0;
   uint32_t flow_label = 0;
@@ -73,7 +76,7 @@ struct ConnectionPlan {
 struct PlanOptions {
   std::optional<Mtu> mtu;  // -m: force the path MTU
   std::optional<uint8_t>
-      hop_limit;  // GRH hop limit (default 64 for UD, 1 otherwise on IB, 64 on RoCE)
+      hop_limit;  // GRH hop limit (default 64 for UD, on RoCE and across IB subnets; else 1)
   uint8_t min_rnr_timer = 12;
   uint8_t timeout = 14;
   uint8_t retry_cnt = 7;
@@ -94,8 +97,14 @@ struct PlanOptions {
 //   ah.is_global = local.path.use_grh, or always on Ethernet ports, or when the
 //                subnet prefixes differ; dgid = remote.path.sgid->gid;
 //                sgid_index = local.path.sgid->index
-//   max_rd_atomic = local.rd_atomic.max_rd_atomic, max_dest_rd_atomic =
-//                local.rd_atomic.max_dest_rd_atomic
+//   max_rd_atomic = min(local.rd_atomic.max_rd_atomic, the peer's
+//                max_dest_rd_atomic, the local device's max_qp_init_rd_atom)
+//                on RC (an unknown = 0 device limit does not cap), as rdma_cm
+//                negotiates; max_dest_rd_atomic = local.rd_atomic.max_dest_rd_atomic
+//                capped by the local device's max_qp_rd_atom
+//   ah.hop_limit = options.hop_limit; else 64 for UD, on Ethernet and on
+//                InfiniBand across subnets, 1 otherwise (or local.path.hop_limit
+//                if larger)
 //   qkey       = local.keys.qkey; remote_qkey = local.keys.remote_qkey
 // When the QP counts differ, only min(N, M) entries are produced.
 ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& remote,

@@ -21,6 +21,12 @@ Result<GidEntry> SelectGid(const std::vector<GidEntry>& table, LinkLayer link_la
                            const GidPreference& preference,
                            const std::function<bool(const GidEntry&)>& configured) {
   if (preference.index) {
+    if (*preference.index > kMaxSgidIndex) {
+      return Error{ErrorCode::kInvalidArgument, 0, "select GID", "sgid_index",
+                   "GID index " + std::to_string(*preference.index) +
+                       " cannot be used: ibv_global_route.sgid_index is 8 bits (0.." +
+                       std::to_string(kMaxSgidIndex) + "); " + Summary(table)};
+    }
     for (const auto& g : table) {
       if (g.index == *preference.index) return g;
     }
@@ -39,6 +45,7 @@ Result<GidEntry> SelectGid(const std::vector<GidEntry>& table, LinkLayer link_la
   std::tuple<bool, bool, bool, bool> best_key{};
   for (const auto& g : table) {
     if (g.type != GidType::kRoceV1 && g.type != GidType::kRoceV2) continue;
+    if (g.index > kMaxSgidIndex) continue;  // not expressible in an address vector
     GidFamily family = FamilyOfGid(g.gid, g.type);
     auto key = std::make_tuple(!configured || configured(g), g.type == GidType::kRoceV2,
                                family == preference.family, !IsLinkLocalGid(g.gid));

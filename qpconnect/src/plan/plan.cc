@@ -27,11 +27,12 @@ uint16_t LmcMask(uint8_t lmc) {
 }
 
 // Hop limit when the user forces none: PlanOptions documents 64 for UD, 64 on
-// RoCE and 1 on InfiniBand. A larger hop limit stated in the local path
-// parameters wins (a side that says it routes keeps its hop count).
-uint8_t DefaultHopLimit(const EndpointInfo& local) {
-  const bool routed_default =
-      local.transport == Transport::kUd || local.port.link_layer == LinkLayer::kEthernet;
+// RoCE, 64 on InfiniBand across subnets (the GRH must cross a router) and 1
+// otherwise. A larger hop limit stated in the local path parameters wins (a
+// side that says it routes keeps its hop count).
+uint8_t DefaultHopLimit(const EndpointInfo& local, bool across_subnets) {
+  const bool routed_default = local.transport == Transport::kUd ||
+                              local.port.link_layer == LinkLayer::kEthernet || across_subnets;
   const uint8_t by_default = routed_default ? 64 : 1;
   return std::max(by_default, local.path.hop_limit);
 }
@@ -76,12 +77,29 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
   ah.port_num = local.port.port_num;
   ah.is_global = is_global;
   if (remote.path.sgid) ah.dgid = remote.path.sgid->gid;
-  // ibv_global_route.sgid_index is 8 bits wide; larger table indices cannot be
-  // expressed and are truncated here (the validator then flags the index).
-  if (local.path.sgid) ah.sgid_index = static_cast<uint8_t>(local.path.sgid->index);
-  ah.hop_limit = options.hop_limit.value_or(DefaultHopLimit(local));
+  // Kept whole: an index above 255 cannot be expressed in ibv_global_route, and
+  // the validator says so (sgid-index-too-large) instead of judging a
+  // truncated index that may name another valid GID.
+  if (local.path.sgid) ah.sgid_index = local.path.sgid->index;
+  ah.hop_limit = options.hop_limit.value_or(DefaultHopLimit(local, prefixes_differ));
   ah.traffic_class = local.path.traffic_class;
   ah.flow_label = local.path.flow_label;
+
+  // Outstanding reads/atomics as initiator: what we ask for, never more than
+  // the peer accepts as responder nor our device allows (as rdma_cm
+  // negotiates initiator_depth against the peer's responder_resources); as
+  // responder, never more than our device allows. An unknown (0) device limit
+  // does not cap.
+  uint8_t max_rd_atomic = local.rd_atomic.max_rd_atomic;
+  uint8_t max_dest_rd_atomic = local.rd_atomic.max_dest_rd_atomic;
+  if (local.transport == Transport::kRc) {
+    max_rd_atomic = std::min(max_rd_atomic, remote.rd_atomic.max_dest_rd_atomic);
+    const auto cap = [](uint8_t v, uint32_t limit) {
+      return limit == 0 ? v : static_cast<uint8_t>(std::min<uint32_t>(v, limit));
+    };
+    max_rd_atomic = cap(max_rd_atomic, local.rd_atomic.device_max_qp_init_rd_atom);
+    max_dest_rd_atomic = cap(max_dest_rd_atomic, local.rd_atomic.device_max_qp_rd_atom);
+  }
 
   const size_t n = std::min(local.qps.size(), remote.qps.size());
   plan.qps.reserve(n);
@@ -96,8 +114,8 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
     a.dest_qp_num = remote.qps[i].qpn;
     a.rq_psn = remote.qps[i].psn;
     a.sq_psn = local.qps[i].psn;
-    a.max_rd_atomic = local.rd_atomic.max_rd_atomic;
-    a.max_dest_rd_atomic = local.rd_atomic.max_dest_rd_atomic;
+    a.max_rd_atomic = max_rd_atomic;
+    a.max_dest_rd_atomic = max_dest_rd_atomic;
     a.min_rnr_timer = options.min_rnr_timer;
     a.timeout = options.timeout;
     a.retry_cnt = options.retry_cnt;

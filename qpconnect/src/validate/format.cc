@@ -131,7 +131,7 @@ std::string GidEntryText(const GidEntry& e) {
   return out;
 }
 
-std::string SgidText(uint8_t index, const GidEntry* e) {
+std::string SgidText(uint16_t index, const GidEntry* e) {
   if (e != nullptr) return GidEntryText(*e);
   return "index " + std::to_string(index);
 }

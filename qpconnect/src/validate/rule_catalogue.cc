@@ -234,6 +234,14 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "With a GRH, sgid_index(X) names a valid entry of X's GID table.",
       "EINVAL at RTR or ibv_create_ah.",
       "ibv_modify_qp(3), ibv_query_gid(3); peers: SymbioticLab/Justitia#3"}},
+    {Rule::kSgidIndexTooLarge,
+     {"sgid-index-too-large", E, kAll, "sgid_index", "address",
+      "With a GRH, sgid_index(X) is at most 255: ibv_global_route.sgid_index is 8 bits wide, "
+      "while RoCE GID tables can hold more entries (rxe: 1024).",
+      "A larger index is truncated to its low 8 bits and silently selects another GID, or one "
+      "that is not there: EINVAL at RTR, or packets from the wrong address.",
+      "ibv_modify_qp(3) (struct ibv_global_route: uint8_t sgid_index); ibv_query_port(3) "
+      "gid_tbl_len"}},
     {Rule::kSgidZero,
      {"sgid-zero", E, kAll, "sgid_index", "address",
       "The GID at sgid_index(X) is not all zeros (an unpopulated table slot).",
@@ -263,6 +271,11 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "above 1.",
       "The first router drops the packet: retry exceeded.",
       "IBA ch. 8 (GRH HopLmt); ibv_rc_pingpong uses 1; peers: tenstorrent/tt-umd PR 3284"}},
+    {Rule::kFlowLabelOutOfRange,
+     {"flow-label-out-of-range", E, kAll, "flow_label", "address",
+      "With a GRH, flow_label(X) fits in 20 bits (0..0xFFFFF).",
+      "EINVAL at RTR or ibv_create_ah, or the label is truncated.",
+      "IBA ch. 8 (GRH FlowLabel, 20 bits); RFC 6437; ibv_modify_qp(3)"}},
     // ---- rules_roce.cc
     {Rule::kGrhRequired,
      {"grh-required", E, kAll, "is_global", "roce",
@@ -290,6 +303,14 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "The packet cannot be built or routed: IBV_WC_RETRY_EXC_ERR or EINVAL at RTR.",
       "IBA annex A17 (RoCE v2 IP headers); peers: uccl-project/uccl PR 803, "
       "kvcache-ai/Mooncake#1593"}},
+    {Rule::kTrafficClassMismatch,
+     {"traffic-class-mismatch", W, kAll, "traffic_class", "roce",
+      "On RoCE, both sides use the same GRH traffic class (DSCP/ECN byte), so that requests and "
+      "their responses travel in the same priority class.",
+      "On a fabric with lossless (PFC) classes, one direction rides a lossy class: drops, retries "
+      "and latency spikes under load, not at connect time.",
+      "IBA Annex A17 (RoCE v2 traffic class to DSCP); NVIDIA RoCE QoS guides (DSCP-based PFC); "
+      "peers: NCCL_IB_TC, UCX_IB_TRAFFIC_CLASS"}},
     // ---- rules_qkey.cc
     {Rule::kQkeyMismatch,
      {"qkey-mismatch", E, kUdOnly, "qkey", "qkey",

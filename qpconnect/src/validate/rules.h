@@ -67,16 +67,19 @@ enum class Rule : uint16_t {
   kSrcPathBitsAboveLmc,
   kUdMulticastDestination,
   kSgidIndexNotInTable,
+  kSgidIndexTooLarge,
   kSgidZero,
   kDgidZero,
   kDgidNotInPeerTable,
   kLinkLocalAcrossSubnets,
   kHopLimitTooLow,
+  kFlowLabelOutOfRange,
   // rules_roce.cc
   kGrhRequired,
   kDlidOnEthernet,
   kGidTypeMismatch,
   kGidFamilyMismatch,
+  kTrafficClassMismatch,
   // rules_qkey.cc
   kQkeyMismatch,
   kQkeyControlled,
@@ -104,7 +107,7 @@ struct SideView {
   // The GID this side sends from at `sgid_index`: the table entry, or, when the
   // side publishes no table, its path.sgid if the index matches. nullptr if
   // unknown or absent (TableKnown() tells which).
-  const GidEntry* SgidEntry(uint8_t sgid_index) const;
+  const GidEntry* SgidEntry(uint16_t sgid_index) const;
   // True when `gid` is in the published table.
   bool HasGid(const Gid& gid) const;
   bool TableKnown() const { return !ep->gid_table.empty(); }
@@ -196,9 +199,9 @@ std::string Hex(uint64_t value, int digits);  // "0x0004b2" for (0x4b2, 6)
 std::string Qpn(uint32_t qpn);                // 24-bit hex
 std::string Psn(uint32_t psn);                // 24-bit hex
 std::string Dec(uint64_t value);
-std::string MtuText(Mtu mtu);                            // "1024", "invalid (7)"
-std::string GidEntryText(const GidEntry& e);             // "3 ::ffff:10.0.0.1 (roce-v2, ipv4)"
-std::string SgidText(uint8_t index, const GidEntry* e);  // entry text, or "index 3"
-GidFamily FamilyOf(const GidEntry& e);                   // e.family, else from the bytes
+std::string MtuText(Mtu mtu);                             // "1024", "invalid (7)"
+std::string GidEntryText(const GidEntry& e);              // "3 ::ffff:10.0.0.1 (roce-v2, ipv4)"
+std::string SgidText(uint16_t index, const GidEntry* e);  // entry text, or "index 3"
+GidFamily FamilyOf(const GidEntry& e);                    // e.family, else from the bytes
 
 }  // namespace qpconnect::validate_internal

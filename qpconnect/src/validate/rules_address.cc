@@ -1,7 +1,8 @@
 // Address-vector rules (port, LID, GRH, GID): ah-port-mismatch, dlid-not-peer-lid,
 // slid-not-peer-dlid, src-path-bits-above-lmc, ud-multicast-destination,
-// sgid-index-not-in-table, sgid-zero, dgid-zero, dgid-not-in-peer-table,
-// link-local-across-subnets, hop-limit-too-low.
+// sgid-index-not-in-table, sgid-index-too-large, sgid-zero, dgid-zero,
+// dgid-not-in-peer-table, link-local-across-subnets, hop-limit-too-low,
+// flow-label-out-of-range.
 // Sources: the seed (port_num(X) == ah_attr.port_num(X); dlid(X) is assigned to
 // Y's port; "port_num(X) + src_path_bits(X) == dlid(Y)", which the IB spec means
 // as SLID(X) = base LID(X) with its low LMC bits set to src_path_bits(X); with a
@@ -76,6 +77,26 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
                 .fix = "use src_path_bits below " + Dec(mask + 1u)});
     }
     if (!ah.is_global) continue;
+
+    if (ah.flow_label > kFlowLabelMask) {
+      sink.Add(Rule::kFlowLabelOutOfRange, x,
+               {.qp = i,
+                .x_value = Hex(ah.flow_label, 5),
+                .message = who + "flow_label " + Hex(ah.flow_label, 5) + " exceeds 20 bits",
+                .fix = "use a flow label of at most 0xfffff (0 lets RoCE v2 hardware derive one)"});
+    }
+    if (ah.sgid_index > kMaxSgidIndex) {
+      sink.Add(Rule::kSgidIndexTooLarge, x,
+               {.qp = i,
+                .x_value = Dec(ah.sgid_index),
+                .message = who + "sgid_index " + Dec(ah.sgid_index) +
+                           " cannot be expressed: ibv_global_route.sgid_index is 8 bits, so it "
+                           "would be truncated to " +
+                           Dec(ah.sgid_index & 0xff),
+                .fix = "use a GID at index 0..255 (the table usually repeats each address at a "
+                       "low index; qp-info lists the table)"});
+      continue;
+    }
 
     const GidEntry* sgid = x.SgidEntry(ah.sgid_index);
     if (sgid == nullptr) {

@@ -1,5 +1,5 @@
 // RoCE (Ethernet link layer) rules: grh-required, dlid-on-ethernet,
-// gid-type-mismatch, gid-family-mismatch.
+// gid-type-mismatch, gid-family-mismatch, traffic-class-mismatch.
 // Sources: IBA vol. 1 annex A16 (RoCE: every packet carries a GRH; addressing
 // is by GID) and annex A17 (RoCE v2: UDP/IP encapsulation, IPv4 or IPv6);
 // ibv_query_port(3) (link_layer, IBV_QPF_GRH_REQUIRED); peers.md items 2-7.
@@ -92,6 +92,33 @@ void CheckGidPair(const Context& ctx, size_t i, FindingSink& sink) {
                        "::ffff:a.b.c.d GIDs, or both IPv6)"});
 }
 
+// The traffic class side X sends with: its plan's when known, else what it
+// published.
+uint8_t TrafficClass(const SideView& x, size_t i) {
+  if (x.plan && i < x.plan->qps.size()) return x.plan->qps[i].ah.traffic_class;
+  return x.ep->path.traffic_class;
+}
+
+// Requests and responses in one priority class (lossless RoCE fabrics).
+void CheckTrafficClass(const Context& ctx, FindingSink& sink) {
+  const size_t n = std::max<size_t>(ctx.n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t l = TrafficClass(ctx.local, i);
+    const uint8_t r = TrafficClass(ctx.remote, i);
+    if (l == r) continue;
+    sink.AddPair(Rule::kTrafficClassMismatch,
+                 {.qp = i,
+                  .x_value = Dec(l) + " (DSCP " + Dec(l >> 2) + ")",
+                  .y_value = Dec(r) + " (DSCP " + Dec(r >> 2) + ")",
+                  .message = "the local side sends with traffic class " + Dec(l) +
+                             " and the remote side with " + Dec(r) +
+                             ": requests and responses ride different priority classes",
+                  .fix = "use the same --tclass on both sides (the class your fabric makes "
+                         "lossless, e.g. DSCP 26 = traffic class 104)"});
+    return;  // one finding says it; the class is per side, not per QP
+  }
+}
+
 }  // namespace
 
 void CheckRoceRules(const Context& ctx, FindingSink& sink) {
@@ -103,6 +130,7 @@ void CheckRoceRules(const Context& ctx, FindingSink& sink) {
   if (link_mismatch) return;
   if (!ctx.local.IsEthernet() && !ctx.remote.IsEthernet()) return;
   for (size_t i = 0; i < ctx.n; ++i) CheckGidPair(ctx, i, sink);
+  CheckTrafficClass(ctx, sink);
 }
 
 }  // namespace qpconnect::validate_internal

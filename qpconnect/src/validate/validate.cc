@@ -32,8 +32,14 @@ void SideView::Index() {
   std::sort(sorted_gids_.begin(), sorted_gids_.end());
 }
 
-const GidEntry* SideView::SgidEntry(uint8_t sgid_index) const {
-  if (TableKnown()) return by_index_[sgid_index];
+const GidEntry* SideView::SgidEntry(uint16_t sgid_index) const {
+  if (TableKnown()) {
+    if (sgid_index < by_index_.size()) return by_index_[sgid_index];
+    for (const GidEntry& e : ep->gid_table) {
+      if (e.index == sgid_index) return &e;
+    }
+    return nullptr;
+  }
   if (ep->path.sgid && ep->path.sgid->index == sgid_index) return &*ep->path.sgid;
   return nullptr;
 }

@@ -178,6 +178,21 @@ TransitionMasks MasksFor(Transport transport, QpState to) {
   return {IBV_QP_STATE, 0};
 }
 
+Result<void> CheckAddressVector(const AddressVector& av) {
+  if (!av.is_global) return Ok();
+  if (av.sgid_index > kMaxSgidIndex) {
+    return Error{ErrorCode::kInvalidArgument, 0, "build address vector", "sgid_index",
+                 "sgid_index " + std::to_string(av.sgid_index) +
+                     " does not fit ibv_global_route's 8 bits; it would select GID " +
+                     std::to_string(av.sgid_index & 0xff) + " instead (use an index 0..255)"};
+  }
+  if (av.flow_label > kFlowLabelMask) {
+    return Error{ErrorCode::kInvalidArgument, 0, "build address vector", "flow_label",
+                 "flow_label " + std::to_string(av.flow_label) + " exceeds 20 bits"};
+  }
+  return Ok();
+}
+
 ibv_ah_attr ToAhAttr(const AddressVector& av) {
   ibv_ah_attr ah{};
   ah.dlid = av.dlid;
@@ -187,7 +202,7 @@ ibv_ah_attr ToAhAttr(const AddressVector& av) {
   ah.is_global = av.is_global ? 1 : 0;
   if (av.is_global) {
     std::memcpy(ah.grh.dgid.raw, av.dgid.data(), av.dgid.size());
-    ah.grh.sgid_index = av.sgid_index;
+    ah.grh.sgid_index = static_cast<uint8_t>(av.sgid_index);  // REQUIRES: <= 255
     ah.grh.hop_limit = av.hop_limit;
     ah.grh.traffic_class = av.traffic_class;
     ah.grh.flow_label = av.flow_label;

@@ -26,6 +26,7 @@ Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs
 
 Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
                        const std::string& hint) {
+  QPC_TRY(CheckAddressVector(attrs.ah));
   QPC_TRY(ApplyTransition(qp, transport, BuildRtr(transport, attrs), hint));
   return ApplyTransition(qp, transport, BuildRts(transport, attrs), hint);
 }

@@ -167,5 +167,100 @@ TEST(PlanConnection, LeavesDgidZeroWhenThePeerPublishesNoGid) {
   EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].ah.dgid, Gid{});
 }
 
+// ---- issue 12: the planner agrees with its validator
+
+// Puts the two sides of an InfiniBand pair on two routed subnets (site-local
+// prefixes fec0:0:0:1::/64 and fec0:0:0:2::/64).
+void TwoSubnets(Pair& p) {
+  p.local.port.subnet_prefix = 0xfec0000000000001ULL;
+  p.local.gid_table = {Entry(0, "fec0:0:0:1::a", GidType::kIb)};
+  p.local.path.sgid = p.local.gid_table[0];
+  p.remote.port.subnet_prefix = 0xfec0000000000002ULL;
+  p.remote.gid_table = {Entry(0, "fec0:0:0:2::b", GidType::kIb)};
+  p.remote.path.sgid = p.remote.gid_table[0];
+}
+
+TEST(PlanConnection, RoutesAcrossInfiniBandSubnetsWithAHopLimitAboveOne) {
+  Pair p = IbPair(Transport::kRc);
+  TwoSubnets(p);
+  const AddressVector ah = PlanConnection(p.local, p.remote).qps[0].ah;
+  EXPECT_TRUE(ah.is_global);
+  EXPECT_EQ(ah.hop_limit, 64);
+  p.WithPlans();
+  EXPECT_FALSE(HasId(p.Run(), "hop-limit-too-low")) << Dump(p.Run());
+}
+
+TEST(PlanConnection, NegotiatesRdAtomicToWhatThePeerAcceptsAndTheDevicesAllow) {
+  Pair p = IbPair(Transport::kRc);
+  p.local.rd_atomic.max_rd_atomic = 16;
+  p.remote.rd_atomic.max_dest_rd_atomic = 4;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].max_rd_atomic, 4);
+  p.remote.rd_atomic.max_dest_rd_atomic = 0;  // the peer accepts no reads
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].max_rd_atomic, 0);
+  p.remote.rd_atomic.max_dest_rd_atomic = 16;
+  p.local.rd_atomic.device_max_qp_init_rd_atom = 2;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].max_rd_atomic, 2);
+  p.local.rd_atomic.max_dest_rd_atomic = 32;
+  p.local.rd_atomic.device_max_qp_rd_atom = 8;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].max_dest_rd_atomic, 8);
+  p.local.rd_atomic.device_max_qp_rd_atom = 0;  // unknown: no cap
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].max_dest_rd_atomic, 32);
+  // UC has no reads: copied as given.
+  Pair uc = IbPair(Transport::kUc);
+  uc.local.rd_atomic.max_rd_atomic = 16;
+  uc.remote.rd_atomic.max_dest_rd_atomic = 1;
+  EXPECT_EQ(PlanConnection(uc.local, uc.remote).qps[0].max_rd_atomic, 16);
+}
+
+TEST(PlanConnection, KeepsAGidIndexAbove255WholeForTheValidator) {
+  Pair p = RocePair(Transport::kRc);
+  p.local.gid_table.push_back(Entry(257, "::ffff:10.0.0.1", GidType::kRoceV2));
+  p.local.path.sgid = p.local.gid_table.back();
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].ah.sgid_index, 257);
+  EXPECT_TRUE(HasId(p.Run(), "sgid-index-too-large"));
+}
+
+// Property: every clean pair of descriptions, across transports, link layers
+// (one IB subnet, two IB subnets, RoCE), QP counts, MTUs, rd_atomic depths and
+// device limits, yields a plan the validator finds nothing in.
+TEST(PlanConnection, PlansOfCleanPairsRaiseNoFinding) {
+  size_t cases = 0;
+  for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
+    for (int link = 0; link < 3; ++link) {
+      for (size_t qps : {size_t{1}, size_t{3}, size_t{64}}) {
+        for (Mtu mtu : {Mtu::k256, Mtu::k1024, Mtu::k4096}) {
+          for (uint8_t depth : {uint8_t{0}, uint8_t{1}, uint8_t{4}, uint8_t{16}}) {
+            for (uint32_t device_limit : {0u, 2u, 16u}) {
+              Pair p = link == 2 ? RocePair(t, qps) : IbPair(t, qps);
+              if (link == 1) TwoSubnets(p);
+              p.local.port.active_mtu = mtu;  // the sides' MTUs differ
+              p.local.path.path_mtu = mtu;
+              p.local.rd_atomic.max_rd_atomic = depth;
+              p.local.rd_atomic.max_dest_rd_atomic = static_cast<uint8_t>(depth + 1);
+              p.remote.rd_atomic.max_rd_atomic = static_cast<uint8_t>(depth * 2);
+              p.remote.rd_atomic.max_dest_rd_atomic = depth;
+              for (EndpointInfo* e : {&p.local, &p.remote}) {
+                e->rd_atomic.device_max_qp_rd_atom = device_limit;
+                e->rd_atomic.device_max_qp_init_rd_atom = device_limit;
+              }
+              PlanOptions o;
+              o.message_size = 256;  // fits every MTU (UD)
+              p.local_plan = PlanConnection(p.local, p.remote, o);
+              p.remote_plan = PlanConnection(p.remote, p.local, o);
+              const auto findings = p.Run();
+              ++cases;
+              ASSERT_TRUE(Problems(findings).empty())
+                  << TransportName(t) << " link " << link << " qps " << qps << " mtu "
+                  << MtuBytes(mtu) << " depth " << int{depth} << " limit " << device_limit << "\n"
+                  << Dump(findings);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3u * 3 * 3 * 3 * 4 * 3);
+}
+
 }  // namespace
 }  // namespace qpconnect::test

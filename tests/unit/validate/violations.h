@@ -169,21 +169,24 @@ inline const std::map<std::string, Violation>& Violations() {
          return p;
        }}},
       // rules_rd_atomic.cc
+      // The planner negotiates rd_atomic depths (plan.h), so these fixtures
+      // apply values as a program that does not negotiate would (a trace).
       {"rd-atomic-exceeds-peer", {[](Transport t) {
          Pair p = IbPair(t);
-         p.local.rd_atomic.max_rd_atomic = 4;
+         p.WithPlans().local_plan->qps[0].max_rd_atomic = 4;
          return p;
        }}},
       {"rd-atomic-exceeds-device", {[](Transport t) {
          Pair p = IbPair(t);
-         p.local.rd_atomic.max_rd_atomic = 2;
-         p.remote.rd_atomic.max_dest_rd_atomic = 2;
          p.local.rd_atomic.device_max_qp_init_rd_atom = 1;
+         p.remote.rd_atomic.max_dest_rd_atomic = 2;
+         p.WithPlans().local_plan->qps[0].max_rd_atomic = 2;
+         p.remote_plan->qps[0].max_dest_rd_atomic = 2;
          return p;
        }}},
       {"dest-rd-atomic-exceeds-device", {[](Transport t) {
          Pair p = IbPair(t);
-         p.local.rd_atomic.max_dest_rd_atomic = 32;
+         p.WithPlans().local_plan->qps[0].max_dest_rd_atomic = 32;
          return p;
        }}},
       // rules_address.cc
@@ -219,6 +222,14 @@ inline const std::map<std::string, Violation>& Violations() {
          p.WithPlans().local_plan->qps[0].ah.sgid_index = 9;
          return p;
        }}},
+      {"sgid-index-too-large", {[](Transport t) {
+         Pair p = RocePair(t);
+         // Index 257 truncates to 1, a valid GID: the planner must not hide it.
+         p.local.gid_table.push_back(Entry(257, "::ffff:10.0.0.1", GidType::kRoceV2));
+         p.local.path.sgid = p.local.gid_table.back();
+         p.WithPlans().local_plan->qps[0].ah.sgid_index = 257;
+         return p;
+       }}},
       {"sgid-zero", {[](Transport t) {
          Pair p = RocePair(t);
          p.local.gid_table.push_back(Entry(5, "::", GidType::kRoceV2));
@@ -249,6 +260,11 @@ inline const std::map<std::string, Violation>& Violations() {
          p.WithPlans().local_plan->qps[0].ah.hop_limit = 1;
          return p;
        }}},
+      {"flow-label-out-of-range", {[](Transport t) {
+         Pair p = RocePair(t);
+         p.WithPlans().local_plan->qps[0].ah.flow_label = 0x100000;
+         return p;
+       }}},
       // rules_roce.cc
       {"grh-required", {[](Transport t) {
          Pair p = RocePair(t);
@@ -269,6 +285,11 @@ inline const std::map<std::string, Violation>& Violations() {
          Pair p = RocePair(t);
          p.local.gid_table.push_back(Entry(4, "2001:db8::a", GidType::kRoceV2));
          p.local.path.sgid = p.local.gid_table.back();
+         return p;
+       }}},
+      {"traffic-class-mismatch", {[](Transport t) {
+         Pair p = RocePair(t);
+         p.local.path.traffic_class = 104;  // DSCP 26
          return p;
        }}},
       // rules_qkey.cc

@@ -15,6 +15,7 @@
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
+#include "qpconnect/result.h"
 
 namespace qpconnect::verbs {
 
@@ -51,7 +52,13 @@ ModifyRequest BuildRtr(Transport transport, const QpAttrs& a);
 ModifyRequest BuildRts(Transport transport, const QpAttrs& a);
 
 // The ibv_ah_attr for `av` (UD address handles and RC/UC RTR).
+// REQUIRES: CheckAddressVector(av) passed (sgid_index fits 8 bits).
 ibv_ah_attr ToAhAttr(const AddressVector& av);
+
+// What ibv_ah_attr cannot carry: with a GRH, an sgid_index above 255 (it would
+// be truncated and select another GID) or a flow label above 20 bits.
+// kInvalidArgument naming the attribute; Ok otherwise.
+Result<void> CheckAddressVector(const AddressVector& av);
 
 // "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN" (unknown bits as 0x...).
 std::string DecodeMask(int mask);

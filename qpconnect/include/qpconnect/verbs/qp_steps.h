@@ -25,7 +25,9 @@ Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs
                         unsigned access_flags);
 
 // INIT->RTR->RTS with the plan entry `attrs`; `hint` is appended to a refusal
-// (e.g. "the validator reported errors above"). kVerbs.
+// (e.g. "the validator reported errors above"). kInvalidArgument, before
+// anything reaches the device, for an address vector ibv_ah_attr cannot carry
+// (CheckAddressVector); kVerbs for a refusal.
 Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
                        const std::string& hint = {});
 
