@@ -39,17 +39,7 @@ Error Within(Error e, const std::string& operation) {
 }  // namespace
 
 const char* Step::what() const {
-  switch (type) {
-    case FrameType::kHello:
-      return "hello";
-    case FrameType::kEndpoint:
-      return "description";
-    case FrameType::kBarrier:
-      return "barrier";
-    case FrameType::kAbort:
-      return "abort";
-  }
-  return "message";
+  return type == FrameType::kEndpoint ? "description" : FrameTypeName(type);
 }
 
 Result<void> FramePort::Open(const Step& step) {

@@ -36,14 +36,8 @@ struct Pipe {
     CloseR();
     CloseW();
   }
-  void CloseR() {
-    if (r >= 0) ::close(r);
-    r = -1;
-  }
-  void CloseW() {
-    if (w >= 0) ::close(w);
-    w = -1;
-  }
+  void CloseR() { CloseFd(r); }
+  void CloseW() { CloseFd(w); }
   void Write(const std::string& s) const {
     size_t off = 0;
     while (off < s.size()) {
@@ -139,18 +133,7 @@ TEST_F(StdioPair, BarrierPassesAndMismatchedStagesAreRefused) {
 TEST_F(StdioPair, AbortReachesThePeersBarrier) {
   auto a = Make(ba_.r, ab_.w, Key("k"));
   auto b = Make(ab_.r, ba_.w, Key("k"));
-  auto fb = std::async(std::launch::async, [&] {
-    auto r = b->Exchange(MakeEndpoint("b", 1), 5s);
-    if (!r) return r.error();
-    auto bar = b->Barrier("rtr", 5s);
-    return bar ? Error{} : bar.error();
-  });
-  ASSERT_TRUE(a->Exchange(MakeEndpoint("a", 1), 5s));
-  a->Abort("ibv_modify_qp RTR failed", 1s);
-  const Error e = fb.get();
-  EXPECT_EQ(e.code, ErrorCode::kProtocol);
-  EXPECT_NE(e.detail.find("the peer aborted: ibv_modify_qp RTR failed"), std::string::npos)
-      << e.ToString();
+  ExpectAbortReachesThePeersBarrier(*a, *b);
 }
 
 TEST_F(StdioPair, StageNamesMayHoldSpaces) {

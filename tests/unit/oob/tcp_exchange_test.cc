@@ -64,35 +64,13 @@ class Raw {
   explicit Raw(int fd) : fd_(fd) {}
   Raw(Raw&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   ~Raw() { Close(); }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
+  void Close() { CloseFd(fd_); }
   int fd() const { return fd_; }
   void Send(const std::string& s) const {
     ASSERT_EQ(::send(fd_, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
   }
-  // Up to `n` bytes, waiting at most 5 s; fewer at end of stream.
-  std::string Recv(size_t n) const {
-    std::string out;
-    while (out.size() < n) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 5000) <= 0) break;
-      char buf[4096];
-      const ssize_t got = ::recv(fd_, buf, std::min(sizeof buf, n - out.size()), 0);
-      if (got <= 0) break;
-      out.append(buf, static_cast<size_t>(got));
-    }
-    return out;
-  }
   // One whole frame (header, payload, MAC).
-  std::string RecvFrame() const {
-    std::string h = Recv(kFrameHeaderBytes);
-    auto header = DecodeFrameHeader(h, kDefaultMaxPayloadBytes);
-    EXPECT_TRUE(header);
-    if (!header) return h;
-    return h + Recv(header->BodyBytes());
-  }
+  std::string RecvFrame() const { return ReadFrame(fd_); }
   // Reads and drops whatever arrives until the peer closes (true) or 5 s
   // pass (false).
   bool WaitClosed() const {
@@ -205,18 +183,8 @@ TEST(TcpExchanger, BarrierWithoutExchangeIsRefused) {
 
 TEST(TcpExchanger, AbortReachesThePeersBarrier) {
   auto server = Server();
-  auto fs = std::async(std::launch::async, [&] {
-    auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
-    if (!r) return r.error();
-    auto b = server->Barrier("rtr", 5s);
-    return b ? Error{} : b.error();
-  });
   auto client = Client(server->port());
-  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
-  client->Abort("ibv_modify_qp RTR failed", 1s);
-  const Error e = fs.get();
-  EXPECT_EQ(e.code, ErrorCode::kProtocol);
-  EXPECT_NE(e.detail.find("aborted: ibv_modify_qp RTR failed"), std::string::npos) << e.detail;
+  ExpectAbortReachesThePeersBarrier(*client, *server);
 }
 
 TEST(TcpExchanger, WrongKeyIsRefusedWithAuth) {
