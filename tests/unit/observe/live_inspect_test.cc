@@ -1,0 +1,472 @@
+// qp-inspect without a kernel: the CLI over a fake KernelReader (listing,
+// filters, samples, snapshot file, what an empty or hidden view says, exit
+// statuses), the netlink parsers over messages built with libmnl, and the
+// /proc and sysfs readers over temporary trees.
+#include <gtest/gtest.h>
+#include <libmnl/libmnl.h>
+#include <rdma/rdma_netlink.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "netlink.h"
+#include "run.h"
+#include "snapshot_json.h"
+#include "unit/tools/version_check.h"
+
+namespace qpconnect::tools::inspect {
+namespace {
+
+KernelQp Qp(const std::string& dev, uint32_t lqpn, uint32_t rqpn, uint32_t sq, uint32_t rq, int pid,
+            const std::string& comm, const std::string& pstate = "S") {
+  KernelQp q;
+  q.device = dev;
+  q.port = 1;
+  q.lqpn = lqpn;
+  q.rqpn = rqpn;
+  q.sq_psn = sq;
+  q.rq_psn = rq;
+  q.type = "RC";
+  q.state = "RTS";
+  q.pid = pid;
+  q.comm = comm;
+  q.process_state = pstate;
+  return q;
+}
+
+KernelQp Gsi(const std::string& dev) {
+  KernelQp q;
+  q.device = dev;
+  q.port = 1;
+  q.lqpn = 1;
+  q.sq_psn = 0;
+  q.type = "GSI";
+  q.state = "RTS";
+  q.comm = "ib_core";
+  return q;
+}
+
+// A kernel that shows a pingpong pair whose PSNs move by 100 per sample.
+class FakeKernel : public KernelReader {
+ public:
+  std::vector<NlDevice> devices = {{1, "rxe0", 1}, {2, "rxe1", 1}};
+  std::optional<Error> devices_error;
+  std::optional<Error> sample_error;
+  bool with_kernel_qps = true;
+  bool with_user_qps = true;
+  int samples_taken = 0;
+
+  Result<std::vector<NlDevice>> Devices() override {
+    if (devices_error) return *devices_error;
+    return devices;
+  }
+  Result<KernelSample> Sample(const std::vector<NlDevice>& devs,
+                              std::vector<std::string>* notes) override {
+    if (sample_error) return *sample_error;
+    const uint32_t step = 100 * static_cast<uint32_t>(samples_taken++);
+    KernelSample s;
+    for (const NlDevice& d : devs) {
+      if (with_kernel_qps) s.qps.push_back(Gsi(d.name));
+      if (with_user_qps && d.name == "rxe0") {
+        s.qps.push_back(Qp("rxe0", 17, 17, 1000 + step, 5000 + step, 811, "ibv_rc_pingpong"));
+      }
+      if (with_user_qps && d.name == "rxe1") {
+        s.qps.push_back(Qp("rxe1", 17, 17, 5000 + step, 1000 + step, 812, "ibv_rc_pingpong"));
+      }
+      s.ports.push_back({d.name, 1, {{"sent_pkts", 10 + step}, {"duplicate_request", 0}}});
+    }
+    if (samples_taken == 1) notes->push_back("a note from the reader");
+    return s;
+  }
+};
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+struct Harness {
+  FakeKernel kernel;
+  double clock = 100;
+  std::vector<double> sleeps;
+
+  Outcome Run(const std::vector<std::string>& args) {
+    Environment env;
+    env.reader = &kernel;
+    env.monotonic_seconds = [this] { return clock; };
+    env.sleep = [this](double s) {
+      sleeps.push_back(s);
+      clock += s;
+    };
+    env.hostname = [] { return std::string("lab"); };
+    env.utc_now = [] { return std::string("2026-11-23T05:20:00Z"); };
+    std::ostringstream out, err;
+    const int code = inspect::Run(args, env, out, err);
+    return {code, out.str(), err.str()};
+  }
+};
+
+std::string Temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("qpc_live_inspect_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(QpInspect, VersionAndHelpKeepTheContract) {
+  ExpectVersionContract(
+      "qp-inspect", [](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+        Harness h;
+        Environment env;
+        env.reader = &h.kernel;
+        return inspect::Run(args, env, out, err);
+      });
+}
+
+TEST(QpInspect, ListsEveryQpWithPidCommandAndProcessState) {
+  Harness h;
+  const Outcome o = h.Run({});
+  EXPECT_EQ(o.code, 0) << o.err;
+  for (const char* s :
+       {"4 QPs", "LQPN", "RQPN", "SQ-PSN", "RQ-PSN", "ibv_rc_pingpong", "811", "812", "[ib_core]",
+        "GSI", "rxe1 port 1: sent_pkts 10", "note: a note from the reader"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  }
+  EXPECT_EQ(o.out.find("+SQ"), std::string::npos) << "one sample has no movement";
+  EXPECT_TRUE(h.sleeps.empty());
+}
+
+TEST(QpInspect, IntervalTakesTwoSamplesAndShowsMovement) {
+  Harness h;
+  const Outcome o = h.Run({"--interval", "0.5"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(h.sleeps, std::vector<double>{0.5});
+  for (const char* s : {"2 samples 0.5 s apart", "+SQ", "+100", "sent_pkts 110 (+100)"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  }
+}
+
+TEST(QpInspect, OutputWritesTwoSamplesOneSecondApart) {
+  Harness h;
+  const std::string path = Temp("out.json");
+  const Outcome o = h.Run({"-o", path});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(h.sleeps, std::vector<double>{1.0});
+  Result<Snapshot> s = SnapshotFromJson(ReadAll(path));
+  ASSERT_TRUE(s) << s.error().ToString();
+  EXPECT_EQ(s->host, "lab");
+  EXPECT_EQ(s->taken_at, "2026-11-23T05:20:00Z");
+  EXPECT_EQ(s->tool.rfind("qp-inspect (qpconnect) ", 0), 0u) << s->tool;
+  ASSERT_EQ(s->samples.size(), 2u);
+  EXPECT_EQ(s->samples[1].at_seconds, 1.0);
+  EXPECT_EQ(s->samples[1].qps.size(), 4u);
+  EXPECT_EQ(s->notes, std::vector<std::string>{"a note from the reader"});
+  EXPECT_NE(o.out.find("qp-validate " + path), std::string::npos) << o.out;
+  std::filesystem::remove(path);
+}
+
+TEST(QpInspect, JsonIsTheSnapshotDocument) {
+  Harness h;
+  const Outcome o = h.Run({"--json", "--pid", "812"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  Result<Snapshot> s = SnapshotFromJson(o.out);
+  ASSERT_TRUE(s) << s.error().ToString() << "\n" << o.out;
+  ASSERT_EQ(s->samples.size(), 1u);
+  ASSERT_EQ(s->samples[0].qps.size(), 1u);
+  EXPECT_EQ(s->samples[0].qps[0].pid, 812);
+  EXPECT_EQ(s->samples[0].ports.size(), 2u) << "filters keep the devices' counters";
+}
+
+TEST(QpInspect, FiltersByDeviceAndCommand) {
+  Harness h;
+  Outcome o = h.Run({"-d", "rxe1", "--comm", "ibv_rc_pingpong,other"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("1 QP\n"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("rxe0"), std::string::npos) << o.out;
+}
+
+TEST(QpInspect, NoMatchSaysSoAndHowManyTheTrackerHas) {
+  Harness h;
+  const Outcome o = h.Run({"--pid", "4242"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.err.find("no QP matches --pid 4242 (the tracker lists 4 QPs on rxe0, rxe1)"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST(QpInspect, AnEmptyTrackerIsExplainedNotShownAsNoQps) {
+  Harness h;
+  h.kernel.with_kernel_qps = false;
+  h.kernel.with_user_qps = false;
+  const Outcome o = h.Run({});
+  EXPECT_EQ(o.code, 0);
+  for (const char* s : {"lists no QP on rxe0, rxe1", "PID namespace", "initial PID namespace"}) {
+    EXPECT_NE(o.err.find(s), std::string::npos) << s << "\n" << o.err;
+  }
+}
+
+TEST(QpInspect, DevicesMissingOrUnknownExitThree) {
+  Harness h;
+  Outcome o = h.Run({"-d", "mlx5_0"});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("no device named 'mlx5_0'; devices: rxe0, rxe1"), std::string::npos)
+      << o.err;
+  h.kernel.devices.clear();
+  o = h.Run({});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("no RDMA device visible through netlink"), std::string::npos) << o.err;
+  h.kernel.devices_error =
+      Error{ErrorCode::kNotFound, EPROTONOSUPPORT, "socket(NETLINK_RDMA)", "", "no RDMA netlink"};
+  o = h.Run({});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("no RDMA netlink"), std::string::npos) << o.err;
+}
+
+TEST(QpInspect, ARefusedQueryExitsSixAndNamesThePrivilege) {
+  Harness h;
+  h.kernel.sample_error = ErrnoError(ErrorCode::kIo, EPERM, "RDMA_NLDEV_CMD_RES_QP_GET");
+  const Outcome o = h.Run({});
+  EXPECT_EQ(o.code, 6);
+  EXPECT_NE(o.err.find("run qp-inspect as root"), std::string::npos) << o.err;
+}
+
+TEST(QpInspect, UsageErrorsExitTwoBeforeAnySample) {
+  Harness h;
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--interval", "0"},
+                                             {"--interval", "abc"},
+                                             {"--pid", "x"},
+                                             {"--pid", ","},
+                                             {"extra"},
+                                             {"-o", "/nonexistent-dir/snap.json"}}) {
+    const Outcome o = h.Run(args);
+    EXPECT_EQ(o.code, 2) << args[0] << ": " << o.err;
+    EXPECT_FALSE(o.err.empty());
+  }
+  EXPECT_EQ(h.kernel.samples_taken, 0);
+}
+
+TEST(QpInspectFormat, GoneQpsAreListedAndProcessStatesSpelledOut) {
+  Snapshot s;
+  s.host = "lab";
+  KernelSample a;
+  a.qps = {Qp("rxe0", 17, 17, 1, 1, 811, "ib_send_bw", "T"),
+           Qp("rxe1", 17, 17, 1, 1, 812, "ib_send_bw")};
+  KernelSample b = a;
+  b.at_seconds = 1;
+  b.qps.pop_back();
+  s.samples = {a, b};
+  const std::string text = FormatSnapshotText(s);
+  for (const char* x : {"1 gone meanwhile", "(gone)", "T (stopped)"}) {
+    EXPECT_NE(text.find(x), std::string::npos) << x << "\n" << text;
+  }
+  EXPECT_EQ(ProcessStateText("Z"), "Z (zombie)");
+  EXPECT_EQ(ProcessStateText(""), "-");
+}
+
+// ---- netlink parsers over built messages ----------------------------------
+
+struct Message {
+  std::vector<char> buf = std::vector<char>(8192);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+};
+
+void PutQp(nlmsghdr* nlh, uint32_t lqpn, std::optional<uint32_t> pid, const char* kern) {
+  nlattr* entry = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_LQPN, lqpn);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQPN, 17);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQ_PSN, 2681266);
+  mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_SQ_PSN, 2680267);
+  mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE, 0);
+  mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_TYPE, 2);
+  mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_STATE, 3);
+  if (pid) mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_PID, *pid);
+  if (kern != nullptr) mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_RES_KERN_NAME, kern);
+  mnl_attr_nest_end(nlh, entry);
+}
+
+TEST(NetlinkParse, QpMessageGivesEveryTrackerField) {
+  Message m;
+  mnl_attr_put_u32(m.nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 1);
+  mnl_attr_put_strz(m.nlh, RDMA_NLDEV_ATTR_DEV_NAME, "rxe0");
+  nlattr* table = mnl_attr_nest_start(m.nlh, RDMA_NLDEV_ATTR_RES_QP);
+  PutQp(m.nlh, 17, 811, nullptr);
+  PutQp(m.nlh, 1, std::nullopt, "ib_core");
+  mnl_attr_nest_end(m.nlh, table);
+  std::vector<KernelQp> qps;
+  ParseQpMessage(m.nlh, &qps);
+  ASSERT_EQ(qps.size(), 2u);
+  EXPECT_EQ(qps[0].device, "rxe0");
+  EXPECT_EQ(qps[0].port, 1);
+  EXPECT_EQ(qps[0].lqpn, 17u);
+  EXPECT_EQ(qps[0].rqpn, 17u);
+  EXPECT_EQ(qps[0].sq_psn, 2680267u);
+  EXPECT_EQ(qps[0].rq_psn, 2681266u);
+  EXPECT_EQ(qps[0].type, "RC");
+  EXPECT_EQ(qps[0].state, "RTS");
+  EXPECT_EQ(qps[0].path_mig_state, "MIGRATED");
+  EXPECT_EQ(qps[0].pid, 811);
+  EXPECT_EQ(qps[1].pid, 0);
+  EXPECT_EQ(qps[1].comm, "ib_core");
+}
+
+TEST(NetlinkParse, MalformedAttributesAreSkippedNotTrusted) {
+  Message m;
+  mnl_attr_put_strz(m.nlh, RDMA_NLDEV_ATTR_DEV_NAME, "rxe0");
+  nlattr* table = mnl_attr_nest_start(m.nlh, RDMA_NLDEV_ATTR_RES_QP);
+  nlattr* entry = mnl_attr_nest_start(m.nlh, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
+  mnl_attr_put_u8(m.nlh, RDMA_NLDEV_ATTR_RES_LQPN, 17);  // u8 where a u32 belongs
+  mnl_attr_nest_end(m.nlh, entry);
+  mnl_attr_nest_end(m.nlh, table);
+  std::vector<KernelQp> qps;
+  ParseQpMessage(m.nlh, &qps);
+  EXPECT_TRUE(qps.empty());
+}
+
+TEST(NetlinkParse, DeviceAndStatMessages) {
+  Message d;
+  mnl_attr_put_u32(d.nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 3);
+  mnl_attr_put_strz(d.nlh, RDMA_NLDEV_ATTR_DEV_NAME, "rxe1");
+  mnl_attr_put_u32(d.nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+  NlDevice dev;
+  ASSERT_TRUE(ParseDeviceMessage(d.nlh, &dev));
+  EXPECT_EQ(dev.index, 3u);
+  EXPECT_EQ(dev.name, "rxe1");
+  EXPECT_EQ(dev.ports, 1u);
+
+  Message s;
+  nlattr* table = mnl_attr_nest_start(s.nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+  for (auto [name, value] : {std::pair{"duplicate_request", 57u}, {"send_rnr_err", 3u}}) {
+    nlattr* e = mnl_attr_nest_start(s.nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+    mnl_attr_put_strz(s.nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
+    mnl_attr_put_u64(s.nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, value);
+    mnl_attr_nest_end(s.nlh, e);
+  }
+  mnl_attr_nest_end(s.nlh, table);
+  KernelPortCounters c;
+  ParseStatMessage(s.nlh, &c);
+  ASSERT_EQ(c.counters.size(), 2u);
+  EXPECT_EQ(c.counters[0], (std::pair<std::string, uint64_t>{"duplicate_request", 57}));
+}
+
+TEST(NetlinkParse, KernelEnumerationsAreNamedAsRdmaNamesThem) {
+  EXPECT_EQ(QpTypeName(1), "GSI");
+  EXPECT_EQ(QpTypeName(4), "UD");
+  EXPECT_EQ(QpTypeName(9), "XRC_INI");
+  EXPECT_EQ(QpTypeName(77), "TYPE_77");
+  EXPECT_EQ(QpStateName(0), "RESET");
+  EXPECT_EQ(QpStateName(5), "SQE");
+  EXPECT_EQ(QpStateName(6), "ERR");
+  EXPECT_EQ(QpStateName(9), "STATE_9");
+}
+
+TEST(ProcAndSysfs, ReadProcessTakesTheCommandUpToTheLastParenthesis) {
+  const std::string root = Temp("proc");
+  std::filesystem::create_directories(root + "/123");
+  std::ofstream(root + "/123/stat") << "123 (my (odd) prog) T 1 123 123 0 -1\n";
+  Result<ProcessInfo> p = ReadProcess(123, root);
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->comm, "my (odd) prog");
+  EXPECT_EQ(p->state, "T");
+  Result<ProcessInfo> gone = ReadProcess(99999, root);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+
+  const std::string sys = Temp("sys");
+  const std::string dir = sys + "/class/infiniband/rxe0/ports/1/hw_counters";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/send_rnr_err") << "40\n";
+  std::ofstream(dir + "/duplicate_request") << "57\n";
+  std::ofstream(dir + "/lifespan") << "10\n";
+  const auto counters = ReadSysfsCounters("rxe0", 1, sys);
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0].first, "duplicate_request");
+  EXPECT_EQ(counters[1].second, 40u);
+  EXPECT_TRUE(ReadSysfsCounters("rxe9", 1, sys).empty());
+  std::filesystem::remove_all(root);
+  std::filesystem::remove_all(sys);
+}
+
+// ---- the snapshot file ----------------------------------------------------
+
+Snapshot Sample2() {
+  Snapshot s;
+  s.host = "lab";
+  s.taken_at = "2026-11-23T05:20:00Z";
+  s.tool = "qp-inspect (qpconnect) 0.1.0";
+  KernelSample a;
+  a.qps = {Qp("rxe0", 17, 17, 1, 2, 811, "ibv_rc_pingpong"), Gsi("rxe0")};
+  a.qps[1].rqpn.reset();
+  a.ports = {{"rxe0", 1, {{"duplicate_request", 5}}}};
+  KernelSample b = a;
+  b.at_seconds = 1.004;
+  s.samples = {a, b};
+  s.notes = {"n"};
+  return s;
+}
+
+TEST(SnapshotJson, RoundTrips) {
+  const Snapshot s = Sample2();
+  const std::string text = SnapshotToJson(s).dump(1);
+  EXPECT_TRUE(LooksLikeSnapshot(text));
+  Result<Snapshot> back = SnapshotFromJson(text);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_EQ(*back, s);
+  EXPECT_NE(text.find("\"interval_seconds\": 1.004"), std::string::npos) << text;
+}
+
+TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {
+  const std::string good = SnapshotToJson(Sample2()).dump();
+  struct Case {
+    std::string text;
+    std::string field;
+    std::string detail;
+  };
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::vector<Case> cases = {
+      {"{", "", "not valid JSON"},
+      {"[]", "", "not a JSON object"},
+      {replace("qpconnect-snapshot", "qpconnect-trace"), "format", "not a qp-inspect snapshot"},
+      {replace("\"version\":1", "\"version\":2"), "version", "not supported"},
+      {replace("\"lqpn\":17", "\"lqpn\":16777216"), "samples[0].qps[0].lqpn", "above"},
+      {replace("\"pid\":811", "\"pid\":-1"), "samples[0].qps[0].pid", "unsigned"},
+      {replace("\"sq_psn\":1", "\"sq_psn\":\"1\""), "samples[0].qps[0].sq_psn", "unsigned"},
+      {replace("\"device\":\"rxe0\",\"port\":1,\"lqpn\"", "\"device\":\"\",\"port\":1,\"lqpn\""),
+       "samples[0].qps[0].device", "empty"},
+      {replace("\"duplicate_request\":5", "\"duplicate_request\":\"x\""),
+       "samples[0].ports[0].counters.duplicate_request", "unsigned"},
+      {replace("\"at_seconds\":1.004", "\"at_seconds\":-1.0"), "samples[1].at_seconds", "earlier"},
+      {R"({"format":"qpconnect-snapshot","version":1,"samples":[]})", "samples", "empty"},
+      {R"({"format":"qpconnect-snapshot","version":1})", "samples", "missing"},
+  };
+  for (const Case& c : cases) {
+    Result<Snapshot> r = SnapshotFromJson(c.text);
+    ASSERT_FALSE(r) << c.text;
+    EXPECT_EQ(r.error().code, ErrorCode::kProtocol);
+    EXPECT_EQ(r.error().attribute, c.field) << c.text;
+    EXPECT_NE(r.error().detail.find(c.detail), std::string::npos)
+        << r.error().detail << " for " << c.text;
+  }
+  EXPECT_FALSE(LooksLikeSnapshot(R"({"local": {"transport": "rc"}})"));
+}
+
+}  // namespace
+}  // namespace qpconnect::tools::inspect

@@ -1,0 +1,225 @@
+// The live judge beyond one fixture per rule: healthy, idle and one-sample
+// pairs; what each finding names (both QPs with pid and command, both values,
+// the evidence); peers in no input; pairs the judge leaves to the validator.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "live_fixtures.h"
+#include "qpconnect/live_judge.h"
+
+namespace qpconnect::test {
+namespace {
+
+const LiveFinding* FindId(const LiveReport& r, const std::string& id) {
+  for (const LiveFinding& f : r.findings) {
+    if (f.finding.id == id) return &f;
+  }
+  return nullptr;
+}
+
+bool EvidenceHas(const LiveFinding& f, const std::string& text) {
+  for (const std::string& e : f.evidence) {
+    if (e.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(JudgeLive, MovingPairIsSoundAndSaysSo) {
+  for (Transport t : {Transport::kRc, Transport::kUc}) {
+    const LiveReport r = JudgeAll(HealthyPair(t));
+    EXPECT_TRUE(r.findings.empty()) << LiveDump(r);
+    ASSERT_EQ(r.pairs.size(), 1u);
+    EXPECT_TRUE(r.pairs[0].sound);
+    EXPECT_EQ(r.pairs[0].progress.rfind("moving", 0), 0u) << r.pairs[0].progress;
+    EXPECT_NE(r.pairs[0].progress.find("sent +100"), std::string::npos) << r.pairs[0].progress;
+  }
+}
+
+TEST(JudgeLive, IdlePairIsSound) {
+  const LiveReport r = JudgeAll(FrozenPair(1000, 1000));
+  EXPECT_TRUE(r.findings.empty()) << LiveDump(r);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].progress.rfind("idle", 0), 0u) << r.pairs[0].progress;
+}
+
+TEST(JudgeLive, ReceiverAheadNamesBothQpsValuesAndDuplicates) {
+  const LiveReport r = JudgeAll(LiveViolations().at("psn-receiver-ahead")());
+  const LiveFinding* f = FindId(r, "psn-receiver-ahead");
+  ASSERT_NE(f, nullptr) << LiveDump(r);
+  EXPECT_EQ(f->qp, 1u);  // the receiver
+  EXPECT_EQ(f->peer, 0u);
+  EXPECT_EQ(f->finding.local_value, "rq_psn 2681266");
+  EXPECT_EQ(f->finding.remote_value, "sq_psn 2680267");
+  for (const char* s : {"pid 200 client", "pid 100 server", "999 ahead", "duplicate"}) {
+    EXPECT_NE(f->finding.message.find(s), std::string::npos) << s << ": " << f->finding.message;
+  }
+  EXPECT_TRUE(EvidenceHas(*f, "duplicate_request +57 on rxe1 port 1")) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "completer_retry_err +56 on rxe0 port 1")) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "rq_psn frozen at 2681266")) << LiveDump(r);
+  EXPECT_FALSE(r.pairs[0].sound);
+}
+
+TEST(JudgeLive, ReceiverAheadInOneSampleNeedsMoreThanARaceCanExplain) {
+  Observation o = FrozenPair(2680267, 2681266);
+  for (ObservedQp& q : o.qps) q.samples.erase(q.samples.begin());
+  for (ObservedPortCounters& p : o.ports) p.interval_seconds = 0;
+  LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"psn-receiver-ahead"}) << LiveDump(r);
+  EXPECT_NE(r.pairs[0].progress.find("one sample"), std::string::npos);
+
+  o.qps[1].samples[0].rq_psn = 2680267 + 3;  // three packets sent between the two reads
+  r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+}
+
+TEST(JudgeLive, ReceiverAheadButAcceptingIsNotJudged) {
+  // rq_psn moves: whatever the reads' order, the receiver takes packets.
+  Observation o = FrozenPair(1000, 1003);
+  o.qps[1].samples.back().rq_psn = 1010;
+  o.qps[0].samples.back().sq_psn = 1008;
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+}
+
+TEST(JudgeLive, PsnRulesAreRcOnly) {
+  for (uint32_t b_rq : {1999u, 1000u - 10u}) {
+    const LiveReport r = JudgeAll(FrozenPair(1000, b_rq, Transport::kUc));
+    EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+  }
+}
+
+TEST(JudgeLive, SenderAheadByOutOfSequenceNaksEvenWhenTheGapIsSmall) {
+  Observation o = FrozenPair(1020, 1000);
+  Rise(o, "rxe1", "out_of_seq_request", 9);
+  const LiveReport r = JudgeAll(o);
+  const LiveFinding* f = FindId(r, "psn-sender-ahead");
+  ASSERT_NE(f, nullptr) << LiveDump(r);
+  EXPECT_EQ(f->qp, 0u);
+  EXPECT_TRUE(EvidenceHas(*f, "out_of_seq_request +9 on rxe1 port 1")) << LiveDump(r);
+  EXPECT_EQ(LiveProblems(r).size(), 1u) << LiveDump(r);
+}
+
+TEST(JudgeLive, SenderAheadAcrossThePsnWrap) {
+  Observation o = FrozenPair(0x000100, 0xFF0000);  // 0x10100 ahead across 2^24
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"psn-sender-ahead"}) << LiveDump(r);
+}
+
+TEST(JudgeLive, StoppedReceiverIsNamedWithPidAndCommand) {
+  const LiveReport r = JudgeAll(LiveViolations().at("receiver-not-ready")());
+  const LiveFinding* f = FindId(r, "receiver-not-ready");
+  ASSERT_NE(f, nullptr) << LiveDump(r);
+  EXPECT_EQ(f->qp, 1u);
+  EXPECT_NE(f->finding.message.find("receiver not ready: pid 200 (client) is stopped"),
+            std::string::npos)
+      << f->finding.message;
+  EXPECT_TRUE(EvidenceHas(*f, "send_rnr_err +40 on rxe1")) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "rcvd_rnr_err +40 on rxe0")) << LiveDump(r);
+  EXPECT_NE(f->finding.fix.find("kill -CONT 200"), std::string::npos) << f->finding.fix;
+}
+
+TEST(JudgeLive, RnrWithARunningReceiverIsStillNotReady) {
+  Observation o = FrozenPair(1128, 1000);
+  Rise(o, "rxe1", "send_rnr_err", 3);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"receiver-not-ready"}) << LiveDump(r);
+}
+
+TEST(JudgeLive, StoppedReceiverInOneSample) {
+  Observation o = FrozenPair(1128, 1000);
+  for (ObservedQp& q : o.qps) q.samples.erase(q.samples.begin());
+  o.qps[1].samples[0].process_state = "T";
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"receiver-not-ready"}) << LiveDump(r);
+}
+
+TEST(JudgeLive, PeerInNoInputIsGoneWhenTheSurvivorRetries) {
+  Observation o = FrozenPair(1010, 1000);
+  o.qps.pop_back();
+  Rise(o, "rxe0", "completer_retry_err", 30);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"peer-qp-gone"}) << LiveDump(r);
+  const LiveFinding* f = FindId(r, "peer-qp-gone");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->peer);
+  EXPECT_NE(f->finding.message.find("the peer QP no longer exists"), std::string::npos);
+  EXPECT_TRUE(EvidenceHas(*f, "completer_retry_err +30")) << LiveDump(r);
+}
+
+TEST(JudgeLive, PeerInNoInputIsOnlyANoteWithoutRetries) {
+  Observation o = HealthyPair();
+  o.qps.pop_back();
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].finding.unchecked);
+  EXPECT_EQ(r.findings[0].finding.id, "peer-qp-gone");
+}
+
+TEST(JudgeLive, ManyPeersInNoInputAreSummedUp) {
+  Observation o;
+  for (uint32_t i = 0; i < 40; ++i) {
+    ObservedQp q = LiveQp("rxe0", 100 + i, 5000 + i, 100, "server");
+    q.samples = {Sample(0, "RTS", 1, 1)};
+    o.qps.push_back(q);
+  }
+  const LiveReport r = JudgeAll(o);
+  ASSERT_EQ(r.findings.size(), 17u) << LiveDump(r);
+  EXPECT_EQ(r.findings.back().finding.more_qps, 24u);
+}
+
+TEST(JudgeLive, BothSidesGoneIsNotAHang) {
+  Observation o = HealthyPair();
+  for (ObservedQp& q : o.qps) {
+    q.samples.pop_back();
+    q.destroyed = true;
+  }
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(r.findings.empty()) << LiveDump(r);
+}
+
+TEST(JudgeLive, DanglingDoesNotTaintTheSoundPair) {
+  const LiveReport r = JudgeAll(LiveViolations().at("rqpn-dangling")());
+  ASSERT_EQ(r.pairs.size(), 1u) << LiveDump(r);
+  EXPECT_TRUE(r.pairs[0].sound);
+  const LiveFinding* f = FindId(r, "rqpn-dangling");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->qp, 2u);
+  EXPECT_NE(f->finding.message.find("pid 300 intruder"), std::string::npos);
+}
+
+TEST(JudgeLive, PairsWithoutASnapshotSideAreLeftToTheValidator) {
+  Observation o = LiveViolations().at("qp-error-state")();
+  for (ObservedQp& q : o.qps) q.source = ObservedSource::kTrace;
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(r.findings.empty()) << LiveDump(r);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_NE(r.pairs[0].progress.find("not judged"), std::string::npos);
+}
+
+TEST(JudgeLive, ErrorsComeBeforeWarnings) {
+  Observation o = LiveViolations().at("process-stopped")();
+  Observation bad = LiveViolations().at("qp-error-state")();
+  for (ObservedQp& q : bad.qps) {
+    q.qpn += 100;
+    q.dest_qpn = *q.dest_qpn + 100;
+    o.qps.push_back(q);
+  }
+  const LiveReport r = JudgeAll(o);
+  ASSERT_EQ(r.findings.size(), 2u) << LiveDump(r);
+  EXPECT_EQ(r.findings[0].finding.severity, Severity::kError);
+  EXPECT_EQ(r.findings[1].finding.severity, Severity::kWarning);
+}
+
+TEST(DescribeObservedQp, NamesHostDevicePidAndCommand) {
+  ObservedQp q = LiveQp("rxe0", 17, 17, 811, "ibv_rc_pingpong");
+  EXPECT_EQ(DescribeObservedQp(q), "lab:rxe0 QP 17 (pid 811 ibv_rc_pingpong)");
+  q.pid = 0;
+  q.comm = "ib_core";
+  q.host.clear();
+  EXPECT_EQ(DescribeObservedQp(q), "rxe0 QP 17 (kernel, ib_core)");
+}
+
+}  // namespace
+}  // namespace qpconnect::test

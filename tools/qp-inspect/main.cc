@@ -1,0 +1,12 @@
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "run.h"
+#include "stderr_log.h"
+
+int main(int argc, char** argv) {
+  qpconnect::tools::InstallStderrLog("qp-inspect");
+  return qpconnect::tools::inspect::Run(std::vector<std::string>(argv + 1, argv + argc), std::cout,
+                                        std::cerr);
+}

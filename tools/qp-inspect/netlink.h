@@ -1,0 +1,83 @@
+// qp-inspect's view of the kernel: the RDMA netlink "nldev" interface spoken
+// through libmnl (what iproute2's `rdma` uses), and /proc and sysfs.
+//
+//   RDMA_NLDEV_CMD_GET (dump)         devices: index, name, number of ports
+//   RDMA_NLDEV_CMD_RES_QP_GET (dump)  every QP of a device: port, lqpn, rqpn,
+//                                     type, state, sq/rq PSN, pid or kernel owner
+//   RDMA_NLDEV_CMD_STAT_GET           a port's hw counters (`rdma statistic`);
+//                                     /sys/class/infiniband/DEV/ports/N/hw_counters
+//                                     when the kernel or driver lacks it
+//   /proc/PID/stat                    command and process state of each owner
+//
+// Attribute ids come from the kernel UAPI header <rdma/rdma_netlink.h>. The
+// Parse*() functions read one reply message each and are separate from the
+// socket so that tests and benchmarks can feed them built messages.
+//
+// Thread-safety: a NetlinkReader is used by one thread at a time.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "qpconnect/result.h"
+#include "qpconnect/snapshot.h"
+
+namespace qpconnect::tools::inspect {
+
+struct NlDevice {
+  uint32_t index = 0;
+  std::string name;
+  uint32_t ports = 0;
+};
+
+// One RDMA_NLDEV_CMD_GET reply; false if it names no device.
+bool ParseDeviceMessage(const nlmsghdr* nlh, NlDevice* out);
+
+// One RDMA_NLDEV_CMD_RES_QP_GET reply: appends its QPs to `out` (device name
+// from the message; pid and kernel owner as the tracker gives them; comm and
+// process state are filled later from /proc).
+void ParseQpMessage(const nlmsghdr* nlh, std::vector<KernelQp>* out);
+
+// One RDMA_NLDEV_CMD_STAT_GET reply: appends the counters to `out`.
+void ParseStatMessage(const nlmsghdr* nlh, KernelPortCounters* out);
+
+// "RC", "UC", "UD", "GSI", ... for the kernel's enum ib_qp_type value.
+std::string QpTypeName(uint8_t type);
+// "RESET" ... "ERR" for the kernel's enum ib_qp_state value.
+std::string QpStateName(uint8_t state);
+
+// Command name and state letter of a process, from PROC_ROOT/PID/stat.
+struct ProcessInfo {
+  std::string comm;
+  std::string state;  // "R", "S", "D", "T", "t", "Z", ...
+};
+// kNotFound when the process is gone; kIo (with errno) when /proc hides it.
+Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc");
+
+// Counters of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N/hw_counters,
+// in name order; empty when the directory is absent.
+std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
+    const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
+
+// What qp-inspect reads the kernel through; a fake stands in for it in tests.
+class KernelReader {
+ public:
+  virtual ~KernelReader() = default;
+  // The devices the kernel shows this process. kNotFound with a sentence when
+  // it has no RDMA netlink (no RDMA support, ib_core not loaded); kIo when a
+  // query fails.
+  virtual Result<std::vector<NlDevice>> Devices() = 0;
+  // Every QP and port counter of `devices` now, with each owner's command and
+  // process state. Notes on what could not be seen go to `notes`.
+  virtual Result<KernelSample> Sample(const std::vector<NlDevice>& devices,
+                                      std::vector<std::string>* notes) = 0;
+};
+
+// The reader over a NETLINK_RDMA socket, /proc and /sys.
+std::unique_ptr<KernelReader> MakeNetlinkReader();
+
+}  // namespace qpconnect::tools::inspect

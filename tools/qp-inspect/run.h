@@ -1,0 +1,43 @@
+// qp-inspect: every QP on this host as the kernel's RDMA resource tracker sees
+// it (what `rdma res show qp` lists), with each owner's process state and the
+// ports' counters; optionally two samples an interval apart, written as a
+// snapshot file for qp-validate (docs/inspect.md).
+//
+//   qp-inspect [-d DEV] [--pid PID[,PID...]] [--comm NAME[,NAME...]] [--json]
+//              [-o FILE] [--interval SECONDS]
+//
+// Exit status (tools/common/exit_codes.h): 0 listed (also when nothing
+// matches: a message on stderr says so), 2 usage or an unwritable -o file,
+// 3 no RDMA netlink, no device or no such device, 6 a kernel query failed.
+//
+// Thread-safety: Run*() touch no global state besides the streams and the
+// environment they are given.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "netlink.h"
+
+namespace qpconnect::tools::inspect {
+
+// What Run() reads the world through; tests pass fakes.
+struct Environment {
+  KernelReader* reader = nullptr;             // REQUIRED
+  std::function<double()> monotonic_seconds;  // a steady clock
+  std::function<void(double seconds)> sleep;  // waits between samples
+  std::function<std::string()> hostname;      // this host's name
+  std::function<std::string()> utc_now;       // "2026-11-23T05:20:00Z"
+};
+
+// The environment of a real run: netlink, the steady clock, sleep, uname.
+Environment RealEnvironment(KernelReader* reader);
+
+// Runs qp-inspect with `args` (argv without argv[0]); returns the exit status.
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int Run(const std::vector<std::string>& args, const Environment& env, std::ostream& out,
+        std::ostream& err);
+
+}  // namespace qpconnect::tools::inspect

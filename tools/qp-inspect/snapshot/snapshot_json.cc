@@ -1,0 +1,241 @@
+#include "snapshot_json.h"
+
+#include <limits>
+#include <optional>
+
+namespace qpconnect::tools {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ordered_json OptionalU32(const std::optional<uint32_t>& v) {
+  return v ? ordered_json(*v) : ordered_json();
+}
+
+ordered_json QpJson(const KernelQp& q) {
+  return {{"device", q.device},
+          {"port", q.port},
+          {"lqpn", q.lqpn},
+          {"rqpn", OptionalU32(q.rqpn)},
+          {"type", q.type},
+          {"state", q.state},
+          {"sq_psn", OptionalU32(q.sq_psn)},
+          {"rq_psn", OptionalU32(q.rq_psn)},
+          {"path_mig_state", q.path_mig_state},
+          {"pid", q.pid},
+          {"comm", q.comm},
+          {"process_state", q.process_state}};
+}
+
+ordered_json PortJson(const KernelPortCounters& p) {
+  ordered_json counters = ordered_json::object();
+  for (const auto& [name, value] : p.counters) counters[name] = value;
+  return {{"device", p.device}, {"port", p.port}, {"counters", std::move(counters)}};
+}
+
+// Reads members of one JSON object, remembering the first failure with the
+// path of the field at fault.
+class Reader {
+ public:
+  explicit Reader(std::optional<Error>* failure) : failure_(failure) {}
+
+  bool Fail(std::string field, const std::string& detail) {
+    if (!field.empty() && field.back() == '.') field.pop_back();
+    if (!*failure_) *failure_ = Error{ErrorCode::kProtocol, 0, "snapshot", field, detail};
+    return false;
+  }
+
+  // The member `key` of `obj`, or nullptr (a failure unless `optional`).
+  const json* Member(const json& obj, const std::string& path, const char* key, bool optional) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) {
+      if (!optional) Fail(path + key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::optional<uint64_t> Unsigned(const json& obj, const std::string& path, const char* key,
+                                   uint64_t max, bool optional = false) {
+    const json* v = Member(obj, path, key, optional);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<int64_t>() >= 0)) {
+      Fail(path + key, "not an unsigned integer");
+      return std::nullopt;
+    }
+    const uint64_t x = v->get<uint64_t>();
+    if (x > max) {
+      Fail(path + key, std::to_string(x) + " is above " + std::to_string(max));
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  std::string String(const json& obj, const std::string& path, const char* key,
+                     bool optional = true) {
+    const json* v = Member(obj, path, key, optional);
+    if (v == nullptr) return {};
+    if (!v->is_string()) {
+      Fail(path + key, "not a string");
+      return {};
+    }
+    return v->get<std::string>();
+  }
+
+  const json* Array(const json& obj, const std::string& path, const char* key, bool optional) {
+    const json* v = Member(obj, path, key, optional);
+    if (v != nullptr && !v->is_array()) {
+      Fail(path + key, "not an array");
+      return nullptr;
+    }
+    return v;
+  }
+
+ private:
+  std::optional<Error>* failure_;
+};
+
+constexpr uint64_t k24Bits = 0xffffff;
+
+KernelQp ReadQp(Reader& r, const json& j, const std::string& path) {
+  KernelQp q;
+  if (!j.is_object()) {
+    r.Fail(path, "not an object");
+    return q;
+  }
+  q.device = r.String(j, path, "device", false);
+  if (q.device.empty()) r.Fail(path + "device", "empty");
+  q.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
+  q.lqpn = static_cast<uint32_t>(r.Unsigned(j, path, "lqpn", k24Bits).value_or(0));
+  auto u24 = [&](const char* key) -> std::optional<uint32_t> {
+    if (auto v = r.Unsigned(j, path, key, k24Bits, true)) return static_cast<uint32_t>(*v);
+    return std::nullopt;
+  };
+  q.rqpn = u24("rqpn");
+  q.sq_psn = u24("sq_psn");
+  q.rq_psn = u24("rq_psn");
+  q.type = r.String(j, path, "type", false);
+  q.state = r.String(j, path, "state", false);
+  q.path_mig_state = r.String(j, path, "path_mig_state");
+  q.pid = static_cast<int>(
+      r.Unsigned(j, path, "pid", static_cast<uint64_t>(std::numeric_limits<int>::max()), true)
+          .value_or(0));
+  q.comm = r.String(j, path, "comm");
+  q.process_state = r.String(j, path, "process_state");
+  return q;
+}
+
+KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
+  KernelPortCounters p;
+  if (!j.is_object()) {
+    r.Fail(path, "not an object");
+    return p;
+  }
+  p.device = r.String(j, path, "device", false);
+  p.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
+  const json* counters = r.Member(j, path, "counters", true);
+  if (counters == nullptr) return p;
+  if (!counters->is_object()) {
+    r.Fail(path + "counters", "not an object");
+    return p;
+  }
+  for (auto it = counters->begin(); it != counters->end(); ++it) {
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+      r.Fail(path + "counters." + it.key(), "not an unsigned integer");
+      return p;
+    }
+    p.counters.push_back({it.key(), it->get<uint64_t>()});
+  }
+  return p;
+}
+
+}  // namespace
+
+ordered_json SnapshotToJson(const Snapshot& snapshot) {
+  ordered_json samples = ordered_json::array();
+  for (const KernelSample& s : snapshot.samples) {
+    ordered_json qps = ordered_json::array();
+    for (const KernelQp& q : s.qps) qps.push_back(QpJson(q));
+    ordered_json ports = ordered_json::array();
+    for (const KernelPortCounters& p : s.ports) ports.push_back(PortJson(p));
+    samples.push_back(
+        {{"at_seconds", s.at_seconds}, {"qps", std::move(qps)}, {"ports", std::move(ports)}});
+  }
+  return {{"format", kSnapshotFormat},     {"version", kSnapshotVersion},
+          {"tool", snapshot.tool},         {"host", snapshot.host},
+          {"taken_at", snapshot.taken_at}, {"interval_seconds", SnapshotInterval(snapshot)},
+          {"notes", snapshot.notes},       {"samples", std::move(samples)}};
+}
+
+bool LooksLikeSnapshot(std::string_view text) {
+  // The writer puts "format" first; allow some leading whitespace and keys.
+  const std::string_view head = text.substr(0, 512);
+  const size_t key = head.find("\"format\"");
+  return key != std::string_view::npos &&
+         head.find("\"" + std::string(kSnapshotFormat) + "\"", key) != std::string_view::npos;
+}
+
+Result<Snapshot> SnapshotFromJson(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) {
+    return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not valid JSON"};
+  }
+  if (!doc.is_object()) return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not a JSON object"};
+  std::optional<Error> failure;
+  Reader r(&failure);
+  if (r.String(doc, "", "format", false) != kSnapshotFormat) {
+    return Error{ErrorCode::kProtocol, 0, "snapshot", "format", "not a qp-inspect snapshot"};
+  }
+  const std::optional<uint64_t> version = r.Unsigned(doc, "", "version", 1u << 30);
+  if (failure) return *failure;
+  if (*version != static_cast<uint64_t>(kSnapshotVersion)) {
+    return Error{ErrorCode::kProtocol, 0, "snapshot", "version",
+                 "version " + std::to_string(*version) + " is not supported (this build reads " +
+                     std::to_string(kSnapshotVersion) + ")"};
+  }
+  Snapshot s;
+  s.tool = r.String(doc, "", "tool");
+  s.host = r.String(doc, "", "host");
+  s.taken_at = r.String(doc, "", "taken_at");
+  if (const json* notes = r.Array(doc, "", "notes", true)) {
+    for (const json& n : *notes) {
+      if (n.is_string()) s.notes.push_back(n.get<std::string>());
+    }
+  }
+  const json* samples = r.Array(doc, "", "samples", false);
+  if (samples != nullptr && samples->empty()) r.Fail("samples", "empty: a snapshot has a sample");
+  if (failure) return *failure;
+  for (size_t i = 0; i < samples->size() && !failure; ++i) {
+    const json& js = (*samples)[i];
+    const std::string path = "samples[" + std::to_string(i) + "].";
+    if (!js.is_object()) {
+      r.Fail(path, "not an object");
+      break;
+    }
+    KernelSample sample;
+    const json* at = r.Member(js, path, "at_seconds", false);
+    if (at != nullptr && !at->is_number()) r.Fail(path + "at_seconds", "not a number");
+    if (at != nullptr && at->is_number()) sample.at_seconds = at->get<double>();
+    if (const json* qps = r.Array(js, path, "qps", false)) {
+      sample.qps.reserve(qps->size());
+      for (size_t k = 0; k < qps->size() && !failure; ++k) {
+        sample.qps.push_back(ReadQp(r, (*qps)[k], path + "qps[" + std::to_string(k) + "]."));
+      }
+    }
+    if (const json* ports = r.Array(js, path, "ports", true)) {
+      for (size_t k = 0; k < ports->size() && !failure; ++k) {
+        sample.ports.push_back(
+            ReadPort(r, (*ports)[k], path + "ports[" + std::to_string(k) + "]."));
+      }
+    }
+    if (i > 0 && sample.at_seconds < s.samples.back().at_seconds) {
+      r.Fail(path + "at_seconds", "earlier than the sample before it");
+    }
+    s.samples.push_back(std::move(sample));
+  }
+  if (failure) return *failure;
+  return s;
+}
+
+}  // namespace qpconnect::tools

@@ -1,0 +1,46 @@
+// The snapshot file: a Snapshot (qpconnect/snapshot.h) as JSON, written by
+// `qp-inspect -o` and `qp-inspect --json`, read by `qp-validate`. The format
+// is documented in docs/inspect.md ("The snapshot file"):
+//
+//   {"format": "qpconnect-snapshot", "version": 1, "tool": "...", "host": "...",
+//    "taken_at": "2026-11-23T05:20:00Z", "interval_seconds": 1.0, "notes": [],
+//    "samples": [{"at_seconds": 0.0,
+//                 "qps": [{"device": "rxe0", "port": 1, "lqpn": 17, "rqpn": 17,
+//                          "type": "RC", "state": "RTS", "sq_psn": 2680267,
+//                          "rq_psn": 2681266, "path_mig_state": "MIGRATED",
+//                          "pid": 811, "comm": "ibv_rc_pingpong",
+//                          "process_state": "S"}],
+//                 "ports": [{"device": "rxe0", "port": 1,
+//                            "counters": {"duplicate_request": 57, ...}}]}]}
+//
+// A kernel QP has pid 0 and its owner module as comm; a value the kernel does
+// not report is null. Readers ignore unknown keys, so members can be added
+// without a new version; a change of meaning gets a new version number.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "qpconnect/result.h"
+#include "qpconnect/snapshot.h"
+
+namespace qpconnect::tools {
+
+inline constexpr std::string_view kSnapshotFormat = "qpconnect-snapshot";
+inline constexpr int kSnapshotVersion = 1;
+
+nlohmann::ordered_json SnapshotToJson(const Snapshot& snapshot);
+
+// True when `text` starts like a snapshot file (its "format" member is
+// "qpconnect-snapshot"): a cheap test to route an input file.
+bool LooksLikeSnapshot(std::string_view text);
+
+// Parses a snapshot file. kProtocol for malformed JSON, another format, an
+// unsupported version or a bad field; the Error's attribute names the field
+// ("samples[1].qps[3].lqpn") and its detail says what is wrong.
+Result<Snapshot> SnapshotFromJson(std::string_view text);
+
+}  // namespace qpconnect::tools
