@@ -16,15 +16,19 @@
 // side's nonce. A file bound to another nonce is stale (an earlier run, or a
 // hello the peer read before this side replaced it): it is refused, never
 // used, and the wait goes on; if nothing fresh arrives the kTimeout error
-// names the stale file. A side that sees the peer's nonce change rewrites its
-// own description, so the two always converge. The reader of a description or
-// marker removes it once it has accepted it: that is the acknowledgement, and
-// Exchange() and Barrier() return only when both sides have each other's
-// message. A side removes its own files (and leftovers of an earlier run under
-// its role) at the start of Exchange(), on a timeout or I/O failure, and on
-// destruction. After refusing the peer's message (kProtocol, kAuth,
-// kIncompatible) it keeps them until destruction or its next Exchange(), so
-// that the peer can read them and fail with its own error, not a timeout.
+// names the stale file. The peer's hello may itself be stale, so the peer's
+// nonce is learnt from its description; a side whose own description was
+// bound to another nonce rewrites it then, so the two always converge. (The
+// sequence and its checks are the protocol driver's, shared with tcp, stdio
+// and channel.h; this transport maps each message to a file.) The reader of a
+// description or marker removes it once it has accepted it: that is the
+// acknowledgement, and Exchange() and Barrier() return only when both sides
+// have each other's message. A side removes its own files (and leftovers of
+// an earlier run under its role) at the start of Exchange(), on a timeout or
+// I/O failure, and on destruction. After refusing the peer's message
+// (kProtocol, kAuth, kIncompatible) it keeps them until destruction or its
+// next Exchange(), so that the peer can read them and fail with its own
+// error, not a timeout.
 //
 // Waiting uses inotify on the directory where available, plus polling every
 // poll_interval (inotify sees no change made by another NFS client), all

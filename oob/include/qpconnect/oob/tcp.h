@@ -6,8 +6,10 @@
 // with HMAC-SHA256 when a PSK is configured); Barrier() sends and awaits a
 // small stage message on the same connection. Every message is a frame
 // (frame.h) whose length is checked against a cap before any allocation.
-// Sends and receives run concurrently, so two sides that both send large
-// descriptions first never deadlock on full socket buffers.
+// The connection is the protocol driver's byte channel, as for a caller's
+// own channel (channel.h): the side whose hello nonce sorts lower sends its
+// description first and the other reads first, so descriptions far larger
+// than the socket buffers never deadlock.
 //
 // One deadline covers a whole Exchange(): accept or resolve and connect,
 // hellos, send and receive. Expiry closes the connection and yields kTimeout
