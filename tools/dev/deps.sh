@@ -9,6 +9,7 @@ pkgs=(
   libprotobuf-dev protobuf-compiler libboost-dev libgtest-dev libgmock-dev libssl-dev
   nlohmann-json3-dev clang-format
   help2man  # man pages of the tools, generated from their --help and --version
+  libmnl-dev  # qp-inspect: RDMA netlink (the resource tracker, counters), as iproute2's rdma
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core
   perftest rdmacm-utils
