@@ -66,6 +66,49 @@ Result<Transport> TransportFrom(const char* function, qpc_transport t) {
   return Invalid(function, "transport", "unknown transport " + std::to_string(t));
 }
 
+// The fields qpc_open_options and qpc_adopt_options share, with the C
+// defaults from the C++ defaults `d` (SessionOptions or AdoptOptions).
+template <typename COptions, typename CppOptions>
+void InitCommon(COptions& o, const CppOptions& d) {
+  o = COptions{};
+  o.port = d.port;
+  o.gid_index = -1;
+  o.gid_family = QPC_GID_IPV4;
+  o.pkey_index = d.pkey_index;
+  o.pkey_value = -1;
+  o.qkey = d.qkey;
+  o.sl = d.sl;
+  o.psn = -1;
+  o.mtu = 0;
+  o.max_rd_atomic = d.max_rd_atomic;
+  o.max_dest_rd_atomic = d.max_dest_rd_atomic;
+}
+
+// The shared fields into SessionOptions or AdoptOptions, checked.
+template <typename COptions, typename CppOptions>
+Result<void> ConvertCommon(const char* function, const COptions& o, CppOptions& out) {
+  out.port = o.port;
+  auto gid = GidFrom(function, o.gid_index, o.gid_family);
+  if (!gid) return std::move(gid).error();
+  out.gid = *gid;
+  out.pkey_index = o.pkey_index;
+  auto pkey = PkeyFrom(function, o.pkey_value);
+  if (!pkey) return std::move(pkey).error();
+  out.pkey_value = *pkey;
+  out.qkey = o.qkey;
+  out.sl = o.sl;
+  auto psn = PsnFrom(function, o.psn);
+  if (!psn) return std::move(psn).error();
+  out.psn = *psn;
+  auto mtu = MtuFrom(function, o.mtu);
+  if (!mtu) return std::move(mtu).error();
+  out.mtu = *mtu;
+  out.max_rd_atomic = o.max_rd_atomic;
+  out.max_dest_rd_atomic = o.max_dest_rd_atomic;
+  if (o.host != nullptr) out.host = o.host;
+  return Ok();
+}
+
 Result<void> Wrap(qpc_connector** out, std::unique_ptr<Connector> impl) {
   auto handle = std::make_unique<qpc_connector>();
   handle->impl = std::move(impl);
@@ -151,22 +194,11 @@ const char* qpc_severity_name(qpc_severity severity) {
 void qpc_open_options_init(qpc_open_options* options) {
   if (options == nullptr) return;
   const verbs::SessionOptions d;
-  *options = qpc_open_options{};
-  options->port = d.port;
-  options->gid_index = -1;
-  options->gid_family = QPC_GID_IPV4;
+  InitCommon(*options, d);
   options->transport = QPC_TRANSPORT_RC;
   options->num_qps = d.num_qps;
   options->message_size = d.message_size;
   options->rx_depth = d.rx_depth;
-  options->pkey_index = d.pkey_index;
-  options->pkey_value = -1;
-  options->qkey = d.qkey;
-  options->sl = d.sl;
-  options->psn = -1;
-  options->mtu = 0;
-  options->max_rd_atomic = d.max_rd_atomic;
-  options->max_dest_rd_atomic = d.max_dest_rd_atomic;
 }
 
 qpc_status qpc_connector_open(const qpc_open_options* options, qpc_connector** out,
@@ -178,32 +210,14 @@ qpc_status qpc_connector_open(const qpc_open_options* options, qpc_connector** o
     qpc_open_options_init(&o);
     if (options != nullptr) o = *options;
     verbs::SessionOptions s;
+    QPC_TRY(ConvertCommon(kFn, o, s));
     if (o.device != nullptr) s.device = o.device;
-    s.port = o.port;
-    auto gid = GidFrom(kFn, o.gid_index, o.gid_family);
-    if (!gid) return std::move(gid).error();
-    s.gid = *gid;
     auto transport = TransportFrom(kFn, o.transport);
     if (!transport) return std::move(transport).error();
     s.transport = *transport;
     s.num_qps = o.num_qps;
     s.message_size = o.message_size;
     s.rx_depth = o.rx_depth;
-    s.pkey_index = o.pkey_index;
-    auto pkey = PkeyFrom(kFn, o.pkey_value);
-    if (!pkey) return std::move(pkey).error();
-    s.pkey_value = *pkey;
-    s.qkey = o.qkey;
-    s.sl = o.sl;
-    auto psn = PsnFrom(kFn, o.psn);
-    if (!psn) return std::move(psn).error();
-    s.psn = *psn;
-    auto mtu = MtuFrom(kFn, o.mtu);
-    if (!mtu) return std::move(mtu).error();
-    s.mtu = *mtu;
-    s.max_rd_atomic = o.max_rd_atomic;
-    s.max_dest_rd_atomic = o.max_dest_rd_atomic;
-    if (o.host != nullptr) s.host = o.host;
     auto c = Connector::Open(s);
     if (!c) return std::move(c).error();
     return Wrap(out, std::move(*c));
@@ -212,19 +226,7 @@ qpc_status qpc_connector_open(const qpc_open_options* options, qpc_connector** o
 
 void qpc_adopt_options_init(qpc_adopt_options* options) {
   if (options == nullptr) return;
-  const AdoptOptions d;
-  *options = qpc_adopt_options{};
-  options->port = d.port;
-  options->gid_index = -1;
-  options->gid_family = QPC_GID_IPV4;
-  options->pkey_index = d.pkey_index;
-  options->pkey_value = -1;
-  options->qkey = d.qkey;
-  options->sl = d.sl;
-  options->psn = -1;
-  options->mtu = 0;
-  options->max_rd_atomic = d.max_rd_atomic;
-  options->max_dest_rd_atomic = d.max_dest_rd_atomic;
+  InitCommon(*options, AdoptOptions{});
   options->access_flags = 0;
 }
 
@@ -240,26 +242,8 @@ qpc_status qpc_connector_adopt(const qpc_adopted_qp* qps, size_t n,
     qpc_adopt_options_init(&o);
     if (options != nullptr) o = *options;
     AdoptOptions a;
-    a.port = o.port;
-    auto gid = GidFrom(kFn, o.gid_index, o.gid_family);
-    if (!gid) return std::move(gid).error();
-    a.gid = *gid;
-    a.pkey_index = o.pkey_index;
-    auto pkey = PkeyFrom(kFn, o.pkey_value);
-    if (!pkey) return std::move(pkey).error();
-    a.pkey_value = *pkey;
-    a.qkey = o.qkey;
-    a.sl = o.sl;
-    auto psn = PsnFrom(kFn, o.psn);
-    if (!psn) return std::move(psn).error();
-    a.psn = *psn;
-    auto mtu = MtuFrom(kFn, o.mtu);
-    if (!mtu) return std::move(mtu).error();
-    a.mtu = *mtu;
-    a.max_rd_atomic = o.max_rd_atomic;
-    a.max_dest_rd_atomic = o.max_dest_rd_atomic;
+    QPC_TRY(ConvertCommon(kFn, o, a));
     if (o.access_flags != 0) a.access_flags = o.access_flags;
-    if (o.host != nullptr) a.host = o.host;
     std::vector<AdoptedQp> adopted(n);
     for (size_t i = 0; i < n; ++i) {
       adopted[i].qp = qps[i].qp;  // a NULL QP is refused by Adopt, naming its index

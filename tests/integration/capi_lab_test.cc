@@ -26,6 +26,13 @@ namespace {
 
 constexpr int kTimeoutMs = 20000;
 
+// True if `qp` exists and is in `state` (ibv_query_qp).
+bool InState(ibv_qp* qp, ibv_qp_state state) {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  return ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == state;
+}
+
 // What one side's run reports back to the test thread.
 struct SideResult {
   qpc_status status = QPC_ERR_INTERNAL;
@@ -122,9 +129,12 @@ class CapiLabTest : public ::testing::Test {
     return r;
   }
 
-  static void ExpectOk(const std::pair<SideResult, SideResult>& r) {
+  // Both sides succeeded and found nothing wrong.
+  static void ExpectClean(const std::pair<SideResult, SideResult>& r) {
     EXPECT_EQ(r.first.status, QPC_OK) << r.first.message;
     EXPECT_EQ(r.second.status, QPC_OK) << r.second.message;
+    EXPECT_EQ(r.first.message, "");
+    EXPECT_EQ(r.second.message, "");
   }
 
   testing::LabEnv env_;
@@ -137,11 +147,8 @@ TEST_F(CapiLabTest, OwningRcConnectsPassesTheTrafficProofAndFreesEverything) {
     o.num_qps = 2;
     return Owning(side, x, o, [](qpc_connector* c) {
       std::string problems;
-      ibv_qp_attr attr{};
-      ibv_qp_init_attr init{};
       for (size_t i = 0; i < qpc_connector_num_qps(c); ++i) {
-        if (ibv_query_qp(qpc_connector_qp(c, i), &attr, IBV_QP_STATE, &init) != 0 ||
-            attr.qp_state != IBV_QPS_RTS) {
+        if (!InState(qpc_connector_qp(c, i), IBV_QPS_RTS)) {
           problems += " QP " + std::to_string(i) + " not at RTS;";
         }
         qpc_mr_desc mr{};
@@ -158,9 +165,7 @@ TEST_F(CapiLabTest, OwningRcConnectsPassesTheTrafficProofAndFreesEverything) {
       return problems;
     });
   });
-  ExpectOk(r);
-  EXPECT_EQ(r.first.message, "");
-  EXPECT_EQ(r.second.message, "");
+  ExpectClean(r);
 }
 
 TEST_F(CapiLabTest, OwningUdGivesTheAddressHandleRemoteQpnAndQkey) {
@@ -178,9 +183,7 @@ TEST_F(CapiLabTest, OwningUdGivesTheAddressHandleRemoteQpnAndQkey) {
       return problems;
     });
   });
-  ExpectOk(r);
-  EXPECT_EQ(r.first.message, "");
-  EXPECT_EQ(r.second.message, "");
+  ExpectClean(r);
 }
 
 TEST_F(CapiLabTest, GateRefusesOnBothSidesWithTheFindingsAndQpsLeftInInit) {
@@ -206,12 +209,7 @@ TEST_F(CapiLabTest, GateRefusesOnBothSidesWithTheFindingsAndQpsLeftInInit) {
           s.message = std::string("found: ") + f.text;
         }
       }
-      ibv_qp_attr attr{};
-      ibv_qp_init_attr init{};
-      if (ibv_query_qp(qpc_connector_qp(c, 0), &attr, IBV_QP_STATE, &init) != 0 ||
-          attr.qp_state != IBV_QPS_INIT) {
-        s.message += " (QP left INIT)";
-      }
+      if (!InState(qpc_connector_qp(c, 0), IBV_QPS_INIT)) s.message += " (QP left INIT)";
       if (qpc_connector_reached(c) != QPC_PHASE_VALIDATE) s.message += " (not at validate)";
     }
     qpc_connector_free(c);
@@ -293,18 +291,13 @@ TEST_F(CapiLabTest, AdoptedRcConnectsPublishesItsMrAndStaysTheCallers) {
     if (s.status != QPC_OK) s.message = qpc_error_message(err);
     qpc_connector_free(c);
     // Freeing the connector leaves the caller's QP alive, at RTS.
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    if (s.status == QPC_OK &&
-        (ibv_query_qp(own.qp, &attr, IBV_QP_STATE, &init) != 0 || attr.qp_state != IBV_QPS_RTS)) {
+    if (s.status == QPC_OK && !InState(own.qp, IBV_QPS_RTS)) {
       s.message += " the caller's QP is gone or not at RTS after free;";
     }
     qpc_error_free(err);
     return s;
   });
-  ExpectOk(r);
-  EXPECT_EQ(r.first.message, "");
-  EXPECT_EQ(r.second.message, "");
+  ExpectClean(r);
 }
 
 }  // namespace
