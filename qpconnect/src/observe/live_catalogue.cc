@@ -89,8 +89,9 @@ constexpr std::array<Entry, kLiveRuleCount> kEntries = {{
       "IBA ch. 9.7.6 (requester: the transport timer and retries)"}},
     {LiveRule::kReceiverNotReady,
      {"receiver-not-ready", E, kRcOnly, "recv_wr", "live",
-      "While its sender has packets stuck, a receiver has receives posted: no RNR NAKs rise on "
-      "the pair's ports and the receiving process is not stopped or a zombie.",
+      "A receiver keeps receives posted: no RNR NAKs rise on the pair's ports while its process "
+      "is stopped (T) or a zombie (Z), or while its sender's packets are stuck; and a receiver "
+      "with packets stuck is not stopped.",
       "The receiver answers each SEND with an RNR NAK (send_rnr_err rises on its port, "
       "rcvd_rnr_err on the sender's): with rnr_retry 7 the sender retries forever, otherwise it "
       "ends in IBV_WC_RNR_RETRY_EXC_ERR.",

@@ -113,24 +113,32 @@ class Judge {
   }
 
   // Sum of the deltas of the named counters on `q`'s port (0 with one
-  // sample), and one evidence line per counter that moved.
+  // sample), and one evidence line per counter that rose; with `totals`, also
+  // one per counter that is not zero but did not rise (or with one sample).
   uint64_t CounterRise(const ObservedQp& q, std::initializer_list<const char*> names,
-                       std::vector<std::string>* evidence) const {
+                       std::vector<std::string>* evidence, bool totals = false) const {
     const ObservedPortCounters* port = PortOf(q);
-    if (port == nullptr || port->interval_seconds <= 0) return 0;
+    if (port == nullptr) return 0;
+    const bool two = port->interval_seconds > 0;
+    const std::string where = " on " + q.device + " port " + std::to_string(q.port);
     uint64_t total = 0;
     for (const auto& [name, values] : port->counters) {
       if (std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) ==
           names.end()) {
         continue;
       }
-      if (values.second <= values.first) continue;
-      const uint64_t d = values.second - values.first;
-      total += d;
-      if (evidence != nullptr) {
-        evidence->push_back(name + " +" + std::to_string(d) + " on " + q.device + " port " +
-                            std::to_string(q.port) + " in " + Seconds(port->interval_seconds) +
-                            " (a port counter: any QP of the port may add to it)");
+      if (two && values.second > values.first) {
+        const uint64_t d = values.second - values.first;
+        total += d;
+        if (evidence != nullptr) {
+          evidence->push_back(name + " +" + std::to_string(d) + where + " in " +
+                              Seconds(port->interval_seconds) +
+                              " (a port counter: any QP of the port may add to it)");
+        }
+      } else if (totals && evidence != nullptr && values.second != 0) {
+        evidence->push_back(name + " " + std::to_string(values.second) + where +
+                            (two ? ", unchanged in " + Seconds(port->interval_seconds)
+                                 : " (one sample: the total since the port came up)"));
       }
     }
     return total;
@@ -261,7 +269,7 @@ class Judge {
     } else if (g.destroyed) {
       evidence.push_back(DescribeObservedQp(g) + " was destroyed by its program (trace)");
     }
-    CounterRise(s, kRetryCounters, &evidence);
+    CounterRise(s, kRetryCounters, &evidence, true);
     LiveFinding& f =
         Add(LiveRule::kPeerQpGone, survivor, gone, s.state, "gone",
             "the peer QP no longer exists: its process exited or destroyed it; " +
@@ -346,8 +354,23 @@ class Judge {
     if (!s2.sq_psn || !r2.rq_psn) return false;
     const bool two = s.samples.size() >= 2 && r.samples.size() >= 2 && s1.sq_psn && r1.rq_psn;
     const bool receiver_frozen = two && *r1.rq_psn == *r2.rq_psn;
-    if (two && !receiver_frozen) return false;  // the receiver accepts packets
     const double t = two ? r2.at_seconds - r1.at_seconds : 0;
+    const bool stopped = IsStopped(r2.process_state);
+    std::vector<std::string> rnr;
+    const uint64_t rnr_rise =
+        CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
+
+    if (two && !receiver_frozen) {
+      // The receiver accepts packets; only a stopped one drawing RNR NAKs is
+      // judged: it is using up the receives it posted before it stopped.
+      if (!stopped || rnr_rise == 0) return false;
+      rnr.insert(rnr.begin(), r.device + " QP " + std::to_string(r.qpn) + " rq_psn still moves (+" +
+                                  std::to_string(PsnDistance(*r2.rq_psn, *r1.rq_psn)) + " in " +
+                                  Seconds(t) +
+                                  "): the receives posted before the process stopped run out");
+      NotReady(si, ri, std::nullopt, std::move(rnr));
+      return true;
+    }
 
     std::vector<std::string> evidence;
     if (two) {
@@ -365,7 +388,7 @@ class Judge {
     const uint32_t ahead = Ahead(*r2.rq_psn, *s2.sq_psn);
     const bool ahead_before = two && Ahead(*r1.rq_psn, *s1.sq_psn) != 0;
     if (ahead != 0 && (two ? ahead_before : ahead > options_.single_sample_slack_psns)) {
-      CounterRise(r, kDuplicateCounters, &evidence);
+      CounterRise(r, kDuplicateCounters, &evidence, true);
       CounterRise(s, kRetryCounters, &evidence);
       LiveFinding& f =
           Add(LiveRule::kPsnReceiverAhead, ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
@@ -384,29 +407,9 @@ class Judge {
     const uint32_t outstanding = Ahead(*s2.sq_psn, *r2.rq_psn);
     const bool outstanding_before = two && Ahead(*s1.sq_psn, *r1.rq_psn) != 0;
     if (outstanding == 0 || (two && !outstanding_before)) return false;
-    const bool stopped = IsStopped(r2.process_state);
-    std::vector<std::string> rnr;
-    const uint64_t rnr_rise =
-        CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
     if (stopped || rnr_rise != 0) {
       evidence.insert(evidence.end(), rnr.begin(), rnr.end());
-      ProcessEvidence(r, &evidence);
-      const std::string who =
-          r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : DescribeObservedQp(r);
-      LiveFinding& f = Add(
-          LiveRule::kReceiverNotReady, ri, si, r2.process_state.empty() ? "?" : r2.process_state,
-          std::to_string(outstanding) + " PSNs outstanding",
-          stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(r2.process_state) +
-                        "; " + DescribeObservedQp(r) + " posts no receives, so " +
-                        DescribeObservedQp(s) + "'s sends are answered with RNR NAKs"
-                  : "receiver not ready: " + DescribeObservedQp(r) + " has no receive posted, so " +
-                        DescribeObservedQp(s) + "'s sends are answered with RNR NAKs",
-          stopped ? "Resume " + who + " (kill -CONT " + std::to_string(r.pid) +
-                        ") or restart it; a receiver must keep receives posted ahead of the "
-                        "peer's sends"
-                  : "Post receives before the peer sends and repost as they complete (more "
-                    "rx depth, or an SRQ); pace the sender or use credits");
-      f.evidence = std::move(evidence);
+      NotReady(si, ri, outstanding, std::move(evidence));
       return true;
     }
     std::vector<std::string> oos;
@@ -428,7 +431,7 @@ class Judge {
       return false;
     }
     if (!two) return false;  // one sample: in flight or stuck cannot be told apart
-    CounterRise(s, kRetryCounters, &evidence);
+    CounterRise(s, kRetryCounters, &evidence, true);
     LiveFinding& f =
         Add(LiveRule::kPsnStalled, si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
             "rq_psn " + std::to_string(*r2.rq_psn),
@@ -440,6 +443,32 @@ class Judge {
             "firewall on UDP 4791");
     f.evidence = std::move(evidence);
     return false;
+  }
+
+  // receiver-not-ready about receiver `ri` of sender `si`.
+  void NotReady(size_t si, size_t ri, std::optional<uint32_t> outstanding,
+                std::vector<std::string> evidence) {
+    const ObservedQp& s = Qp(si);
+    const ObservedQp& r = Qp(ri);
+    const std::string& state = r.samples.back().process_state;
+    const bool stopped = IsStopped(state);
+    ProcessEvidence(r, &evidence);
+    const std::string who =
+        r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : DescribeObservedQp(r);
+    LiveFinding& f = Add(
+        LiveRule::kReceiverNotReady, ri, si, "process " + (state.empty() ? "?" : state),
+        outstanding ? std::to_string(*outstanding) + " PSNs outstanding" : "sending",
+        stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(state) + "; " +
+                      DescribeObservedQp(r) + " gets no new receives, so " + DescribeObservedQp(s) +
+                      "'s sends are answered with RNR NAKs"
+                : "receiver not ready: " + DescribeObservedQp(r) + " has no receive posted, so " +
+                      DescribeObservedQp(s) + "'s sends are answered with RNR NAKs",
+        stopped ? "Resume " + who + " (kill -CONT " + std::to_string(r.pid) +
+                      ") or restart it; a receiver must keep receives posted ahead of the "
+                      "peer's sends"
+                : "Post receives before the peer sends and repost as they complete (more rx "
+                  "depth, or an SRQ); pace the sender or use credits");
+    f.evidence = std::move(evidence);
   }
 
   // ---- QPs in no pair ----------------------------------------------------

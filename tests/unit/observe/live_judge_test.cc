@@ -119,6 +119,47 @@ TEST(JudgeLive, StoppedReceiverIsNamedWithPidAndCommand) {
   EXPECT_NE(f->finding.fix.find("kill -CONT 200"), std::string::npos) << f->finding.fix;
 }
 
+TEST(JudgeLive, StoppedReceiverStillUsingUpItsReceivesIsNotReady) {
+  // As measured in the lab: ib_send_bw's receiver stopped a second ago; the
+  // kernel still fills the receives it posted, and RNR NAKs start.
+  Observation o = HealthyPair();
+  o.qps[0].samples.back().process_state = "T";
+  Rise(o, "rxe0", "send_rnr_err", 18);
+  Rise(o, "rxe1", "rcvd_rnr_err", 18);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"receiver-not-ready"}) << LiveDump(r);
+  const LiveFinding* f = FindId(r, "receiver-not-ready");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->qp, 0u);
+  EXPECT_NE(f->finding.message.find("receiver not ready: pid 100 (server) is stopped"),
+            std::string::npos)
+      << f->finding.message;
+  EXPECT_TRUE(EvidenceHas(*f, "rq_psn still moves (+100 in 1.0 s)")) << LiveDump(r);
+}
+
+TEST(JudgeLive, RnrWhileTrafficMovesIsNotJudged) {
+  Observation o = HealthyPair();
+  Rise(o, "rxe0", "send_rnr_err", 18);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+}
+
+TEST(JudgeLive, CountersThatDidNotRiseAreStillNamedAsTotals) {
+  // The lab's pingpong with rq_psn shifted: four duplicates at the start, then
+  // both sides wait; nothing rises during the interval.
+  Observation o = FrozenPair(15983640, 15984635);
+  for (ObservedPortCounters& p : o.ports) {
+    for (auto& [name, v] : p.counters) {
+      if (name == "duplicate_request" && p.device == "rxe1") v = {4, 4};
+    }
+  }
+  const LiveReport r = JudgeAll(o);
+  const LiveFinding* f = FindId(r, "psn-receiver-ahead");
+  ASSERT_NE(f, nullptr) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "duplicate_request 4 on rxe1 port 1, unchanged in 1.0 s"))
+      << LiveDump(r);
+}
+
 TEST(JudgeLive, RnrWithARunningReceiverIsStillNotReady) {
   Observation o = FrozenPair(1128, 1000);
   Rise(o, "rxe1", "send_rnr_err", 3);
