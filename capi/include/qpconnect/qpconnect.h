@@ -388,8 +388,10 @@ typedef struct qpc_connect_options {
   int validate;              /* refuse when the validator finds an error [1] */
   const char* barrier_stage; /* stage both announce after RTS [NULL: "rts"; "": none] */
   uint32_t mtu;              /* force the path MTU, bytes [0: negotiate] */
-  /* Largest message this side will send (UD: checked against the path MTU)
-   * [0: owning mode, the connector's message_size; adopted, 4096]. */
+  /* Largest message this side will send [0: owning mode, the connector's
+   * message_size; adopted, 4096]. UD: the validator refuses a size above the
+   * path MTU (ud-message-exceeds-mtu), so adopted UD callers set their
+   * largest datagram here. */
   uint32_t message_size;
   uint8_t min_rnr_timer; /* RC [12] */
   uint8_t ack_timeout;   /* RC, ibv_qp_attr.timeout [14] */
