@@ -31,11 +31,19 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+Error MakeError(ErrorCode code, std::string operation, std::string detail = {}) {
+  Error e;
+  e.code = code;
+  e.operation = std::move(operation);
+  e.detail = std::move(detail);
+  return e;
+}
+
 // Waits until `fd` is ready for `events`; kTimeout at `deadline`.
 Result<void> WaitFd(int fd, short events, Clock::time_point deadline) {
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Error{ErrorCode::kTimeout, 0, "poll", "", ""};
+    if (left.count() <= 0) return MakeError(ErrorCode::kTimeout, "poll");
     pollfd p{fd, events, 0};
     const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
     if (rc > 0) return Ok();
@@ -213,7 +221,7 @@ TEST(ChannelExchanger, BothFirstOrderWorksOverABufferedChannel) {
     c.receive = [&in](char* buf, size_t max, Clock::time_point deadline) -> Result<size_t> {
       std::unique_lock<std::mutex> lock(in.mu);
       if (!in.cv.wait_until(lock, deadline, [&] { return !in.bytes.empty(); })) {
-        return Error{ErrorCode::kTimeout, 0, "queue", "", ""};
+        return MakeError(ErrorCode::kTimeout, "queue");
       }
       const size_t n = std::min(max, in.bytes.size());
       std::copy_n(in.bytes.begin(), n, buf);
@@ -415,7 +423,7 @@ TEST(ChannelExchanger, CallbackErrorsComeBackAsValues) {
   };
   ByteChannel failing_receive = SocketChannel(pair.a);
   failing_receive.receive = [](char*, size_t, Clock::time_point) -> Result<size_t> {
-    return Error{ErrorCode::kNotFound, 0, "kv get", "", "no such key: job-42/b"};
+    return MakeError(ErrorCode::kNotFound, "kv get", "no such key: job-42/b");
   };
   ByteChannel throwing = SocketChannel(pair.a);
   throwing.send = [](std::string_view, Clock::time_point) -> Result<void> {
