@@ -1,9 +1,12 @@
 // The exchanger over a caller-supplied ByteChannel (channel.h): two lambdas
-// over a socketpair or an in-memory queue. Pairwise exchange and barriers,
-// PSK, the send order that keeps 20,000 QPs with MRs from deadlocking a
-// blocking channel, a peer closing mid-frame, a hostile 4 GiB length, the
-// deadline, abort, and callbacks that fail or throw.
+// over a socketpair, a TCP socket or an in-memory queue. Pairwise exchange and
+// barriers, interoperation with the tcp exchanger, PSK, the send order that
+// keeps 20,000 QPs with MRs from deadlocking a blocking channel, a peer
+// closing mid-frame, a hostile 4 GiB length, the deadline, abort, and
+// callbacks that fail or throw.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
+#include "qpconnect/oob/tcp.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -240,6 +244,40 @@ TEST(ChannelExchanger, BothFirstOrderWorksOverABufferedChannel) {
   ASSERT_TRUE(ra) << ra.error().ToString();
   ASSERT_TRUE(fb.get());
   EXPECT_EQ(*ra, e);
+}
+
+TEST(ChannelExchanger, SpeaksTheTcpExchangersProtocolByteForByte) {
+  // A channel over a plain TCP socket talks to a real TcpExchanger server.
+  TcpServerOptions so;
+  so.bind_address = "127.0.0.1";
+  so.port = 0;
+  so.psk = Key("k");
+  auto server = TcpExchanger::CreateServer(std::move(so));
+  ASSERT_TRUE(server) << server.error().ToString();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((*server)->port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto client = Make(SocketChannel(fd), Key("k"));
+  const auto es = WithMrs("server", 5000);
+  const auto ec = WithMrs("client", 5000);
+  auto fs = std::async(std::launch::async, [&]() -> Result<EndpointInfo> {
+    auto r = (*server)->Exchange(es, 5s);
+    if (!r) return r;
+    auto bar = (*server)->Barrier("rtr", 5s);
+    if (!bar) return std::move(bar).error();
+    return r;
+  });
+  auto rc = client->Exchange(ec, 5s);
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  EXPECT_EQ(*rc, es);
+  EXPECT_TRUE(client->Barrier("rtr", 5s));
+  auto rs = fs.get();
+  ASSERT_TRUE(rs) << rs.error().ToString();
+  EXPECT_EQ(*rs, ec);
+  CloseFd(fd);
 }
 
 TEST(ChannelExchanger, TheSideWithTheLowerNonceSendsItsDescriptionFirst) {
