@@ -13,11 +13,13 @@
 #include "cli_args.h"
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "findings_text.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/result.h"
 #include "qpconnect/validate.h"
+#include "trace_mode.h"
 #include "version.h"
 
 namespace qpconnect::tools::qp_validate {
@@ -43,6 +45,7 @@ const std::vector<OptionSpec>& Specs() {
 std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
+         "       qp-validate [--json] TRACE TRACE [TRACE...]\n"
          "       qp-validate --list-rules [--json | --markdown]\n"
          "\n"
          "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
@@ -54,6 +57,11 @@ std::string Help() {
          "(docs/wire-format.md) or dumps written by `qp-connect --dump`, whose applied\n"
          "attributes are then judged too. A dump that recorded its peer can be checked\n"
          "alone. `-` reads one file from standard input. Rules: docs/rules.md.\n"
+         "\n"
+         "TRACE files are written by `qp-trace` (one per process): their QPs are paired\n"
+         "(by dest_qp_num and qp_num, and by GID/LID), each pair is judged as the\n"
+         "programs applied it, each failed ibv_modify_qp is explained, and QPs with no\n"
+         "peer in the traces are named. docs/trace.md.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
@@ -142,47 +150,17 @@ std::string Describe(const SideReport& s) {
   return out;
 }
 
-std::string Where(const Finding& f) {
-  std::string w = f.direction == Direction::kBoth
-                      ? "both sides"
-                      : std::string(DirectionName(f.direction)) + " side";
-  if (f.qp_index) {
-    w += ", QP " + std::to_string(*f.qp_index);
-    if (f.more_qps != 0) w += " and " + std::to_string(f.more_qps) + " more";
-  } else if (f.more_qps != 0) {
-    w += ", " + std::to_string(f.more_qps) + " more QPs";
-  }
-  return w;
-}
-
 void PrintText(std::ostream& out, const SideReport& local, const SideReport& remote,
                const std::vector<std::string>& notes, const std::vector<Finding>& findings) {
   out << "local:  " << Describe(local) << "\n";
   out << "remote: " << Describe(remote) << "\n";
   for (const std::string& n : notes) out << "note: " << n << "\n";
   out << "\n";
-  for (const Finding& f : findings) {
-    std::string sev = SeverityName(f.severity);
-    sev.resize(8, ' ');
-    if (f.unchecked) {
-      out << sev << f.id << "  " << f.attribute << "  [" << Where(f) << "]  " << f.message << "\n";
-      continue;
-    }
-    out << sev << f.id << "  " << f.attribute << "  [" << Where(f) << "]\n";
-    out << "        " << f.message << "\n";
-    if (!f.local_value.empty() || !f.remote_value.empty()) {
-      out << "        local: " << (f.local_value.empty() ? "-" : f.local_value)
-          << "   remote: " << (f.remote_value.empty() ? "-" : f.remote_value) << "\n";
-    }
-    if (!f.fix.empty()) out << "        fix: " << f.fix << "\n";
-  }
+  PrintFindingsText(out, findings);
   const size_t errors = CountSeverity(findings, Severity::kError);
-  const size_t warnings = CountSeverity(findings, Severity::kWarning);
-  const size_t infos = CountSeverity(findings, Severity::kInfo);
   if (!findings.empty()) out << "\n";
-  out << errors << (errors == 1 ? " error, " : " errors, ") << warnings
-      << (warnings == 1 ? " warning, " : " warnings, ") << infos
-      << (infos == 1 ? " note" : " notes");
+  out << FindingCounts(errors, CountSeverity(findings, Severity::kWarning),
+                       CountSeverity(findings, Severity::kInfo));
   out << (errors != 0 ? ": these QPs will not connect as described.\n" : ": no errors.\n");
 }
 
@@ -309,9 +287,15 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
   }
   const auto& files = a.positionals;
+  if (WantsTraceMode(files)) {
+    if (transport) return UsageError(err, "--transport does not apply to traces");
+    return RunTraceMode(
+        files, json, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
+  }
   if (files.empty() || files.size() > 2) {
-    return UsageError(err, files.empty() ? "missing the endpoint files (A.json B.json)"
-                                         : "too many files: give two endpoint descriptions");
+    return UsageError(
+        err, files.empty() ? "missing the endpoint files (A.json B.json)"
+                           : "too many files: give two endpoint descriptions (or qp-trace files)");
   }
   if (files.size() == 2 && files[0] == "-" && files[1] == "-") {
     return UsageError(err, "'-' (standard input) can be given once");

@@ -1,0 +1,260 @@
+// The judge over traces recorded in the lab (tests/testdata/trace): pairs,
+// findings, failed transitions explained, QPs without a peer; and
+// `qp-validate TRACE...` through Run(), in-process: text, JSON, exit statuses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run.h"
+#include "trace_judge.h"
+#include "trace_reader.h"
+
+namespace qpconnect::tools::trace {
+namespace {
+
+std::string Path(const std::string& name) {
+  return std::string(QPC_TESTDATA_DIR) + "/trace/" + name;
+}
+
+std::string Fixture(const std::string& name) {
+  std::ifstream in(Path(name), std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Observation Read(const std::vector<std::string>& names) {
+  Observation o;
+  for (const std::string& n : names) {
+    Result<TraceHeader> r = ReadTrace(Fixture(n), n, o);
+    EXPECT_TRUE(r) << n << ": " << (r ? "" : r.error().detail);
+  }
+  return o;
+}
+
+bool Has(const std::vector<Finding>& findings, const std::string& id) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [&](const Finding& f) { return f.id == id; });
+}
+
+TEST(TraceJudge, NamesThePathMtuRuleForPingpongsWithDifferentM) {
+  const Verdict v = JudgeObservation(Read({"rc_m512_server.json", "rc_m1024_client.json"}));
+  ASSERT_EQ(v.pairs.size(), 1u);
+  EXPECT_EQ(v.pairs[0].pair.how, "mutual qpn + gid");
+  EXPECT_TRUE(v.pairs[0].judged);
+  EXPECT_TRUE(Has(v.pairs[0].findings, "mtu-mismatch"));
+  EXPECT_TRUE(v.pairs[0].failures.empty());
+  EXPECT_TRUE(v.lone.empty());
+  EXPECT_EQ(v.errors, 1u);
+}
+
+TEST(TraceJudge, FindsNoErrorInCleanStockRuns) {
+  for (const auto& files :
+       std::vector<std::vector<std::string>>{{"uc_server.json", "uc_client.json"},
+                                             {"ud_server.json", "ud_client.json"},
+                                             {"rping_server.json", "rping_client.json"},
+                                             {"write_bw_server.json", "write_bw_client.json"}}) {
+    const Verdict v = JudgeObservation(Read(files));
+    ASSERT_EQ(v.pairs.size(), 1u) << files[0];
+    EXPECT_EQ(v.errors, 0u) << files[0];
+    EXPECT_TRUE(v.lone.empty()) << files[0];
+  }
+}
+
+TEST(TraceJudge, PairsUdPingpongsByTheirAddressHandles) {
+  const Verdict v = JudgeObservation(Read({"ud_server.json", "ud_client.json"}));
+  ASSERT_EQ(v.pairs.size(), 1u);
+  EXPECT_EQ(v.pairs[0].pair.how, "ud address handles + gid");
+  ASSERT_FALSE(v.pairs[0].notes.empty());
+  EXPECT_NE(v.pairs[0].notes[0].find("remote QPN"), std::string::npos);
+}
+
+TEST(TraceJudge, WarnsAboutRdmaCmsMinRnrTimerZero) {
+  const Verdict v = JudgeObservation(Read({"rping_server.json", "rping_client.json"}));
+  ASSERT_EQ(v.pairs.size(), 1u);
+  EXPECT_TRUE(Has(v.pairs[0].findings, "min-rnr-timer-zero"));
+  EXPECT_EQ(v.warnings, 2u);  // once per side
+}
+
+TEST(TraceJudge, TakesAServerThatNeverReachedRtsAtItsPeersWord) {
+  // ib_write_bw's server only receives: RTR, no RTS, no sq_psn.
+  const Verdict v = JudgeObservation(Read({"write_bw_server.json", "write_bw_client.json"}));
+  ASSERT_EQ(v.pairs.size(), 1u);
+  EXPECT_FALSE(Has(v.pairs[0].findings, "psn-mismatch"));
+  const auto& notes = v.pairs[0].notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("never set sq_psn") != std::string::npos;
+  }));
+}
+
+TEST(TraceJudge, ExplainsAFailedRtrWithTheValidatorsRuleAndTheErrno) {
+  // Server with -g 7 (no such GID): its INIT->RTR fails with ENODATA; the
+  // client, whose RTR never came, is paired one-sidedly.
+  const Verdict v = JudgeObservation(Read({"rc_badgid_server.json", "rc_badgid_client.json"}));
+  ASSERT_EQ(v.pairs.size(), 1u);
+  const PairVerdict& p = v.pairs[0];
+  EXPECT_EQ(p.pair.how, "one-sided qpn (the peer never set dest_qp_num) + gid");
+  ASSERT_EQ(p.failures.size(), 1u);
+  const FailedTransition& f = p.failures[0];
+  EXPECT_EQ(f.qp, p.pair.a);  // the server's file comes first
+  EXPECT_EQ(f.transition, 1u);
+  ASSERT_EQ(f.causes.size(), 1u);
+  EXPECT_EQ(f.causes[0].id, "sgid-index-not-in-table");
+  EXPECT_EQ(f.mask_problem, "");
+  EXPECT_NE(f.errno_hint.find("sgid_index 7"), std::string::npos);
+  EXPECT_EQ(v.errors, 2u);  // the finding and the failed transition
+}
+
+TEST(TraceJudge, ExplainsAFailedRtrOfAQpWithoutPeerByItsOwnRules) {
+  const Verdict v = JudgeObservation(Read({"rc_badgid_server.json"}));
+  ASSERT_TRUE(v.pairs.empty());
+  ASSERT_EQ(v.lone.size(), 1u);
+  EXPECT_EQ(v.lone[0].status, "dangling");
+  EXPECT_NE(v.lone[0].detail.find("names no other QP"), std::string::npos);
+  ASSERT_EQ(v.lone[0].failures.size(), 1u);
+  ASSERT_FALSE(v.lone[0].failures[0].causes.empty());
+  EXPECT_EQ(v.lone[0].failures[0].causes[0].id, "sgid-index-not-in-table");
+}
+
+TEST(TraceJudge, ReportsQpsOfUnrelatedRunsAsWithoutPeer) {
+  const Verdict v = JudgeObservation(Read({"rc_m512_server.json", "rping_client.json"}));
+  EXPECT_TRUE(v.pairs.empty());
+  ASSERT_EQ(v.lone.size(), 2u);
+  EXPECT_EQ(v.lone[0].status, "dangling");
+  EXPECT_EQ(v.errors, 0u);
+  // Two QPs without a peer, and rping's min_rnr_timer 0 judged on its own.
+  EXPECT_EQ(v.warnings, 3u);
+  EXPECT_TRUE(Has(v.lone[1].findings, "min-rnr-timer-zero"));
+}
+
+TEST(TraceJudge, ChecksTheMaskAgainstTheStateTable) {
+  // An RC RTR without DEST_QPN: the preload records it, the verbs layer's
+  // table names the missing bit.
+  Observation o;
+  const std::string text =
+      R"({"qp_trace":1,"event":"start","pid":1})"
+      "\n"
+      R"({"event":"modify_qp","device":"rxe0","qpn":17,"qp_type":"RC","from":"INIT","to":"RTR",)"
+      R"("mask":4481,"attr":{"ah_attr":{"dlid":0,"port_num":1,"is_global":false},)"
+      R"("path_mtu":1024,"rq_psn":5},"result":22,"errno":22})"
+      "\n";
+  ASSERT_TRUE(ReadTrace(text, "m.json", o));
+  const Verdict v = JudgeObservation(o);
+  ASSERT_EQ(v.lone.size(), 1u);
+  ASSERT_EQ(v.lone[0].failures.size(), 1u);
+  EXPECT_NE(v.lone[0].failures[0].mask_problem.find("mask lacks required"), std::string::npos);
+  EXPECT_NE(v.lone[0].failures[0].mask_problem.find("DEST_QPN"), std::string::npos);
+}
+
+// qp-validate TRACE... in-process.
+int RunQpValidate(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  std::ostringstream o;
+  std::ostringstream e;
+  std::istringstream in;
+  const int code = qp_validate::Run(args, in, o, e);
+  out = o.str();
+  err = e.str();
+  return code;
+}
+
+TEST(QpValidateTraces, ExitsOneAndNamesPathMtuForDifferentM) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({Path("rc_m512_server.json"), Path("rc_m1024_client.json")}, out, err),
+            1);
+  EXPECT_NE(out.find("mtu-mismatch  path_mtu"), std::string::npos) << out;
+  EXPECT_NE(out.find("pair 1 (mutual qpn + gid)"), std::string::npos) << out;
+  EXPECT_EQ(err, "");
+}
+
+TEST(QpValidateTraces, ExitsZeroForASoundPair) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), Path("uc_client.json")}, out, err), 0) << out;
+  EXPECT_NE(out.find("1 pair, 0 QPs without a peer; 0 errors"), std::string::npos) << out;
+}
+
+TEST(QpValidateTraces, PrintsTheFailedTransitionAndItsLikelyCause) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({Path("rc_badgid_server.json"), Path("rc_badgid_client.json")}, out, err),
+            1);
+  EXPECT_NE(out.find("INIT->RTR FAILED (errno 61"), std::string::npos) << out;
+  EXPECT_NE(out.find("likely cause: sgid-index-not-in-table"), std::string::npos) << out;
+}
+
+TEST(QpValidateTraces, JsonCarriesPairsFailuresAndTheExitCode) {
+  std::string out;
+  std::string err;
+  ASSERT_EQ(RunQpValidate({"--json", Path("rc_badgid_server.json"), Path("rc_badgid_client.json")},
+                          out, err),
+            1);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["summary"]["exit_code"], 1);
+  EXPECT_EQ(j["summary"]["pairs"], 1);
+  EXPECT_EQ(j["traces"].size(), 2u);
+  const auto& p = j["pairs"][0];
+  EXPECT_EQ(p["local"]["qpn"], 20);
+  EXPECT_EQ(p["failed_transitions"][0]["side"], "local");
+  EXPECT_EQ(p["failed_transitions"][0]["errno"], 61);
+  EXPECT_EQ(p["failed_transitions"][0]["likely_causes"][0]["id"], "sgid-index-not-in-table");
+  EXPECT_EQ(p["findings"][0]["id"], "sgid-index-not-in-table");
+  EXPECT_EQ(p["findings"][0]["severity"], "error");
+}
+
+TEST(QpValidateTraces, TakesMoreThanTwoFiles) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(
+      RunQpValidate({Path("uc_server.json"), Path("uc_client.json"), Path("rping_server.json")},
+                    out, err),
+      0);
+  EXPECT_NE(out.find("1 pair, 1 QP without a peer"), std::string::npos) << out;
+}
+
+TEST(QpValidateTraces, ExitsTwoForAMalformedTrace) {
+  const std::string bad = testing::TempDir() + "/bad_trace.json";
+  std::ofstream(bad) << R"({"qp_trace":1,"event":"start","pid":1})"
+                        "\n{oops}\n";
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), bad}, out, err), 2);
+  EXPECT_NE(err.find("bad_trace.json: line 2: not JSON"), std::string::npos) << err;
+}
+
+TEST(QpValidateTraces, ExitsTwoWhenAFileAmongTracesIsNot) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), Path("uc_client.json"),
+                           std::string(QPC_TESTDATA_DIR) + "/validate/rc_clean_a.json"},
+                          out, err),
+            2);
+  EXPECT_NE(err.find("not a qp-trace file"), std::string::npos) << err;
+  EXPECT_NE(err.find("or qp-trace files"), std::string::npos) << err;
+}
+
+TEST(QpValidateTraces, ExitsTwoWhenNoTraceHasAQp) {
+  const std::string empty = testing::TempDir() + "/no_qp_trace.json";
+  std::ofstream(empty) << R"({"qp_trace":1,"event":"start","pid":1})"
+                          "\n";
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({empty}, out, err), 2);
+  EXPECT_NE(err.find("record no QP"), std::string::npos) << err;
+}
+
+TEST(QpValidateTraces, RefusesTransportWithTraces) {
+  std::string out;
+  std::string err;
+  EXPECT_EQ(RunQpValidate({"-t", "rc", Path("uc_server.json"), Path("uc_client.json")}, out, err),
+            2);
+  EXPECT_NE(err.find("--transport does not apply to traces"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace qpconnect::tools::trace
