@@ -2,7 +2,7 @@
 //   peer-qp-gone, qp-error-state, qp-not-connected, rqpn-dangling,
 //   psn-receiver-ahead, psn-sender-ahead, psn-stalled, receiver-not-ready,
 //   process-stopped.
-// Their metadata and sources are in live_catalogue.cc.
+// Their metadata and sources are in live_catalogue.h.
 //
 // PSNs are 24-bit and wrap: "A is ahead of B by d" means (A - B) mod 2^24 = d
 // with 0 < d < 2^23 (IBA ch. 9.7.2: half the PSN space is "ahead").
@@ -13,13 +13,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "live_rules.h"
+#include "live_catalogue.h"
 #include "qpconnect/live_judge.h"
 
 namespace qpconnect {
 namespace {
 
-using live_internal::LiveMeta;
 using live_internal::LiveRule;
 
 constexpr uint32_t kHalfPsnSpace = 1u << 23;
@@ -152,9 +151,9 @@ class Judge {
                         ProcessStateWords(s));
   }
 
-  LiveFinding& Add(LiveRule rule, size_t qp, std::optional<size_t> peer, std::string local_value,
-                   std::string remote_value, std::string message, std::string fix) {
-    const RuleInfo& meta = LiveMeta(rule);
+  LiveFinding& Add(const RuleInfo& meta, size_t qp, std::optional<size_t> peer,
+                   std::string local_value, std::string remote_value, std::string message,
+                   std::string fix) {
     LiveFinding f;
     f.finding.id = std::string(meta.id);
     f.finding.severity = meta.severity;
@@ -271,7 +270,7 @@ class Judge {
     }
     CounterRise(s, kRetryCounters, &evidence, true);
     LiveFinding& f =
-        Add(LiveRule::kPeerQpGone, survivor, gone, s.state, "gone",
+        Add(LiveRule("peer-qp-gone"), survivor, gone, s.state, "gone",
             "the peer QP no longer exists: its process exited or destroyed it; " +
                 DescribeObservedQp(s) + " is still " + s.state + " with rqpn " +
                 std::to_string(g.qpn) + " and waits for it",
@@ -292,7 +291,7 @@ class Judge {
     CounterRise(q, kRetryCounters, &evidence);
     CounterRise(q, kRnrReceivedCounters, &evidence);
     ProcessEvidence(q, &evidence);
-    LiveFinding& f = Add(LiveRule::kQpErrorState, x, y, q.state, Qp(y).state,
+    LiveFinding& f = Add(LiveRule("qp-error-state"), x, y, q.state, Qp(y).state,
                          DescribeObservedQp(q) + " is in " + q.state + " (its peer " +
                              DescribeObservedQp(Qp(y)) + " is " + Qp(y).state +
                              "): a completion error ended the connection; posted WRs are flushed",
@@ -312,7 +311,7 @@ class Judge {
     CounterRise(peer, kRetryCounters, &evidence);
     ProcessEvidence(q, &evidence);
     LiveFinding& f =
-        Add(LiveRule::kQpNotConnected, x, y, q.state, peer.state,
+        Add(LiveRule("qp-not-connected"), x, y, q.state, peer.state,
             DescribeObservedQp(q) + " is still in " + q.state + " while " +
                 DescribeObservedQp(peer) + " (" + peer.state +
                 ") sends to it: it was never moved to RTR, so it drops what arrives",
@@ -328,7 +327,7 @@ class Judge {
     std::vector<std::string> evidence;
     ProcessEvidence(q, &evidence);
     LiveFinding& f =
-        Add(LiveRule::kProcessStopped, x, y, s,
+        Add(LiveRule("process-stopped"), x, y, s,
             Qp(y).samples.empty() ? "" : Qp(y).samples.back().process_state,
             "pid " + std::to_string(q.pid) + " (" + q.comm + ") is " + ProcessStateWords(s) + ": " +
                 DescribeObservedQp(q) + " neither posts nor polls while its peer " +
@@ -391,7 +390,7 @@ class Judge {
       CounterRise(r, kDuplicateCounters, &evidence, true);
       CounterRise(s, kRetryCounters, &evidence);
       LiveFinding& f =
-          Add(LiveRule::kPsnReceiverAhead, ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
+          Add(LiveRule("psn-receiver-ahead"), ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
               "sq_psn " + std::to_string(*s2.sq_psn),
               DescribeObservedQp(r) + " expects PSN " + std::to_string(*r2.rq_psn) +
                   " but its sender " + DescribeObservedQp(s) + " is at " +
@@ -419,7 +418,7 @@ class Judge {
       evidence.insert(evidence.end(), oos.begin(), oos.end());
       CounterRise(s, kRetryCounters, &evidence);
       LiveFinding& f =
-          Add(LiveRule::kPsnSenderAhead, si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
+          Add(LiveRule("psn-sender-ahead"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
               "rq_psn " + std::to_string(*r2.rq_psn),
               DescribeObservedQp(s) + " sends at PSN " + std::to_string(*s2.sq_psn) + " but " +
                   DescribeObservedQp(r) + " expects " + std::to_string(*r2.rq_psn) +
@@ -433,7 +432,7 @@ class Judge {
     if (!two) return false;  // one sample: in flight or stuck cannot be told apart
     CounterRise(s, kRetryCounters, &evidence, true);
     LiveFinding& f =
-        Add(LiveRule::kPsnStalled, si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
+        Add(LiveRule("psn-stalled"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
             "rq_psn " + std::to_string(*r2.rq_psn),
             DescribeObservedQp(s) + " has " + std::to_string(outstanding) +
                 " PSNs outstanding that " + DescribeObservedQp(r) + " has not accepted in " +
@@ -456,7 +455,7 @@ class Judge {
     const std::string who =
         r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : DescribeObservedQp(r);
     LiveFinding& f = Add(
-        LiveRule::kReceiverNotReady, ri, si, "process " + (state.empty() ? "?" : state),
+        LiveRule("receiver-not-ready"), ri, si, "process " + (state.empty() ? "?" : state),
         outstanding ? std::to_string(*outstanding) + " PSNs outstanding" : "sending",
         stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(state) + "; " +
                       DescribeObservedQp(r) + " gets no new receives, so " + DescribeObservedQp(s) +
@@ -523,7 +522,7 @@ class Judge {
     std::vector<std::string> evidence = {DescribeObservedQp(y) + " is " + y.state + ": " + why};
     CounterRise(x, kRetryCounters, &evidence);
     LiveFinding& f =
-        Add(LiveRule::kRqpnDangling, xi, yi, "rqpn " + std::to_string(*x.dest_qpn),
+        Add(LiveRule("rqpn-dangling"), xi, yi, "rqpn " + std::to_string(*x.dest_qpn),
             y.dest_qpn ? "rqpn " + std::to_string(*y.dest_qpn) : "no rqpn",
             DescribeObservedQp(x) + " sends to QP " + std::to_string(*x.dest_qpn) + ", but " +
                 DescribeObservedQp(y) + " does not point back (" + why +
@@ -547,7 +546,7 @@ class Judge {
                          " across " +
                          Seconds(x.samples.back().at_seconds - x.samples.front().at_seconds));
       LiveFinding& f =
-          Add(LiveRule::kPeerQpGone, xi, std::nullopt, x.state, "absent",
+          Add(LiveRule("peer-qp-gone"), xi, std::nullopt, x.state, "absent",
               "the peer QP no longer exists: its process exited or destroyed it; " +
                   DescribeObservedQp(x) + " is still " + x.state + " with rqpn " +
                   std::to_string(*x.dest_qpn) + " and retries",
@@ -563,7 +562,7 @@ class Judge {
   // Unchecked notes for peers in no input, listed up to a cap, then summed up.
   void SummarizeMissingPeers() {
     constexpr size_t kListed = 16;
-    const RuleInfo& meta = LiveMeta(LiveRule::kPeerQpGone);
+    const RuleInfo& meta = LiveRule("peer-qp-gone");
     for (size_t n = 0; n < missing_.size() && n <= kListed; ++n) {
       LiveFinding f;
       f.finding.id = std::string(meta.id);
@@ -609,6 +608,15 @@ std::string DescribeObservedQp(const ObservedQp& qp) {
     out += " (kernel, " + qp.comm + ")";
   }
   return out;
+}
+
+std::span<const RuleInfo> LiveRuleCatalogue() { return live_internal::kLiveRules; }
+
+const RuleInfo* FindLiveRule(std::string_view id) {
+  for (const RuleInfo& r : live_internal::kLiveRules) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
 }
 
 LiveReport JudgeLive(const Observation& observation, const Pairing& pairing,
