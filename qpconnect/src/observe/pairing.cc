@@ -157,8 +157,8 @@ class Pairer {
     std::vector<bool> ambiguous(n, false);
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
-      ambiguous[i] = std::any_of(mutual[i].begin(), mutual[i].end(),
-                                 [&](size_t j) { return !paired_[j]; });
+      ambiguous[i] =
+          std::any_of(mutual[i].begin(), mutual[i].end(), [&](size_t j) { return !paired_[j]; });
     }
 
     // 2. One-sided: the target never set a dest_qpn (a failed or missing RTR).
