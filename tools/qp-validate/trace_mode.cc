@@ -32,7 +32,7 @@ std::string TransitionsText(const ObservedQp& q) {
   for (const ObservedTransition& t : q.transitions) {
     if (!s.empty()) s += ", ";
     s += (t.from.empty() ? "?" : t.from) + "->" + (t.to.empty() ? t.from : t.to);
-    if (t.result != 0) s += " FAILED (errno " + ErrnoText(t.sys_errno) + ")";
+    if (t.result != 0) s += " FAILED: errno " + ErrnoText(t.sys_errno);
   }
   return s.empty() ? "no transition" : s;
 }

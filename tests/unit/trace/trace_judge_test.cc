@@ -184,7 +184,7 @@ TEST(QpValidateTraces, PrintsTheFailedTransitionAndItsLikelyCause) {
   std::string err;
   EXPECT_EQ(RunQpValidate({Path("rc_badgid_server.json"), Path("rc_badgid_client.json")}, out, err),
             1);
-  EXPECT_NE(out.find("INIT->RTR FAILED (errno 61"), std::string::npos) << out;
+  EXPECT_NE(out.find("INIT->RTR FAILED: errno 61 ("), std::string::npos) << out;
   EXPECT_NE(out.find("likely cause: sgid-index-not-in-table"), std::string::npos) << out;
 }
 
