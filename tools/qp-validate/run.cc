@@ -19,6 +19,7 @@
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/result.h"
 #include "qpconnect/validate.h"
+#include "snapshot_mode.h"
 #include "trace_mode.h"
 #include "version.h"
 
@@ -46,6 +47,7 @@ std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
          "       qp-validate [--json] TRACE TRACE [TRACE...]\n"
+         "       qp-validate [--json] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
          "       qp-validate --list-rules [--json | --markdown]\n"
          "\n"
          "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
@@ -62,6 +64,12 @@ std::string Help() {
          "(by dest_qp_num and qp_num, and by GID/LID), each pair is judged as the\n"
          "programs applied it, each failed ibv_modify_qp is explained, and QPs with no\n"
          "peer in the traces are named. docs/trace.md.\n"
+         "\n"
+         "SNAPSHOT files are written by `qp-inspect -o` (the kernel's view of every QP\n"
+         "on a host, in two samples): their QPs, with those of any traces and dumps\n"
+         "given, are paired and each pair with a snapshot side is judged by the live\n"
+         "rules (state, dangling rqpn, PSN window, progress, counters, stopped\n"
+         "processes). docs/inspect.md.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
@@ -189,7 +197,7 @@ void PrintJson(std::ostream& out, const SideReport& local, const SideReport& rem
 }
 
 void ListRulesText(std::ostream& out) {
-  for (const RuleInfo& r : RuleCatalogue()) {
+  for (const RuleInfo& r : AllRules()) {
     std::string id(r.id);
     id.resize(30, ' ');
     std::string sev = SeverityName(r.severity);
@@ -202,12 +210,12 @@ void ListRulesText(std::ostream& out) {
 
 void ListRulesJson(std::ostream& out) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
-  for (const RuleInfo& r : RuleCatalogue()) {
+  for (const RuleInfo& r : AllRules()) {
     a.push_back({{"id", r.id},
                  {"severity", SeverityName(r.severity)},
                  {"transports", TransportsToJson(r.transports)},
                  {"attribute", r.attribute},
-                 {"file", "qpconnect/src/validate/rules_" + std::string(r.family) + ".cc"},
+                 {"file", RuleFile(r)},
                  {"checks", r.checks},
                  {"symptom", r.symptom},
                  {"source", r.source}});
@@ -224,6 +232,7 @@ const char* FamilyTitle(std::string_view family) {
   if (family == "address") return "Address vector: port, LID, GRH, GID";
   if (family == "roce") return "RoCE (Ethernet link layer)";
   if (family == "qkey") return "Q_Key";
+  if (family == "live") return "Live rules (kernel snapshots)";
   return "Other";
 }
 
@@ -232,11 +241,11 @@ const char* FamilyTitle(std::string_view family) {
 std::string RulesMarkdown() {
   std::string md;
   std::string_view family;
-  for (const RuleInfo& r : RuleCatalogue()) {
+  for (const RuleInfo& r : AllRules()) {
     if (r.family != family) {
       family = r.family;
       md += "## " + std::string(FamilyTitle(family)) + "\n\n";
-      md += "Rule file: `qpconnect/src/validate/rules_" + std::string(family) + ".cc`.\n\n";
+      md += "Rule file: `" + RuleFile(r) + "`.\n\n";
     }
     md += "### `" + std::string(r.id) + "`\n\n";
     md += "- **Severity:** " + std::string(SeverityName(r.severity)) + "\n";
@@ -287,6 +296,11 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
   }
   const auto& files = a.positionals;
+  if (WantsSnapshotMode(files)) {
+    if (transport) return UsageError(err, "--transport does not apply to snapshots");
+    return RunSnapshotMode(
+        files, json, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
+  }
   if (WantsTraceMode(files)) {
     if (transport) return UsageError(err, "--transport does not apply to traces");
     return RunTraceMode(

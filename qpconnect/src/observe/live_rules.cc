@@ -248,13 +248,19 @@ class Judge {
              " PSNs, " + b.device + " QP " + std::to_string(b.qpn) + " sent +" +
              std::to_string(b_sent) + " and received +" + std::to_string(b_got);
     }
-    const auto out = [](const ObservedQp& s, const ObservedQp& r) -> uint32_t {
-      const auto& sq = s.samples.back().sq_psn;
-      const auto& rq = r.samples.back().rq_psn;
-      return sq && rq ? Ahead(*sq, *rq) : 0u;
-    };
-    if (out(a, b) == 0 && out(b, a) == 0) return "idle: PSNs unchanged, nothing outstanding";
-    return "stuck: PSNs unchanged for " + Seconds(t) + " with packets outstanding";
+    // Nothing moved: the gap between each sender and its receiver says why.
+    bool outstanding = false;
+    bool receiver_ahead = false;
+    for (const auto& [s, r] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+      const auto& sq = s->samples.back().sq_psn;
+      const auto& rq = r->samples.back().rq_psn;
+      if (!sq || !rq) continue;
+      outstanding |= Ahead(*sq, *rq) != 0;
+      receiver_ahead |= Ahead(*rq, *sq) != 0;
+    }
+    if (receiver_ahead) return "stuck for " + Seconds(t) + ": a receiver expects PSNs not yet sent";
+    if (outstanding) return "stuck for " + Seconds(t) + ": PSNs unchanged with packets outstanding";
+    return "idle: PSNs unchanged, nothing outstanding";
   }
 
   void PeerGone(size_t survivor, size_t gone) {

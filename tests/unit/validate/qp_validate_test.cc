@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/live_judge.h"
 #include "qpconnect/validate.h"
 #include "run.h"
+#include "snapshot_mode.h"
 #include "unit/tools/version_check.h"
 
 namespace qpconnect::tools::qp_validate {
@@ -194,8 +196,9 @@ TEST(QpValidate, ListsEveryRuleAsTextAndJson) {
   const Outcome json = RunCli({"--list-rules", "--json"});
   ASSERT_EQ(json.code, 0);
   const auto doc = nlohmann::json::parse(json.out);
-  ASSERT_EQ(doc.at("rules").size(), RuleCatalogue().size());
-  for (const RuleInfo& r : RuleCatalogue()) {
+  // The validator's rules, then the live rules (snapshot_mode.h).
+  ASSERT_EQ(doc.at("rules").size(), RuleCatalogue().size() + LiveRuleCatalogue().size());
+  for (const RuleInfo& r : AllRules()) {
     EXPECT_NE(text.out.find(std::string(r.id) + " "), std::string::npos) << r.id;
   }
 }

@@ -1,0 +1,420 @@
+#include "snapshot_mode.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "exit_codes.h"
+#include "findings_json.h"
+#include "findings_text.h"
+#include "qpconnect/live_judge.h"
+#include "qpconnect/oob/codec.h"
+#include "qpconnect/pairing.h"
+#include "qpconnect/validate.h"
+#include "qpconnect/verbs/qp_attrs.h"
+#include "snapshot_json.h"
+#include "trace_judge.h"
+#include "trace_reader.h"
+
+namespace qpconnect::tools::qp_validate {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// One input file and what it held.
+struct Input {
+  std::string name;
+  std::string kind;  // "snapshot", "trace", "dump"
+  std::string what;  // one line: "host lab, 2 samples 1.0 s apart, 4 QPs, 2 ports"
+  size_t qps = 0;
+};
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A dump (or endpoint) file's local QPs as observed QPs: each with its
+// description and, when the dump holds the plan, the attributes applied.
+void AddDump(const oob::Dump& dump, const std::string& name, Observation* obs) {
+  const EndpointInfo& e = dump.local.endpoint;
+  for (size_t i = 0; i < e.qps.size(); ++i) {
+    ObservedQp q;
+    q.source = ObservedSource::kDump;
+    q.origin = name;
+    q.host = e.identity.host;
+    q.device = e.identity.device;
+    q.port = e.port.port_num;
+    q.qpn = e.qps[i].qpn;
+    q.transport = e.transport;
+    q.type_name = Upper(TransportName(e.transport));
+    q.endpoint = e;
+    q.endpoint->qps = {e.qps[i]};
+    if (dump.local.plan && i < dump.local.plan->qps.size()) {
+      q.applied = dump.local.plan->qps[i];
+      if (e.transport != Transport::kUd) q.dest_qpn = q.applied->dest_qp_num;
+      // The dump holds the plan qp-connect applied, with the required masks
+      // of ibv_modify_qp(3): what the validator's trace judgement reads.
+      const std::pair<const char*, verbs::QpState> steps[] = {{"RESET", verbs::QpState::kInit},
+                                                              {"INIT", verbs::QpState::kRtr},
+                                                              {"RTR", verbs::QpState::kRts}};
+      for (const auto& [from, to] : steps) {
+        ObservedTransition t;
+        t.from = from;
+        t.to = verbs::QpStateName(to);
+        t.mask = verbs::MasksFor(e.transport, to).required;
+        t.attrs = *q.applied;
+        q.transitions.push_back(std::move(t));
+      }
+    }
+    obs->qps.push_back(std::move(q));
+  }
+}
+
+Json QpJson(const ObservedQp& q) {
+  Json j = {{"file", q.origin},    {"source", ObservedSourceName(q.source)},
+            {"host", q.host},      {"device", q.device},
+            {"port", q.port},      {"qpn", q.qpn},
+            {"type", q.type_name}, {"state", q.state},
+            {"pid", q.pid},        {"comm", q.comm}};
+  j["rqpn"] = q.dest_qpn ? Json(*q.dest_qpn) : Json();
+  j["destroyed"] = q.destroyed;
+  if (!q.samples.empty()) {
+    const ObservedSample& s = q.samples.back();
+    j["sq_psn"] = s.sq_psn ? Json(*s.sq_psn) : Json();
+    j["rq_psn"] = s.rq_psn ? Json(*s.rq_psn) : Json();
+    j["process_state"] = s.process_state;
+    j["samples"] = q.samples.size();
+  }
+  return j;
+}
+
+Json LiveFindingJson(const Observation& obs, const LiveFinding& f) {
+  Json j = FindingToJson(f.finding);
+  j["qp"] = QpJson(obs.qps[f.qp]);
+  j["peer"] = f.peer ? QpJson(obs.qps[*f.peer]) : Json();
+  j["evidence"] = f.evidence;
+  return j;
+}
+
+std::string QpLine(const ObservedQp& q) {
+  std::string s = DescribeObservedQp(q) + " " + (q.type_name.empty() ? "?" : q.type_name) + " " +
+                  (q.destroyed ? "gone" : (q.state.empty() ? "state unknown" : q.state));
+  if (!q.samples.empty() && !q.destroyed) {
+    const ObservedSample& last = q.samples.back();
+    if (last.sq_psn) s += ", sq_psn " + std::to_string(*last.sq_psn);
+    if (last.rq_psn && q.dest_qpn) s += ", rq_psn " + std::to_string(*last.rq_psn);
+    if (!last.process_state.empty()) s += ", process " + last.process_state;
+  }
+  if (q.dest_qpn) s += ", rqpn " + std::to_string(*q.dest_qpn);
+  s += " [" + std::string(ObservedSourceName(q.source)) + " " + q.origin + "]";
+  return s;
+}
+
+void PrintLiveFinding(std::ostream& out, const Observation& obs, const LiveFinding& f,
+                      const std::string& indent) {
+  std::string sev = SeverityName(f.finding.severity);
+  sev.resize(8, ' ');
+  out << indent << sev << f.finding.id << "  " << f.finding.attribute << "\n";
+  const std::string pad = indent + "        ";
+  out << pad << f.finding.message << "\n";
+  const ObservedQp& q = obs.qps[f.qp];
+  if (!f.finding.local_value.empty()) {
+    out << pad << q.device << " QP " << q.qpn << ": " << f.finding.local_value;
+    if (f.peer && !f.finding.remote_value.empty()) {
+      const ObservedQp& p = obs.qps[*f.peer];
+      out << "   " << p.device << " QP " << p.qpn << ": " << f.finding.remote_value;
+    }
+    out << "\n";
+  }
+  for (const std::string& e : f.evidence) out << pad << "evidence: " << e << "\n";
+  if (!f.finding.fix.empty()) out << pad << "fix: " << f.finding.fix << "\n";
+}
+
+// The QPs and pairs that are no snapshot's: judged by the validator's rules
+// as the trace mode judges them.
+struct OfflinePart {
+  Observation obs;
+  trace::Verdict verdict;
+  bool present = false;
+};
+
+OfflinePart JudgeOffline(const Observation& obs, const Pairing& pairing) {
+  OfflinePart part;
+  std::vector<bool> live(obs.qps.size(), false);
+  for (size_t i = 0; i < obs.qps.size(); ++i) {
+    live[i] = obs.qps[i].source == ObservedSource::kSnapshot;
+  }
+  for (const ObservedPair& p : pairing.pairs) {
+    if (live[p.a] || live[p.b]) live[p.a] = live[p.b] = true;  // judged live
+  }
+  for (size_t i = 0; i < obs.qps.size(); ++i) {
+    if (!live[i]) part.obs.qps.push_back(obs.qps[i]);
+  }
+  if (part.obs.qps.empty()) return part;
+  part.present = true;
+  part.verdict = trace::JudgeObservation(part.obs);
+  return part;
+}
+
+void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
+               const Pairing& pairing, const LiveReport& live, const OfflinePart& offline,
+               size_t errors, size_t warnings, size_t infos) {
+  out << "inputs:\n";
+  for (const Input& in : inputs)
+    out << "  " << in.name << ": " << in.kind << ", " << in.what << "\n";
+  for (const std::string& n : obs.notes) out << "note: " << n << "\n";
+
+  std::map<size_t, std::vector<const LiveFinding*>> by_pair;  // pair index -> findings
+  std::map<size_t, size_t> pair_of;                           // QP -> pair index
+  for (size_t i = 0; i < live.pairs.size(); ++i) {
+    pair_of[live.pairs[i].pair.a] = i;
+    pair_of[live.pairs[i].pair.b] = i;
+  }
+  std::vector<const LiveFinding*> others;
+  for (const LiveFinding& f : live.findings) {
+    auto it = pair_of.find(f.qp);
+    const bool in_pair = it != pair_of.end() &&
+                         (!f.peer || pair_of.count(*f.peer) == 0 || pair_of[*f.peer] == it->second);
+    if (in_pair && !f.finding.unchecked) {
+      by_pair[it->second].push_back(&f);
+    } else {
+      others.push_back(&f);
+    }
+  }
+  size_t shown = 0;
+  for (size_t i = 0; i < live.pairs.size(); ++i) {
+    const LivePairVerdict& v = live.pairs[i];
+    if (v.progress.rfind("not judged live", 0) == 0) continue;  // offline below
+    ++shown;
+    out << "\npair " << shown << " (" << v.pair.how << "): " << (v.sound ? "sound" : "NOT sound")
+        << "\n";
+    out << "  " << QpLine(obs.qps[v.pair.a]) << "\n";
+    out << "  " << QpLine(obs.qps[v.pair.b]) << "\n";
+    out << "  " << v.progress << "\n";
+    for (const LiveFinding* f : by_pair[i]) PrintLiveFinding(out, obs, *f, "  ");
+  }
+  if (offline.present) {
+    for (const trace::PairVerdict& p : offline.verdict.pairs) {
+      ++shown;
+      const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
+      out << "\npair " << shown << " (" << p.pair.how
+          << "; judged by the validator's rules): " << (e == 0 ? "sound" : "NOT sound") << "\n";
+      out << "  " << QpLine(offline.obs.qps[p.pair.a]) << "\n";
+      out << "  " << QpLine(offline.obs.qps[p.pair.b]) << "\n";
+      for (const std::string& n : p.notes) out << "  note: " << n << "\n";
+      for (const trace::FailedTransition& f : p.failures) {
+        const ObservedTransition& t = offline.obs.qps[f.qp].transitions[f.transition];
+        out << "  failed: QP " << offline.obs.qps[f.qp].qpn << " " << t.from << "->" << t.to
+            << ", errno " << t.sys_errno << (f.errno_hint.empty() ? "" : ": " + f.errno_hint)
+            << "\n";
+      }
+      PrintFindingsText(out, p.findings, "  ");
+    }
+  }
+  if (!others.empty()) {
+    out << "\nQPs whose rqpn names no QP they are paired with:\n";
+    for (const LiveFinding* f : others) PrintLiveFinding(out, obs, *f, "  ");
+  }
+  const size_t lone = pairing.dangling.size() + pairing.unpaired.size() + pairing.ambiguous.size();
+  size_t lone_listed = 0;
+  for (const auto& [list, status] :
+       {std::pair{&pairing.unpaired, "unpaired"}, std::pair{&pairing.ambiguous, "ambiguous"}}) {
+    for (size_t i : *list) {
+      const ObservedQp& q = obs.qps[i];
+      if (q.pid == 0 && q.source == ObservedSource::kSnapshot) continue;  // kernel QPs
+      if (lone_listed++ == 0) out << "\nQPs without a peer:\n";
+      if (lone_listed > 32) continue;
+      out << "  " << status << ": " << QpLine(q) << "\n";
+    }
+  }
+  if (lone_listed > 32) out << "  ... and " << lone_listed - 32 << " more\n";
+  out << "\n"
+      << shown << (shown == 1 ? " pair, " : " pairs, ") << lone << (lone == 1 ? " QP" : " QPs")
+      << " without a peer (kernel QPs included); " << FindingCounts(errors, warnings, infos)
+      << (errors != 0 ? ": these QPs do not talk.\n" : ": no errors.\n");
+}
+
+void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
+               const Pairing& pairing, const LiveReport& live, const OfflinePart& offline,
+               size_t errors, size_t warnings, size_t infos, int code) {
+  Json in = Json::array();
+  for (const Input& i : inputs) {
+    in.push_back({{"file", i.name}, {"kind", i.kind}, {"summary", i.what}, {"qps", i.qps}});
+  }
+  Json pairs = Json::array();
+  for (const LivePairVerdict& v : live.pairs) {
+    if (v.progress.rfind("not judged live", 0) == 0) continue;
+    Json findings = Json::array();
+    for (const LiveFinding& f : live.findings) {
+      if (f.qp == v.pair.a || f.qp == v.pair.b) findings.push_back(LiveFindingJson(obs, f));
+    }
+    pairs.push_back({{"how", v.pair.how},
+                     {"judged_by", "live rules"},
+                     {"sound", v.sound},
+                     {"progress", v.progress},
+                     {"a", QpJson(obs.qps[v.pair.a])},
+                     {"b", QpJson(obs.qps[v.pair.b])},
+                     {"findings", std::move(findings)}});
+  }
+  if (offline.present) {
+    for (const trace::PairVerdict& p : offline.verdict.pairs) {
+      const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
+      pairs.push_back({{"how", p.pair.how},
+                       {"judged_by", "validator rules"},
+                       {"sound", e == 0},
+                       {"progress", ""},
+                       {"a", QpJson(offline.obs.qps[p.pair.a])},
+                       {"b", QpJson(offline.obs.qps[p.pair.b])},
+                       {"notes", p.notes},
+                       {"failed_transitions", p.failures.size()},
+                       {"findings", FindingsToJson(p.findings)}});
+    }
+  }
+  Json findings = Json::array();
+  for (const LiveFinding& f : live.findings) findings.push_back(LiveFindingJson(obs, f));
+  Json without = Json::array();
+  for (const auto& [list, status] :
+       {std::pair{&pairing.dangling, "dangling"}, std::pair{&pairing.unpaired, "unpaired"},
+        std::pair{&pairing.ambiguous, "ambiguous"}}) {
+    for (size_t i : *list) without.push_back({{"status", status}, {"qp", QpJson(obs.qps[i])}});
+  }
+  const size_t pair_count = pairs.size();
+  const Json doc = {{"inputs", std::move(in)},
+                    {"notes", obs.notes},
+                    {"pairs", std::move(pairs)},
+                    {"live_findings", std::move(findings)},
+                    {"without_peer", std::move(without)},
+                    {"summary",
+                     {{"pairs", pair_count},
+                      {"errors", errors},
+                      {"warnings", warnings},
+                      {"info", infos},
+                      {"exit_code", code}}}};
+  out << doc.dump(1) << "\n";
+}
+
+}  // namespace
+
+bool WantsSnapshotMode(const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    if (f == "-") continue;
+    std::ifstream in(f, std::ios::binary);
+    char head[512] = {};
+    in.read(head, sizeof head);
+    if (LooksLikeSnapshot(std::string_view(head, static_cast<size_t>(in.gcount())))) return true;
+  }
+  return false;
+}
+
+int RunSnapshotMode(const std::vector<std::string>& files, bool json, const ReadInputFn& read,
+                    std::ostream& out, std::ostream& err) {
+  if (std::count(files.begin(), files.end(), "-") > 1) {
+    err << "qp-validate: '-' (standard input) can be given once\n";
+    return kExitUsage;
+  }
+  Observation obs;
+  std::vector<Input> inputs;
+  for (const std::string& f : files) {
+    Input in;
+    in.name = f == "-" ? "<stdin>" : f;
+    Result<std::string> text = read(f);
+    if (!text) {
+      err << "qp-validate: " << in.name << ": " << text.error().detail << "\n";
+      return kExitUsage;
+    }
+    const size_t before = obs.qps.size();
+    if (LooksLikeSnapshot(*text)) {
+      in.kind = "snapshot";
+      Result<Snapshot> s = SnapshotFromJson(*text);
+      if (!s) {
+        err << "qp-validate: " << in.name << ": not a usable snapshot: " << s.error().detail
+            << (s.error().attribute.empty() ? "" : " (field " + s.error().attribute + ")") << "\n";
+        return kExitUsage;
+      }
+      AddSnapshot(*s, in.name, &obs);
+      for (const std::string& n : s->notes) obs.notes.push_back(in.name + ": " + n);
+      in.what = "host " + (s->host.empty() ? std::string("?") : s->host) + ", " +
+                std::to_string(s->samples.size()) +
+                (s->samples.size() == 1 ? " sample" : " samples");
+      if (s->samples.size() > 1) in.what += " " + Seconds(SnapshotInterval(*s)) + " apart";
+      in.what += ", " + std::to_string(s->samples.back().ports.size()) + " ports";
+      if (s->samples.size() == 1) {
+        obs.notes.push_back(in.name +
+                            ": one sample: moving and stuck cannot be told apart (take it with "
+                            "qp-inspect -o, which samples twice)");
+      }
+    } else if (trace::LooksLikeTrace(*text)) {
+      in.kind = "trace";
+      Result<trace::TraceHeader> h = trace::ReadTrace(*text, in.name, obs);
+      if (!h) {
+        err << "qp-validate: " << in.name << ": " << h.error().detail << "\n";
+        return kExitUsage;
+      }
+      in.what = (h->comm.empty() ? "?" : h->comm) + " pid " + std::to_string(h->pid) +
+                (h->host.empty() ? "" : " on " + h->host);
+    } else {
+      in.kind = "dump";
+      Result<oob::Dump> d = oob::DecodeDumpJson(*text);
+      if (!d) {
+        err << "qp-validate: " << in.name
+            << ": not a snapshot, a trace or an endpoint/dump file: " << d.error().detail << "\n";
+        return kExitUsage;
+      }
+      AddDump(*d, in.name, &obs);
+      const EndpointInfo& e = d->local.endpoint;
+      in.what = (e.identity.host.empty() ? "?" : e.identity.host) + " " + e.identity.device +
+                (d->local.plan ? ", applied attributes" : ", description only");
+    }
+    in.qps = obs.qps.size() - before;
+    in.what += ", " + std::to_string(in.qps) + (in.qps == 1 ? " QP" : " QPs");
+    inputs.push_back(std::move(in));
+  }
+  if (obs.qps.empty()) {
+    err << "qp-validate: the inputs hold no QP (was the snapshot taken while the job ran?)\n";
+    return kExitUsage;
+  }
+
+  const Pairing pairing = PairObservedQps(obs);
+  const LiveReport live = JudgeLive(obs, pairing);
+  const OfflinePart offline = JudgeOffline(obs, pairing);
+  std::vector<Finding> live_findings;
+  for (const LiveFinding& f : live.findings) live_findings.push_back(f.finding);
+  size_t errors = CountSeverity(live_findings, Severity::kError);
+  size_t warnings = CountSeverity(live_findings, Severity::kWarning);
+  size_t infos = CountSeverity(live_findings, Severity::kInfo);
+  if (offline.present) {
+    errors += offline.verdict.errors;
+    warnings += offline.verdict.warnings;
+    infos += offline.verdict.infos;
+  }
+  const int code = errors != 0 ? kExitFindings : kExitOk;
+  if (json) {
+    PrintJson(out, inputs, obs, pairing, live, offline, errors, warnings, infos, code);
+  } else {
+    PrintText(out, inputs, obs, pairing, live, offline, errors, warnings, infos);
+  }
+  return code;
+}
+
+std::vector<RuleInfo> AllRules() {
+  std::vector<RuleInfo> all(RuleCatalogue().begin(), RuleCatalogue().end());
+  all.insert(all.end(), LiveRuleCatalogue().begin(), LiveRuleCatalogue().end());
+  return all;
+}
+
+std::string RuleFile(const RuleInfo& rule) {
+  if (rule.family == "live") return "qpconnect/src/observe/live_rules.cc";
+  return "qpconnect/src/validate/rules_" + std::string(rule.family) + ".cc";
+}
+
+}  // namespace qpconnect::tools::qp_validate
