@@ -88,7 +88,7 @@ std::string FormatSnapshotText(const Snapshot& snapshot) {
                                   q.pid != 0 ? std::to_string(q.pid) : "-",
                                   q.pid != 0 ? q.comm : "[" + q.comm + "]",
                                   ProcessStateText(q.process_state)};
-    if (q.pid != 0 && q.comm.empty()) r[9] = "?";
+    if (q.comm.empty()) r[9] = "?";  // /proc hid the process, or the kernel hid its pid
     if (two) {
       const bool rq = q.type == "RC" || q.type == "UC";
       r.insert(r.begin() + 8, {earlier ? Delta(earlier->sq_psn, q.sq_psn) : "new",

@@ -229,13 +229,26 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     if (!sample) return KernelError(err, sample.error());
     sample->at_seconds = s == 0 ? 0 : at;
     listed_before_filter = sample->qps.size();
-    for (const KernelQp& q : sample->qps) kernel_qps_seen |= q.pid == 0;
+    for (const KernelQp& q : sample->qps) kernel_qps_seen |= q.pid == 0 && !q.comm.empty();
     if (filter.ByProcess()) {
       std::erase_if(sample->qps, [&](const KernelQp& q) { return !filter.Keeps(q); });
     }
     snapshot.samples.push_back(std::move(*sample));
   }
 
+  // A user QP without a pid: the kernel withholds it when the owner is
+  // outside this PID namespace (or exiting).
+  const auto& last_qps = snapshot.samples.back().qps;
+  const auto unowned = std::count_if(last_qps.begin(), last_qps.end(), [](const KernelQp& q) {
+    return q.pid == 0 && q.comm.empty();
+  });
+  if (unowned != 0) {
+    snapshot.notes.push_back(std::to_string(unowned) +
+                             " QP(s) have no pid: the kernel withholds it when the owning process "
+                             "is outside this process's PID namespace (a container, unshare "
+                             "--pid) or exiting; run qp-inspect in the jobs' PID namespace, or "
+                             "the host's, to see their pid and command");
+  }
   if (listed_before_filter == 0) {
     err << "qp-inspect: the kernel's resource tracker lists no QP on " << Names(devices)
         << ". Either none exists, or they belong to processes outside this process's PID "

@@ -231,7 +231,7 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
        {std::pair{&pairing.unpaired, "unpaired"}, std::pair{&pairing.ambiguous, "ambiguous"}}) {
     for (size_t i : *list) {
       const ObservedQp& q = obs.qps[i];
-      if (q.pid == 0 && q.source == ObservedSource::kSnapshot) continue;  // kernel QPs
+      if (q.pid == 0 && !q.comm.empty()) continue;  // the kernel's own QPs (QP1)
       if (lone_listed++ == 0) out << "\nQPs without a peer:\n";
       if (lone_listed > 32) continue;
       out << "  " << status << ": " << QpLine(q) << "\n";

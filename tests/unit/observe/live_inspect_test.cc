@@ -59,6 +59,7 @@ class FakeKernel : public KernelReader {
   std::optional<Error> sample_error;
   bool with_kernel_qps = true;
   bool with_user_qps = true;
+  bool pids_withheld = false;  // as seen from another PID namespace
   int samples_taken = 0;
 
   Result<std::vector<NlDevice>> Devices() override {
@@ -79,6 +80,11 @@ class FakeKernel : public KernelReader {
         s.qps.push_back(Qp("rxe1", 17, 17, 5000 + step, 1000 + step, 812, "ibv_rc_pingpong"));
       }
       s.ports.push_back({d.name, 1, {{"sent_pkts", 10 + step}, {"duplicate_request", 0}}});
+    }
+    if (pids_withheld) {
+      for (KernelQp& q : s.qps) {
+        if (q.pid != 0) q = Qp(q.device, q.lqpn, 17, 1, 1, 0, "", "");
+      }
     }
     if (samples_taken == 1) notes->push_back("a note from the reader");
     return s;
@@ -214,6 +220,17 @@ TEST(QpInspect, AnEmptyTrackerIsExplainedNotShownAsNoQps) {
   EXPECT_EQ(o.code, 0);
   for (const char* s : {"lists no QP on rxe0, rxe1", "PID namespace", "initial PID namespace"}) {
     EXPECT_NE(o.err.find(s), std::string::npos) << s << "\n" << o.err;
+  }
+}
+
+TEST(QpInspect, QpsWhosePidTheKernelWithholdsAreExplained) {
+  Harness h;
+  h.kernel.pids_withheld = true;
+  const Outcome o = h.Run({});
+  EXPECT_EQ(o.code, 0);
+  for (const char* s :
+       {"  ?  ", "note: 2 QP(s) have no pid", "outside this process's PID namespace"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
   }
 }
 
