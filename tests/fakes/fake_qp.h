@@ -1,8 +1,9 @@
 // FakeQp: a QpControl that models the QP state machine of ibv_modify_qp(3),
 // written out independently of the production mask table (qp_attrs.cc) so a
 // test cannot agree with the code by construction. It refuses, with EINVAL and
-// no state change, a transition from the wrong state or without the
-// attributes the man page requires; and it can inject a failure.
+// no state change, a transition from the wrong state, without the attributes
+// the man page requires, or with attributes the IB spec neither requires nor
+// allows as optional; and it can inject a failure.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -34,8 +35,15 @@ class FakeQp : public verbs::QpControl {
     if (!(mask & IBV_QP_STATE)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     ibv_qp_state next = attr.qp_state;
     if (!Allowed(state_, next)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+    int allowed = IBV_QP_STATE;
     for (int bit : Required(next)) {
       if (!(mask & bit)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+      allowed |= bit;
+    }
+    // Forward transitions take only their required and optional attributes.
+    if (next == IBV_QPS_INIT || next == IBV_QPS_RTR || next == IBV_QPS_RTS) {
+      for (int bit : Optional(next)) allowed |= bit;
+      if ((mask & ~allowed) != 0) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     }
     state_ = next;
     return Ok();
@@ -76,6 +84,25 @@ class FakeQp : public verbs::QpControl {
         return {IBV_QP_STATE, IBV_QP_SQ_PSN};
       default:
         return {IBV_QP_STATE};
+    }
+  }
+
+  // The optional attributes of each forward transition, from the IB spec's
+  // QP state transition table (IBA vol. 1, 11.2.5, "Optional" column).
+  std::vector<int> Optional(ibv_qp_state next) const {
+    switch (next) {
+      case IBV_QPS_RTR:
+        if (type_ == IBV_QPT_UD) return {IBV_QP_PKEY_INDEX, IBV_QP_QKEY};
+        return {IBV_QP_ALT_PATH, IBV_QP_ACCESS_FLAGS, IBV_QP_PKEY_INDEX};
+      case IBV_QPS_RTS:
+        if (type_ == IBV_QPT_UD) return {IBV_QP_CUR_STATE, IBV_QP_QKEY};
+        if (type_ == IBV_QPT_UC) {
+          return {IBV_QP_CUR_STATE, IBV_QP_ACCESS_FLAGS, IBV_QP_ALT_PATH, IBV_QP_PATH_MIG_STATE};
+        }
+        return {IBV_QP_CUR_STATE, IBV_QP_ACCESS_FLAGS, IBV_QP_MIN_RNR_TIMER, IBV_QP_ALT_PATH,
+                IBV_QP_PATH_MIG_STATE};
+      default:
+        return {};
     }
   }
 

@@ -314,18 +314,25 @@ TEST_F(LabTest, SessionsReleaseEveryQpCqMrAndPdOnSuccessAndFailure) {
     EXPECT_FALSE(p.connect_a);
   }
   EXPECT_EQ(CountAll(env_.dev0), before);
-  // Options the device cannot meet fail cleanly too: a GID index that is not
-  // there (found before anything is created) and a QP count above the device
-  // limit (after the PD, CQs and some QPs exist).
+  // Options the device cannot meet fail cleanly too, before anything is
+  // created: a GID index that is not there, one that an address vector cannot
+  // carry, and a receive depth beyond the device's max_qp_wr (refused with the
+  // limit named instead of failing inside ibv_create_qp).
   SessionOptions bad = Options(0, Transport::kRc);
   bad.gid.index = 999;
   EXPECT_FALSE(Session::Open(bad));
+  bad.gid.index = 300;
+  auto wide = Session::Open(bad);
+  ASSERT_FALSE(wide);
+  EXPECT_EQ(wide.error().code, ErrorCode::kInvalidArgument) << wide.error().ToString();
   SessionOptions huge = Options(0, Transport::kRc);
   huge.message_size = 1;
-  huge.rx_depth = 1u << 22;  // beyond max_qp_wr: ibv_create_qp fails
+  huge.rx_depth = 1u << 22;
   auto h = Session::Open(huge);
   ASSERT_FALSE(h);
-  EXPECT_EQ(h.error().code, ErrorCode::kVerbs) << h.error().ToString();
+  EXPECT_EQ(h.error().code, ErrorCode::kInvalidArgument) << h.error().ToString();
+  EXPECT_EQ(h.error().attribute, "rx-depth");
+  EXPECT_NE(h.error().detail.find("max_qp_wr"), std::string::npos) << h.error().detail;
   EXPECT_EQ(CountAll(env_.dev0), before);
 }
 

@@ -35,6 +35,9 @@ const std::vector<OptionSpec>& Specs() {
       {0, "psn", true, "PSN", "force the first send PSN (default random)"},
       {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
       {0, "sl", true, "SL", "service level (default 0)"},
+      {0, "tclass", true, "TC",
+       "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
+      {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
       {0, "pkey", true, "PKEY", "use the P_Key index holding this P_Key value"},
       {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
       {0, "json", false, "", "print one JSON report instead of text"},
@@ -140,6 +143,10 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   QPC_TRY(
       num("qkey", 0, 0xffffffffUL, [&](unsigned long v) { s.qkey = static_cast<uint32_t>(v); }));
   QPC_TRY(num("sl", 0, 15, [&](unsigned long v) { s.sl = static_cast<uint8_t>(v); }));
+  QPC_TRY(
+      num("tclass", 0, 255, [&](unsigned long v) { s.traffic_class = static_cast<uint8_t>(v); }));
+  QPC_TRY(num("flow-label", 0, kFlowLabelMask,
+              [&](unsigned long v) { s.flow_label = static_cast<uint32_t>(v); }));
   QPC_TRY(
       num("pkey", 1, 0xffff, [&](unsigned long v) { s.pkey_value = static_cast<uint16_t>(v); }));
   o.plan.message_size = s.message_size;

@@ -102,11 +102,7 @@ class PingpongFlow {
              std::string(Ud() ? ", plus the 40-byte GRH" : "") + "); " + same;
     }
     if (e.code == ErrorCode::kTimeout) {
-      // RunTraffic names the iteration in the operation: "... iteration N)".
-      long iteration = -1;
-      if (auto at = e.operation.rfind("iteration "); at != std::string::npos) {
-        iteration = std::strtol(e.operation.c_str() + at + 10, nullptr, 10);
-      }
+      const long iteration = e.iteration ? static_cast<long>(*e.iteration) : -1;
       if (iteration == 0 && !o_.client) {
         return std::string(
                    "the peer's first message never arrived: most likely it runs with a "

@@ -102,6 +102,8 @@ struct AdoptOptions {
   std::optional<uint16_t> pkey_value;   // resolve pkey_index from this value
   uint32_t qkey = verbs::kDefaultQkey;  // UD
   uint8_t sl = 0;
+  uint8_t traffic_class = 0;    // GRH traffic class (DSCP << 2 | ECN)
+  uint32_t flow_label = 0;      // GRH flow label, 20 bits
   std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
   std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
   uint8_t max_rd_atomic = 1;

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -37,11 +39,27 @@ enum class ErrorCode {
 const char* ErrorCodeName(ErrorCode code);
 
 struct Error {
+  // Error{code, errno, operation, attribute, detail}, each part optional
+  // after the code; the structured places below are set by name.
+  Error() = default;
+  Error(ErrorCode code_in, int sys_errno_in = 0, std::string operation_in = {},  // NOLINT
+        std::string attribute_in = {}, std::string detail_in = {})
+      : code(code_in),
+        sys_errno(sys_errno_in),
+        operation(std::move(operation_in)),
+        attribute(std::move(attribute_in)),
+        detail(std::move(detail_in)) {}
+
   ErrorCode code = ErrorCode::kInvalidArgument;
   int sys_errno = 0;      // errno value; 0 when no OS or verbs call failed
   std::string operation;  // what was being done
   std::string attribute;  // attribute or mask at fault; empty if n/a
   std::string detail;     // anything else a human needs
+  // Where in a repeated operation it failed, when it has such a place: the QP
+  // (its index in the connector's list) and the traffic iteration. Set by the
+  // code that chooses the error, so callers need not parse `operation`.
+  std::optional<uint32_t> qp_index;
+  std::optional<uint32_t> iteration;
 
   // "<operation>: <detail> [attribute=<attribute>] (errno N: strerror) [code]"
   std::string ToString() const;

@@ -114,7 +114,7 @@ class Connector::Impl {
         ahs.push_back(std::move(*ah));
       }
     }
-    remote_qkey = plan.qps.empty() ? 0 : plan.qps[0].remote_qkey.value_or(report.remote->keys.qkey);
+    remote_qkey = verbs::UdSendQkey(plan, report.local.keys.qkey);
     return Ok();
   }
 };
@@ -166,6 +166,8 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   d.pkey_value = options.pkey_value;
   d.qkey = options.qkey;
   d.sl = options.sl;
+  d.traffic_class = options.traffic_class;
+  d.flow_label = options.flow_label;
   d.mtu = options.mtu;
   d.max_rd_atomic = options.max_rd_atomic;
   d.max_dest_rd_atomic = options.max_dest_rd_atomic;

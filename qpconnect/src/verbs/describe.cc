@@ -24,6 +24,10 @@ uint32_t RandomPsn() {
 }
 
 Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& o) {
+  if (o.flow_label > kFlowLabelMask) {
+    return Error{ErrorCode::kInvalidArgument, 0, "open session", "flow_label",
+                 "flow label " + std::to_string(o.flow_label) + " exceeds 20 bits"};
+  }
   auto dev = QueryDevice(ctx);
   if (!dev) return std::move(dev).error();
   const PortInfo* port = nullptr;
@@ -85,6 +89,8 @@ Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& 
   l.path.use_grh = port->facts.link_layer == LinkLayer::kEthernet || port->facts.grh_required;
   l.path.sgid = sgid;
   l.path.sl = o.sl;
+  l.path.traffic_class = o.traffic_class;
+  l.path.flow_label = o.flow_label;
   l.path.hop_limit = port->facts.link_layer == LinkLayer::kEthernet ? 64 : 1;
   l.keys.pkey = *pkey;
   l.keys.pkey_index = pkey_index;

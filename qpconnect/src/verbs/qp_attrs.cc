@@ -3,6 +3,13 @@
 #include <cstdio>
 #include <cstring>
 
+// Mtu's values are libibverbs' enum ibv_mtu, so the two convert by value.
+static_assert(static_cast<int>(qpconnect::Mtu::k256) == IBV_MTU_256);
+static_assert(static_cast<int>(qpconnect::Mtu::k512) == IBV_MTU_512);
+static_assert(static_cast<int>(qpconnect::Mtu::k1024) == IBV_MTU_1024);
+static_assert(static_cast<int>(qpconnect::Mtu::k2048) == IBV_MTU_2048);
+static_assert(static_cast<int>(qpconnect::Mtu::k4096) == IBV_MTU_4096);
+
 namespace qpconnect::verbs {
 namespace {
 

@@ -7,6 +7,11 @@
 
 namespace qpconnect::verbs {
 
+uint32_t UdSendQkey(const ConnectionPlan& plan, uint32_t fallback) {
+  if (plan.qps.empty()) return fallback;
+  return plan.qps[0].remote_qkey.value_or(plan.qps[0].qkey);
+}
+
 unsigned DefaultAccessFlags(Transport transport) {
   switch (transport) {
     case Transport::kRc:

@@ -45,7 +45,10 @@ Result<UniqueCompChannel> CreateCompChannel(ibv_context& ctx) {
 Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel) {
   errno = 0;
   ibv_cq* cq = ibv_create_cq(&ctx, cqe, nullptr, channel, 0);
-  if (cq == nullptr) return VerbsError("ibv_create_cq", 0, "cqe " + std::to_string(cqe));
+  if (cq == nullptr) {
+    const int err = errno;  // before anything below can change it
+    return VerbsError("ibv_create_cq", err, "cqe " + std::to_string(cqe));
+  }
   return UniqueCq(cq);
 }
 
@@ -53,7 +56,8 @@ Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr init) {
   errno = 0;
   ibv_qp* qp = ibv_create_qp(&pd, &init);
   if (qp == nullptr) {
-    return VerbsError("ibv_create_qp", 0,
+    const int err = errno;  // before the detail string is built
+    return VerbsError("ibv_create_qp", err,
                       "max_send_wr " + std::to_string(init.cap.max_send_wr) + ", max_recv_wr " +
                           std::to_string(init.cap.max_recv_wr) + ", max_send_sge " +
                           std::to_string(init.cap.max_send_sge));
@@ -65,7 +69,8 @@ Result<UniqueMr> RegMr(ibv_pd& pd, void* addr, size_t length, unsigned access) {
   errno = 0;
   ibv_mr* mr = ibv_reg_mr(&pd, addr, length, access);
   if (mr == nullptr) {
-    return VerbsError("ibv_reg_mr", 0,
+    const int err = errno;  // before the detail string is built
+    return VerbsError("ibv_reg_mr", err,
                       std::to_string(length) +
                           " bytes (ENOMEM here often means the memlock "
                           "limit: ulimit -l)");
@@ -77,7 +82,8 @@ Result<UniqueAh> CreateAh(ibv_pd& pd, ibv_ah_attr attr) {
   errno = 0;
   ibv_ah* ah = ibv_create_ah(&pd, &attr);
   if (ah == nullptr) {
-    return VerbsError("ibv_create_ah", 0,
+    const int err = errno;  // before the detail string is built
+    return VerbsError("ibv_create_ah", err,
                       "dlid " + std::to_string(attr.dlid) + ", is_global " +
                           std::to_string(attr.is_global) + ", sgid_index " +
                           std::to_string(attr.grh.sgid_index));

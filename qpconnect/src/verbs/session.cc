@@ -53,6 +53,8 @@ Result<void> Session::CreateResources() {
   d.pkey_value = o.pkey_value;
   d.qkey = o.qkey;
   d.sl = o.sl;
+  d.traffic_class = o.traffic_class;
+  d.flow_label = o.flow_label;
   d.mtu = o.mtu;
   d.max_rd_atomic = o.max_rd_atomic;
   d.max_dest_rd_atomic = o.max_dest_rd_atomic;
@@ -69,28 +71,25 @@ Result<void> Session::CreateResources() {
                                std::to_string(MtuBytes(active_mtu)));
   }
 
-  // Buffer: per QP [send][recv slots][rdma target][rdma source][read back].
-  uint32_t grh = o.transport == Transport::kUd ? kUdGrhBytes : 0;
-  size_t per_qp = size_t{o.message_size} * 4 + size_t{o.rx_depth} * (o.message_size + grh);
-  slot_bytes_ = (per_qp + 63) / 64 * 64;
-  buffer_bytes_ = (slot_bytes_ * o.num_qps + kAlign - 1) / kAlign * kAlign;
-  buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, buffer_bytes_)));
+  // Every size checked against the device, in 64 bits, before anything is
+  // created (session_layout.h): nothing is clamped.
+  auto layout = PlanSessionLayout({o.transport, o.num_qps, o.message_size, o.rx_depth}, limits);
+  if (!layout) return std::move(layout).error();
+  layout_ = *layout;
+  buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, layout_.buffer_bytes)));
   if (!buffer_) {
     return ErrnoError(ErrorCode::kIo, ENOMEM, "allocate buffers",
-                      std::to_string(buffer_bytes_) + " bytes");
+                      std::to_string(layout_.buffer_bytes) + " bytes");
   }
-  std::fill_n(buffer_.get(), buffer_bytes_, uint8_t{0});
+  std::fill_n(buffer_.get(), layout_.buffer_bytes, uint8_t{0});
 
   auto pd = AllocPd(*ctx_);
   if (!pd) return std::move(pd).error();
   pd_ = std::move(*pd);
-  int max_cqe = static_cast<int>(std::max<uint32_t>(limits.max_cqe, 64));
-  int recv_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * o.rx_depth + 1));
-  int send_cqe = std::min<int>(max_cqe, static_cast<int>(o.num_qps * 4 + 1));
-  auto scq = CreateCq(*ctx_, send_cqe, nullptr);
+  auto scq = CreateCq(*ctx_, layout_.send_cqe, nullptr);
   if (!scq) return std::move(scq).error();
   send_cq_ = std::move(*scq);
-  auto rcq = CreateCq(*ctx_, recv_cqe, nullptr);
+  auto rcq = CreateCq(*ctx_, layout_.recv_cqe, nullptr);
   if (!rcq) return std::move(rcq).error();
   recv_cq_ = std::move(*rcq);
 
@@ -99,7 +98,7 @@ Result<void> Session::CreateResources() {
     init.send_cq = send_cq_.get();
     init.recv_cq = recv_cq_.get();
     init.qp_type = ToIbvQpType(o.transport);
-    init.cap.max_send_wr = 4;
+    init.cap.max_send_wr = kSendDepth;
     init.cap.max_recv_wr = o.rx_depth;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
@@ -112,7 +111,7 @@ Result<void> Session::CreateResources() {
     }
     qps_.push_back(std::move(*qp));
   }
-  auto mr = RegMr(*pd_, buffer_.get(), buffer_bytes_, DefaultAccessFlags(o.transport));
+  auto mr = RegMr(*pd_, buffer_.get(), layout_.buffer_bytes, DefaultAccessFlags(o.transport));
   if (!mr) return std::move(mr).error();
   mr_ = std::move(*mr);
 
@@ -171,21 +170,18 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
   }
   // UD sends carry our own Q_Key unless the plan overrides it: a Q_Key
   // mismatch then shows as silently dropped datagrams, as the rule predicts.
-  send_qkey_ =
-      plan.qps.empty() ? options_.qkey : plan.qps[0].remote_qkey.value_or(plan.qps[0].qkey);
+  send_qkey_ = UdSendQkey(plan, options_.qkey);
   return Ok();
 }
 
-uint8_t* Session::SendArea(size_t i) { return buffer_.get() + Offset(i); }
-uint32_t Session::RecvSlotBytes() const {
-  return options_.message_size + (options_.transport == Transport::kUd ? kUdGrhBytes : 0);
-}
+uint8_t* Session::SendArea(size_t i) { return buffer_.get() + layout_.Send(i); }
+uint32_t Session::RecvSlotBytes() const { return layout_.recv_slot_bytes; }
 uint8_t* Session::RecvSlot(size_t i, uint32_t slot) {
-  return SendArea(i) + options_.message_size + size_t{slot} * RecvSlotBytes();
+  return buffer_.get() + layout_.Recv(i, slot);
 }
-uint8_t* Session::RdmaTarget(size_t i) { return RecvSlot(i, options_.rx_depth); }
-uint8_t* Session::RdmaSource(size_t i) { return RdmaTarget(i) + options_.message_size; }
-uint8_t* Session::ReadBack(size_t i) { return RdmaSource(i) + options_.message_size; }
+uint8_t* Session::RdmaTarget(size_t i) { return buffer_.get() + layout_.RdmaTarget(i); }
+uint8_t* Session::RdmaSource(size_t i) { return buffer_.get() + layout_.RdmaSource(i); }
+uint8_t* Session::ReadBack(size_t i) { return buffer_.get() + layout_.ReadBack(i); }
 
 Result<void> Session::PostRecv(size_t i, uint32_t slot) {
   ibv_sge sge{reinterpret_cast<uint64_t>(RecvSlot(i, slot)), RecvSlotBytes(), mr_->lkey};

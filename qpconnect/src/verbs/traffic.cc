@@ -29,7 +29,23 @@ class Driver {
 
   bool Pingpong() const { return o_.pattern == TrafficPattern::kPingpong; }
 
+  // Send/Receive with the failing place recorded in the error.
   Result<void> Send(size_t qp, uint32_t iteration) {
+    return At(SendOnce(qp, iteration), qp, iteration);
+  }
+  Result<void> Receive(size_t qp, uint32_t iteration) {
+    return At(ReceiveOnce(qp, iteration), qp, iteration);
+  }
+
+  static Result<void> At(Result<void> r, size_t qp, uint32_t iteration) {
+    if (r) return r;
+    Error e = std::move(r).error();
+    e.qp_index = static_cast<uint32_t>(qp);
+    e.iteration = iteration;
+    return e;
+  }
+
+  Result<void> SendOnce(size_t qp, uint32_t iteration) {
     if (!Pingpong()) {
       FillPattern(s_.SendArea(qp), o_.size, MessageSeed(iteration, role_, qp));
     } else if (role_ == Role::kClient && iteration == 0) {
@@ -43,7 +59,7 @@ class Driver {
     return Ok();
   }
 
-  Result<void> Receive(size_t qp, uint32_t iteration) {
+  Result<void> ReceiveOnce(size_t qp, uint32_t iteration) {
     auto wc = PollOne(s_.RecvCq(), Deadline(), What("RECV", qp, iteration), s_.transport());
     if (!wc) return std::move(wc).error();
     size_t got_qp = static_cast<size_t>(wc->wr_id >> 32);

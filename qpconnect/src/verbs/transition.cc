@@ -78,16 +78,25 @@ std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest
 
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint) {
+  const std::string operation = std::string("ibv_modify_qp ") + QpStateName(request.from) + "->" +
+                                QpStateName(request.to) + " (" + TransportName(transport) + " qp " +
+                                QpHex(qp.QpNum()) + ")";
+  // A request the mask table or the value ranges refuse never reaches the
+  // device: ibv_modify_qp would only say EINVAL, and we can say which.
+  if (std::string wrong = CheckRequest(transport, request); !wrong.empty()) {
+    std::string detail = "not sent to the device: " + wrong + "; the request was " +
+                         DescribeAttr(request.attr, request.mask);
+    if (!context_hint.empty()) detail += "; " + context_hint;
+    return Error{ErrorCode::kInvalidArgument, 0, operation, "mask " + DecodeMask(request.mask),
+                 std::move(detail)};
+  }
   auto rc = qp.Modify(request.attr, request.mask);
   if (rc) return Ok();
   Error e = std::move(rc).error();
-  e.operation = std::string("ibv_modify_qp ") + QpStateName(request.from) + "->" +
-                QpStateName(request.to) + " (" + TransportName(transport) + " qp " +
-                QpHex(qp.QpNum()) + ")";
+  e.operation = operation;
   e.attribute = "mask " + DecodeMask(request.mask);
   std::string detail = "refused; sent " + DescribeAttr(request.attr, request.mask);
-  std::string cause = CheckRequest(transport, request);
-  if (cause.empty()) cause = ExplainModifyErrno(e.sys_errno, transport, request);
+  const std::string cause = ExplainModifyErrno(e.sys_errno, transport, request);
   if (!cause.empty()) detail += "; likely cause: " + cause;
   if (!context_hint.empty()) detail += "; " + context_hint;
   e.detail = std::move(detail);

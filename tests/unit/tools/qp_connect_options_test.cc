@@ -45,6 +45,17 @@ TEST(ConnectOptions, ForcedMtuIsAnnouncedAndPlanned) {
   EXPECT_EQ(*o->session.mtu, Mtu::k2048);
 }
 
+TEST(ConnectOptions, TrafficClassAndFlowLabelReachTheSessionInRange) {
+  auto o = ParseConnectOptions({"--tclass", "104", "--flow-label", "0x12345"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->session.traffic_class, 104);
+  EXPECT_EQ(o->session.flow_label, 0x12345u);
+  EXPECT_FALSE(ParseConnectOptions({"--tclass", "256"}));
+  auto fl = ParseConnectOptions({"--flow-label", "0x100000"});
+  ASSERT_FALSE(fl);
+  EXPECT_NE(fl.error().detail.find("flow-label"), std::string::npos) << fl.error().detail;
+}
+
 TEST(ConnectOptions, RefusesUnusableCombinations) {
   const std::vector<std::vector<std::string>> bad = {
       {"--transport", "xrc"},

@@ -3,6 +3,9 @@
 // when present, else the excerpt in tests/testdata/verbs).
 #include "qpconnect/verbs/qp_attrs.h"
 
+#include "qpconnect/verbs/qp_steps.h"
+#include "qpconnect/verbs/session_layout.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -155,6 +158,111 @@ TEST(Describe, DescribeAttrListsEveryValueSent) {
   EXPECT_NE(d.find("dgid=::ffff:10.99.0.2"), std::string::npos) << d;
   EXPECT_NE(d.find("sgid_index=1"), std::string::npos) << d;
   EXPECT_EQ(d.find("sq_psn"), std::string::npos) << d;  // not in the RTR mask
+}
+
+}  // namespace
+}  // namespace qpconnect::verbs
+
+namespace qpconnect::verbs {
+namespace {
+
+// ---- issue 12: the builders' contract, the Session's layout and Q_Key
+
+TEST(Builders, SendExactlyTheRequiredAttributes) {
+  QpAttrs a;
+  for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
+    EXPECT_EQ(BuildInit(t, a, 0).mask, MasksFor(t, QpState::kInit).required) << TransportName(t);
+    EXPECT_EQ(BuildRtr(t, a).mask, MasksFor(t, QpState::kRtr).required) << TransportName(t);
+    EXPECT_EQ(BuildRts(t, a).mask, MasksFor(t, QpState::kRts).required) << TransportName(t);
+  }
+}
+
+TEST(AddressVectorCheck, RefusesWhatIbvAhAttrCannotCarry) {
+  AddressVector av;
+  av.is_global = true;
+  av.sgid_index = 256;  // would be truncated to 0
+  auto r = CheckAddressVector(av);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().attribute, "sgid_index");
+  EXPECT_NE(r.error().detail.find("select GID 0"), std::string::npos) << r.error().detail;
+  av.sgid_index = 255;
+  EXPECT_TRUE(CheckAddressVector(av));
+  av.flow_label = 0x100000;
+  EXPECT_EQ(CheckAddressVector(av).error().attribute, "flow_label");
+  av.is_global = false;  // without a GRH neither field is sent
+  EXPECT_TRUE(CheckAddressVector(av));
+}
+
+TEST(UdSendQkey, IsOwnQkeyUnlessThePlanOverrides) {
+  ConnectionPlan plan;
+  EXPECT_EQ(UdSendQkey(plan, 0x77), 0x77u);
+  QpAttrs a;
+  a.qkey = 0x11111111;
+  plan.qps.push_back(a);
+  EXPECT_EQ(UdSendQkey(plan, 0x77), 0x11111111u);
+  plan.qps[0].remote_qkey = 0x22222222;
+  EXPECT_EQ(UdSendQkey(plan, 0x77), 0x22222222u);
+}
+
+DeviceLimits RxeLikeLimits() {
+  DeviceLimits l;
+  l.max_qp = 1 << 16;
+  l.max_qp_wr = 1 << 14;
+  l.max_cqe = (1 << 15) - 1;
+  l.max_mr_size = uint64_t{1} << 40;
+  return l;
+}
+
+TEST(SessionLayout, LaysOutEachQpsAreasWithoutOverlap) {
+  auto l = PlanSessionLayout({Transport::kUd, 3, 1000, 5}, RxeLikeLimits());
+  ASSERT_TRUE(l) << l.error().ToString();
+  EXPECT_EQ(l->recv_slot_bytes, 1040u);  // + GRH
+  EXPECT_EQ(l->slot_bytes % 64, 0u);
+  EXPECT_GE(l->slot_bytes, 4u * 1000 + 5u * 1040);
+  EXPECT_EQ(l->buffer_bytes % 4096, 0u);
+  EXPECT_GE(l->buffer_bytes, 3 * l->slot_bytes);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(l->Recv(i, 0), l->Send(i) + 1000);
+    EXPECT_EQ(l->RdmaTarget(i), l->Recv(i, 4) + 1040);
+    EXPECT_EQ(l->RdmaSource(i), l->RdmaTarget(i) + 1000);
+    EXPECT_LE(l->ReadBack(i) + 1000, l->Send(i) + l->slot_bytes);  // stays in its slot
+  }
+  EXPECT_EQ(l->send_cqe, static_cast<int>(3 * kSendDepth + 1));
+  EXPECT_EQ(l->recv_cqe, 3 * 5 + 1);
+}
+
+TEST(SessionLayout, RefusesWhatTheDeviceCannotMeetInsteadOfClamping) {
+  const DeviceLimits limits = RxeLikeLimits();
+  auto qps = PlanSessionLayout({Transport::kRc, 70000, 64, 1}, limits);
+  ASSERT_FALSE(qps);
+  EXPECT_EQ(qps.error().attribute, "qps");
+  EXPECT_NE(qps.error().detail.find("max_qp 65536"), std::string::npos) << qps.error().detail;
+
+  auto depth = PlanSessionLayout({Transport::kRc, 1, 64, 1 << 20}, limits);
+  ASSERT_FALSE(depth);
+  EXPECT_EQ(depth.error().attribute, "rx-depth");
+  EXPECT_NE(depth.error().detail.find("max_qp_wr"), std::string::npos);
+
+  // 10,000 QPs x 8 receives: 80,001 CQEs, above max_cqe 32,767 (was clamped).
+  auto cq = PlanSessionLayout({Transport::kRc, 10000, 64, 8}, limits);
+  ASSERT_FALSE(cq);
+  EXPECT_EQ(cq.error().attribute, "rx-depth");
+  EXPECT_NE(cq.error().detail.find("80001"), std::string::npos) << cq.error().detail;
+  EXPECT_TRUE(PlanSessionLayout({Transport::kRc, 10000, 64, 2}, limits));
+
+  // 65,536 x 65,536 overflows 32 bits (it wrapped to 1 before): checked in 64.
+  DeviceLimits big;
+  big.max_cqe = 0x7fffffff;
+  auto wrap = PlanSessionLayout({Transport::kRc, 65536, 64, 65536}, big);
+  ASSERT_FALSE(wrap);
+  EXPECT_NE(wrap.error().detail.find("4294967297"), std::string::npos) << wrap.error().detail;
+
+  DeviceLimits small_mr = limits;
+  small_mr.max_mr_size = 1 << 20;
+  auto mr = PlanSessionLayout({Transport::kRc, 1000, 4096, 8}, small_mr);
+  ASSERT_FALSE(mr);
+  EXPECT_EQ(mr.error().attribute, "size");
+  EXPECT_NE(mr.error().detail.find("max_mr_size"), std::string::npos);
 }
 
 }  // namespace

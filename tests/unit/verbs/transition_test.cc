@@ -34,22 +34,62 @@ TEST(Transition, DrivesEachTransportFromResetToRts) {
   }
 }
 
-TEST(Transition, RefusalNamesTransitionMaskValuesAndMissingBits) {
+TEST(Transition, AWrongRequestNeverReachesTheDevice) {
   FakeQp qp(IBV_QPT_RC, 0x11);
   ASSERT_TRUE(ApplyTransition(qp, Transport::kRc,
                               BuildInit(Transport::kRc, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+  const size_t calls = qp.calls().size();
   ModifyRequest r = BuildRtr(Transport::kRc, Attrs());
   r.mask &= ~IBV_QP_MIN_RNR_TIMER;  // a bug a caller could make
   auto res = ApplyTransition(qp, Transport::kRc, r);
   ASSERT_FALSE(res);
   const Error& e = res.error();
+  EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(e.sys_errno, 0);
+  EXPECT_EQ(e.operation, "ibv_modify_qp INIT->RTR (rc qp 0x000011)");
+  EXPECT_NE(e.attribute.find("PATH_MTU"), std::string::npos);
+  EXPECT_NE(e.detail.find("not sent to the device"), std::string::npos) << e.detail;
+  EXPECT_NE(e.detail.find("dest_qp_num=0x000042"), std::string::npos) << e.detail;
+  EXPECT_NE(e.detail.find("mask lacks required MIN_RNR_TIMER"), std::string::npos) << e.detail;
+  EXPECT_EQ(qp.calls().size(), calls);  // ibv_modify_qp was not called
+  EXPECT_EQ(qp.state(), IBV_QPS_INIT);
+
+  // An optional bit the transition does not allow is caught the same way.
+  ModifyRequest foreign = BuildRtr(Transport::kRc, Attrs());
+  foreign.mask |= IBV_QP_SQ_PSN;
+  auto f = ApplyTransition(qp, Transport::kRc, foreign);
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.error().detail.find("not allowed at this transition"), std::string::npos);
+  EXPECT_EQ(qp.calls().size(), calls);
+}
+
+TEST(Transition, ADeviceRefusalNamesTransitionMaskValuesAndCause) {
+  FakeQp qp(IBV_QPT_RC, 0x11);
+  ASSERT_TRUE(ApplyTransition(qp, Transport::kRc,
+                              BuildInit(Transport::kRc, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+  qp.FailNextWith(EINVAL);
+  AddressVector no_grh;
+  QpAttrs a = Attrs();
+  a.ah = no_grh;
+  auto res = ApplyTransition(qp, Transport::kRc, BuildRtr(Transport::kRc, a));
+  ASSERT_FALSE(res);
+  const Error& e = res.error();
   EXPECT_EQ(e.code, ErrorCode::kVerbs);
   EXPECT_EQ(e.sys_errno, EINVAL);
   EXPECT_EQ(e.operation, "ibv_modify_qp INIT->RTR (rc qp 0x000011)");
-  EXPECT_NE(e.attribute.find("PATH_MTU"), std::string::npos);
-  EXPECT_NE(e.detail.find("dest_qp_num=0x000042"), std::string::npos) << e.detail;
-  EXPECT_NE(e.detail.find("mask lacks required MIN_RNR_TIMER"), std::string::npos) << e.detail;
-  EXPECT_EQ(qp.state(), IBV_QPS_INIT);  // nothing changed
+  EXPECT_NE(e.detail.find("refused; sent"), std::string::npos) << e.detail;
+  EXPECT_NE(e.detail.find("without a GRH"), std::string::npos) << e.detail;
+}
+
+TEST(FakeQp, RefusesOptionalBitsTheSpecDoesNotAllow) {
+  // The fake, not the production table: a mask with a foreign bit sent straight
+  // to it is refused as the device would.
+  FakeQp qp(IBV_QPT_UD, 0x12);
+  ModifyRequest init = BuildInit(Transport::kUd, Attrs(), 0);
+  ASSERT_TRUE(qp.Modify(init.attr, init.mask));
+  ModifyRequest rtr = BuildRtr(Transport::kUd, Attrs());
+  EXPECT_FALSE(qp.Modify(rtr.attr, rtr.mask | IBV_QP_AV));
+  EXPECT_TRUE(qp.Modify(rtr.attr, rtr.mask | IBV_QP_QKEY));  // optional at UD RTR
 }
 
 TEST(Transition, ExplainsAnInjectedTimeoutAtRtr) {

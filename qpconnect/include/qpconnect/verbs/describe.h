@@ -29,7 +29,9 @@ struct DescribeOptions {
   std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
   uint32_t qkey = 0;
   uint8_t sl = 0;
-  std::optional<Mtu> mtu;  // forced path MTU; default the port's active MTU
+  uint8_t traffic_class = 0;
+  uint32_t flow_label = 0;  // REQUIRES: fits 20 bits (kInvalidArgument otherwise)
+  std::optional<Mtu> mtu;   // forced path MTU; default the port's active MTU
   uint8_t max_rd_atomic = 1;
   uint8_t max_dest_rd_atomic = 1;
   std::string host;  // identity; empty: gethostname()

@@ -2,8 +2,10 @@
 // RESET->INIT->RTR->RTS per transport, from a verbs-free QpAttrs.
 //
 // The required/optional mask table is plain data (TransitionMasks); the
-// builders send exactly the required attributes plus the optional ones the
-// plan sets. DecodeMask and DescribeAttr render a request for error reports:
+// builders send exactly the required attributes, never an optional one (the
+// optional column is what CheckRequest() accepts from other callers, e.g. a
+// traced program's mask). DecodeMask and DescribeAttr render a request for
+// error reports:
 // "ibv_modify_qp INIT->RTR refused" names the mask and every value sent.
 //
 // Thread-safety: pure functions.

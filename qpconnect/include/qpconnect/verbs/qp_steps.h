@@ -15,6 +15,12 @@
 
 namespace qpconnect::verbs {
 
+// The Q_Key a UD QP puts in its send WRs under `plan`: the plan's remote_qkey
+// when it overrides, else the QP's own Q_Key (plan.qps[0].qkey) — so that a
+// Q_Key mismatch shows as dropped datagrams, as the qkey-mismatch rule
+// predicts. `fallback` when the plan is empty.
+uint32_t UdSendQkey(const ConnectionPlan& plan, uint32_t fallback);
+
 // The access flags a connector QP gets at INIT: RC local + remote write +
 // remote read; UC local + remote write; UD local write.
 unsigned DefaultAccessFlags(Transport transport);

@@ -28,6 +28,7 @@
 #include "qpconnect/result.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/resources.h"
+#include "qpconnect/verbs/session_layout.h"
 
 namespace qpconnect::verbs {
 
@@ -46,6 +47,8 @@ struct SessionOptions {
   std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
   uint32_t qkey = kDefaultQkey;        // UD
   uint8_t sl = 0;
+  uint8_t traffic_class = 0;    // GRH traffic class (DSCP << 2 | ECN)
+  uint32_t flow_label = 0;      // GRH flow label, 20 bits
   std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
   std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
   uint8_t max_rd_atomic = 1;
@@ -76,9 +79,11 @@ class Session {
   uint32_t send_qkey() const { return send_qkey_; }
 
   // INIT->RTR->RTS for every QP with `plan` (REQUIRES plan.qps.size() ==
-  // num_qps()); UD: creates one address handle per peer QP. `remote` supplies
-  // the peer's Q_Key for UD sends. A refusal names the transition, mask and
-  // every value (verbs/transition.h), with `hint` appended.
+  // num_qps()); UD: creates one address handle per peer QP, and sends will
+  // carry UdSendQkey(plan) (our own Q_Key unless the plan overrides it; not
+  // the peer's: a mismatch must show, as the validator predicts). `remote` is
+  // kept for messages. A refusal names the transition, mask and every value
+  // (verbs/transition.h), with `hint` appended.
   Result<void> Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
                        const std::string& hint = {});
 
@@ -106,7 +111,6 @@ class Session {
   Session() = default;
   Result<void> CreateResources();
   Result<void> MoveToInit();
-  size_t Offset(size_t i) const { return i * slot_bytes_; }
 
   struct BufferFree {
     void operator()(uint8_t* p) const noexcept;
@@ -114,13 +118,12 @@ class Session {
 
   SessionOptions options_;
   EndpointInfo local_;
-  size_t slot_bytes_ = 0;
+  SessionLayout layout_;
   uint32_t send_qkey_ = 0;
   std::vector<uint32_t> remote_qpns_;
   // Members in creation order: destroyed in reverse (AHs, MR, QPs, CQs, PD,
   // context, then the buffer the MR covered).
   std::unique_ptr<uint8_t, BufferFree> buffer_;
-  size_t buffer_bytes_ = 0;
   UniqueContext ctx_;
   UniquePd pd_;
   UniqueCq send_cq_;

@@ -14,12 +14,15 @@
 
 namespace qpconnect::verbs {
 
-// Applies `request` to `qp`. On refusal returns kVerbs with
-//   operation = "ibv_modify_qp <FROM>-><TO> (qp 0x...)",
+// Applies `request` to `qp`, after CheckRequest(): a request that fails it is
+// never sent, and returns kInvalidArgument (errno 0) with the same operation
+// and attribute and the detail "not sent to the device: <what is wrong>; the
+// request was <values>". When the device refuses, returns kVerbs with
+//   operation = "ibv_modify_qp <FROM>-><TO> (<transport> qp 0x...)",
 //   attribute = the decoded mask,
 //   detail    = every attribute value sent, then "likely cause: ..." from
-//               CheckRequest() and the errno, then `context_hint` if given
-//               (e.g. the validator's findings).
+//               the errno, then `context_hint` if given (e.g. the
+//               validator's findings).
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint = {});
 
