@@ -152,49 +152,59 @@ TEST(TraceJudge, ChecksTheMaskAgainstTheStateTable) {
 }
 
 // qp-validate TRACE... in-process.
-int RunQpValidate(const std::vector<std::string>& args, std::string& out, std::string& err) {
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Outcome RunCli(const std::vector<std::string>& args) {
   std::ostringstream o;
   std::ostringstream e;
   std::istringstream in;
-  const int code = qp_validate::Run(args, in, o, e);
-  out = o.str();
-  err = e.str();
-  return code;
+  Outcome r;
+  r.code = qp_validate::Run(args, in, o, e);
+  r.out = o.str();
+  r.err = e.str();
+  return r;
 }
 
+// A file of `text` in the test's temporary directory.
+std::string Temp(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr const char* kStartOnly = R"({"qp_trace":1,"event":"start","pid":1})"
+                                   "\n";
+
 TEST(QpValidateTraces, ExitsOneAndNamesPathMtuForDifferentM) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({Path("rc_m512_server.json"), Path("rc_m1024_client.json")}, out, err),
-            1);
-  EXPECT_NE(out.find("mtu-mismatch  path_mtu"), std::string::npos) << out;
-  EXPECT_NE(out.find("pair 1 (mutual qpn + gid)"), std::string::npos) << out;
-  EXPECT_EQ(err, "");
+  const Outcome o = RunCli({Path("rc_m512_server.json"), Path("rc_m1024_client.json")});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.out.find("mtu-mismatch  path_mtu"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("pair 1 (mutual qpn + gid)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
 }
 
 TEST(QpValidateTraces, ExitsZeroForASoundPair) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), Path("uc_client.json")}, out, err), 0) << out;
-  EXPECT_NE(out.find("1 pair, 0 QPs without a peer; 0 errors"), std::string::npos) << out;
+  const Outcome o = RunCli({Path("uc_server.json"), Path("uc_client.json")});
+  EXPECT_EQ(o.code, 0) << o.out;
+  EXPECT_NE(o.out.find("1 pair, 0 QPs without a peer; 0 errors"), std::string::npos) << o.out;
 }
 
 TEST(QpValidateTraces, PrintsTheFailedTransitionAndItsLikelyCause) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({Path("rc_badgid_server.json"), Path("rc_badgid_client.json")}, out, err),
-            1);
-  EXPECT_NE(out.find("INIT->RTR FAILED: errno 61 ("), std::string::npos) << out;
-  EXPECT_NE(out.find("likely cause: sgid-index-not-in-table"), std::string::npos) << out;
+  const Outcome o = RunCli({Path("rc_badgid_server.json"), Path("rc_badgid_client.json")});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.out.find("INIT->RTR FAILED: errno 61 ("), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("likely cause: sgid-index-not-in-table"), std::string::npos) << o.out;
 }
 
 TEST(QpValidateTraces, JsonCarriesPairsFailuresAndTheExitCode) {
-  std::string out;
-  std::string err;
-  ASSERT_EQ(RunQpValidate({"--json", Path("rc_badgid_server.json"), Path("rc_badgid_client.json")},
-                          out, err),
-            1);
-  const nlohmann::json j = nlohmann::json::parse(out);
+  const Outcome o =
+      RunCli({"--json", Path("rc_badgid_server.json"), Path("rc_badgid_client.json")});
+  ASSERT_EQ(o.code, 1);
+  const nlohmann::json j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["summary"]["exit_code"], 1);
   EXPECT_EQ(j["summary"]["pairs"], 1);
   EXPECT_EQ(j["traces"].size(), 2u);
@@ -208,52 +218,37 @@ TEST(QpValidateTraces, JsonCarriesPairsFailuresAndTheExitCode) {
 }
 
 TEST(QpValidateTraces, TakesMoreThanTwoFiles) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(
-      RunQpValidate({Path("uc_server.json"), Path("uc_client.json"), Path("rping_server.json")},
-                    out, err),
-      0);
-  EXPECT_NE(out.find("1 pair, 1 QP without a peer"), std::string::npos) << out;
+  const Outcome o =
+      RunCli({Path("uc_server.json"), Path("uc_client.json"), Path("rping_server.json")});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.out.find("1 pair, 1 QP without a peer"), std::string::npos) << o.out;
 }
 
 TEST(QpValidateTraces, ExitsTwoForAMalformedTrace) {
-  const std::string bad = testing::TempDir() + "/bad_trace.json";
-  std::ofstream(bad) << R"({"qp_trace":1,"event":"start","pid":1})"
-                        "\n{oops}\n";
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), bad}, out, err), 2);
-  EXPECT_NE(err.find("bad_trace.json: line 2: not JSON"), std::string::npos) << err;
+  const Outcome o = RunCli(
+      {Path("uc_server.json"), Temp("bad_trace.json", std::string(kStartOnly) + "{oops}\n")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("bad_trace.json: line 2: not JSON"), std::string::npos) << o.err;
 }
 
 TEST(QpValidateTraces, ExitsTwoWhenAFileAmongTracesIsNot) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({Path("uc_server.json"), Path("uc_client.json"),
-                           std::string(QPC_TESTDATA_DIR) + "/validate/rc_clean_a.json"},
-                          out, err),
-            2);
-  EXPECT_NE(err.find("not a qp-trace file"), std::string::npos) << err;
-  EXPECT_NE(err.find("or qp-trace files"), std::string::npos) << err;
+  const Outcome o = RunCli({Path("uc_server.json"), Path("uc_client.json"),
+                            std::string(QPC_TESTDATA_DIR) + "/validate/rc_clean_a.json"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("not a qp-trace file"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("or qp-trace files"), std::string::npos) << o.err;
 }
 
 TEST(QpValidateTraces, ExitsTwoWhenNoTraceHasAQp) {
-  const std::string empty = testing::TempDir() + "/no_qp_trace.json";
-  std::ofstream(empty) << R"({"qp_trace":1,"event":"start","pid":1})"
-                          "\n";
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({empty}, out, err), 2);
-  EXPECT_NE(err.find("record no QP"), std::string::npos) << err;
+  const Outcome o = RunCli({Temp("no_qp_trace.json", kStartOnly)});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("record no QP"), std::string::npos) << o.err;
 }
 
 TEST(QpValidateTraces, RefusesTransportWithTraces) {
-  std::string out;
-  std::string err;
-  EXPECT_EQ(RunQpValidate({"-t", "rc", Path("uc_server.json"), Path("uc_client.json")}, out, err),
-            2);
-  EXPECT_NE(err.find("--transport does not apply to traces"), std::string::npos) << err;
+  const Outcome o = RunCli({"-t", "rc", Path("uc_server.json"), Path("uc_client.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--transport does not apply to traces"), std::string::npos) << o.err;
 }
 
 }  // namespace

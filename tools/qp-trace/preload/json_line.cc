@@ -150,9 +150,9 @@ void JsonLine::Seconds(const char* key, int64_t sec, long nsec) {
   AppendCStr(num);
 }
 
-void JsonLine::BeginObject(const char* key) {
+void JsonLine::Open(const char* key, char bracket) {
   Separator(key);
-  AppendChar('{');
+  AppendChar(bracket);
   if (depth_ + 1 >= kMaxDepth) {
     ok_ = false;
     return;
@@ -160,23 +160,8 @@ void JsonLine::BeginObject(const char* key) {
   need_comma_[++depth_] = false;
 }
 
-void JsonLine::EndObject() {
-  AppendChar('}');
-  if (depth_ > 0) --depth_;
-}
-
-void JsonLine::BeginArray(const char* key) {
-  Separator(key);
-  AppendChar('[');
-  if (depth_ + 1 >= kMaxDepth) {
-    ok_ = false;
-    return;
-  }
-  need_comma_[++depth_] = false;
-}
-
-void JsonLine::EndArray() {
-  AppendChar(']');
+void JsonLine::Close(char bracket) {
+  AppendChar(bracket);
   if (depth_ > 0) --depth_;
 }
 

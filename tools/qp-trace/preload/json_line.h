@@ -34,10 +34,10 @@ class JsonLine {
   // Seconds with microseconds, e.g. 12.000250.
   void Seconds(const char* key, int64_t sec, long nsec);
 
-  void BeginObject(const char* key);
-  void EndObject();
-  void BeginArray(const char* key);
-  void EndArray();
+  void BeginObject(const char* key) { Open(key, '{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray(const char* key) { Open(key, '['); }
+  void EndArray() { Close(']'); }
 
   // Closes the top-level object and appends '\n'. REQUIRES: every nested
   // object and array ended.
@@ -49,6 +49,8 @@ class JsonLine {
 
  private:
   void Separator(const char* key);
+  void Open(const char* key, char bracket);
+  void Close(char bracket);
   void Append(const char* s, size_t n);
   void AppendChar(char c) { Append(&c, 1); }
   void AppendCStr(const char* s);

@@ -366,89 +366,55 @@ class Recording {
 
 // ---- Values as text --------------------------------------------------------
 
-const char* QpTypeName(int t) {
-  switch (t) {
-    case IBV_QPT_RC:
-      return "RC";
-    case IBV_QPT_UC:
-      return "UC";
-    case IBV_QPT_UD:
-      return "UD";
-    case IBV_QPT_RAW_PACKET:
-      return "RAW_PACKET";
-    case IBV_QPT_XRC_SEND:
-      return "XRC_SEND";
-    case IBV_QPT_XRC_RECV:
-      return "XRC_RECV";
-    case IBV_QPT_DRIVER:
-      return "DRIVER";
-    default:
-      return "UNKNOWN";
+// The names the trace format uses for libibverbs' enumerations
+// (docs/trace.md). Written out here because this library links nothing of
+// qpconnect's (see the file comment); qp-validate reads them back by name.
+struct Named {
+  int value;
+  const char* name;
+};
+
+template <size_t N>
+const char* NameIn(const Named (&table)[N], int value, const char* unknown) {
+  for (const Named& n : table) {
+    if (n.value == value) return n.name;
   }
+  return unknown;
 }
 
-const char* StateName(int s) {
-  switch (s) {
-    case IBV_QPS_RESET:
-      return "RESET";
-    case IBV_QPS_INIT:
-      return "INIT";
-    case IBV_QPS_RTR:
-      return "RTR";
-    case IBV_QPS_RTS:
-      return "RTS";
-    case IBV_QPS_SQD:
-      return "SQD";
-    case IBV_QPS_SQE:
-      return "SQE";
-    case IBV_QPS_ERR:
-      return "ERR";
-    default:
-      return "UNKNOWN";
-  }
-}
+constexpr Named kQpTypes[] = {
+    {IBV_QPT_RC, "RC"},
+    {IBV_QPT_UC, "UC"},
+    {IBV_QPT_UD, "UD"},
+    {IBV_QPT_RAW_PACKET, "RAW_PACKET"},
+    {IBV_QPT_XRC_SEND, "XRC_SEND"},
+    {IBV_QPT_XRC_RECV, "XRC_RECV"},
+    {IBV_QPT_DRIVER, "DRIVER"},
+};
+constexpr Named kQpStates[] = {
+    {IBV_QPS_RESET, "RESET"}, {IBV_QPS_INIT, "INIT"}, {IBV_QPS_RTR, "RTR"}, {IBV_QPS_RTS, "RTS"},
+    {IBV_QPS_SQD, "SQD"},     {IBV_QPS_SQE, "SQE"},   {IBV_QPS_ERR, "ERR"},
+};
+constexpr Named kPortStates[] = {
+    {IBV_PORT_NOP, "NOP"},     {IBV_PORT_DOWN, "DOWN"},     {IBV_PORT_INIT, "INIT"},
+    {IBV_PORT_ARMED, "ARMED"}, {IBV_PORT_ACTIVE, "ACTIVE"}, {IBV_PORT_ACTIVE_DEFER, "ACTIVE_DEFER"},
+};
+constexpr Named kLinkLayers[] = {
+    {IBV_LINK_LAYER_INFINIBAND, "infiniband"},
+    {IBV_LINK_LAYER_ETHERNET, "ethernet"},
+};
+constexpr Named kGidTypes[] = {
+    {IBV_GID_TYPE_IB, "ib"},
+    {IBV_GID_TYPE_ROCE_V1, "roce-v1"},
+    {IBV_GID_TYPE_ROCE_V2, "roce-v2"},
+};
 
-const char* PortStateName(int s) {
-  switch (s) {
-    case IBV_PORT_NOP:
-      return "NOP";
-    case IBV_PORT_DOWN:
-      return "DOWN";
-    case IBV_PORT_INIT:
-      return "INIT";
-    case IBV_PORT_ARMED:
-      return "ARMED";
-    case IBV_PORT_ACTIVE:
-      return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER:
-      return "ACTIVE_DEFER";
-    default:
-      return "UNKNOWN";
-  }
-}
-
-const char* LinkLayerName(int l) {
-  switch (l) {
-    case IBV_LINK_LAYER_INFINIBAND:
-      return "infiniband";
-    case IBV_LINK_LAYER_ETHERNET:
-      return "ethernet";
-    default:
-      return "unspecified";
-  }
-}
-
+const char* QpTypeName(int t) { return NameIn(kQpTypes, t, "UNKNOWN"); }
+const char* StateName(int s) { return NameIn(kQpStates, s, "UNKNOWN"); }
+const char* PortStateName(int s) { return NameIn(kPortStates, s, "UNKNOWN"); }
+const char* LinkLayerName(int l) { return NameIn(kLinkLayers, l, "unspecified"); }
 const char* GidTypeName(uint32_t t) {
-  switch (t) {
-    case IBV_GID_TYPE_IB:
-      return "ib";
-    case IBV_GID_TYPE_ROCE_V1:
-      return "roce-v1";
-    case IBV_GID_TYPE_ROCE_V2:
-      return "roce-v2";
-    default:
-      return "unspecified";
-  }
+  return NameIn(kGidTypes, static_cast<int>(t), "unspecified");
 }
 
 // path_mtu and active_mtu as bytes; an out-of-range enum goes in KEY_raw.
@@ -484,35 +450,6 @@ void Result(JsonLine& line, int rc, int err) {
 const char* DeviceName(ibv_context* ctx) {
   return ctx != nullptr && ctx->device != nullptr ? ctx->device->name : "";
 }
-
-struct MaskName {
-  int bit;
-  const char* name;
-};
-constexpr MaskName kMaskNames[] = {
-    {IBV_QP_STATE, "STATE"},
-    {IBV_QP_CUR_STATE, "CUR_STATE"},
-    {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
-    {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
-    {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
-    {IBV_QP_PORT, "PORT"},
-    {IBV_QP_QKEY, "QKEY"},
-    {IBV_QP_AV, "AV"},
-    {IBV_QP_PATH_MTU, "PATH_MTU"},
-    {IBV_QP_TIMEOUT, "TIMEOUT"},
-    {IBV_QP_RETRY_CNT, "RETRY_CNT"},
-    {IBV_QP_RNR_RETRY, "RNR_RETRY"},
-    {IBV_QP_RQ_PSN, "RQ_PSN"},
-    {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
-    {IBV_QP_ALT_PATH, "ALT_PATH"},
-    {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
-    {IBV_QP_SQ_PSN, "SQ_PSN"},
-    {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
-    {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
-    {IBV_QP_CAP, "CAP"},
-    {IBV_QP_DEST_QPN, "DEST_QPN"},
-    {IBV_QP_RATE_LIMIT, "RATE_LIMIT"},
-};
 
 void AhAttr(JsonLine& line, const char* key, const ibv_ah_attr& ah) {
   line.BeginObject(key);
@@ -741,9 +678,9 @@ void QpIdentity(JsonLine& line, ibv_qp* qp) {
   line.Bool("srq", qp->srq != nullptr);
 }
 
-void RecordModify(ibv_qp* qp, const ibv_qp_attr& a, int mask, int from, int rc, int err) {
-  Recording rec;
-  if (!rec.ok()) return;
+// The modify_qp record, after the port facts it needs. REQUIRES: g_mu held.
+void RecordModify(JsonLine& line, ibv_qp* qp, const ibv_qp_attr& a, int mask, int from, int rc,
+                  int err) {
   uint8_t port = 0;
   if (mask & IBV_QP_PORT) {
     port = a.port_num;
@@ -754,8 +691,6 @@ void RecordModify(ibv_qp* qp, const ibv_qp_attr& a, int mask, int from, int rc, 
     RecordPort(qp->context, port);
     if (mask & IBV_QP_PKEY_INDEX) RecordPkey(qp->context, port, a.pkey_index);
   }
-  JsonLine line;
-  Stamp(line, "modify_qp");
   QpIdentity(line, qp);
   line.Str("from", StateName(from));
   if (mask & IBV_QP_STATE) {
@@ -764,21 +699,35 @@ void RecordModify(ibv_qp* qp, const ibv_qp_attr& a, int mask, int from, int rc, 
     line.Null("to");
   }
   line.Int("mask", mask);
-  line.BeginArray("mask_names");
-  int known = 0;
-  for (const MaskName& m : kMaskNames) {
-    known |= m.bit;
-    if (mask & m.bit) line.Str(nullptr, m.name);
-  }
-  if (mask & ~known) {
-    char rest[32];
-    std::snprintf(rest, sizeof rest, "0x%x", static_cast<unsigned>(mask & ~known));
-    line.Str(nullptr, rest);
-  }
-  line.EndArray();
   QpAttr(line, a, mask);
   Result(line, rc, err);
-  Emit(line);
+}
+
+// Makes the program's call, then, unless recording is off in this process,
+// writes one `event` record filled by record(line, result, errno). Returns
+// the call's result with errno as the call left it.
+template <typename Call, typename Fill>
+auto Traced(const char* event, Call call, Fill record) {
+  Busy busy;
+  auto result = call();
+  const int err = errno;
+  {
+    Recording rec;
+    if (rec.ok()) {
+      JsonLine line;
+      Stamp(line, event);
+      record(line, result, err);
+      Emit(line);
+    }
+  }
+  errno = err;
+  return result;
+}
+
+// The errno meaning of a creator's result: NULL and errno, else 0.
+void CreatorResult(JsonLine& line, const void* made, int err) {
+  line.Int("result", made != nullptr ? 0 : -1);
+  line.Int("errno", made != nullptr ? 0 : (err != 0 ? err : EIO));
 }
 
 void AtForkPrepare() { pthread_mutex_lock(&g_mu); }
@@ -817,79 +766,57 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
     return nullptr;
   }
   if (Busy::Active()) return next(pd, init);
-  Busy busy;
-  ibv_qp* qp = next(pd, init);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      JsonLine line;
-      Stamp(line, "create_qp");
-      line.Str("call", "ibv_create_qp");
-      if (qp != nullptr) {
-        QpIdentity(line, qp);
-      } else {
-        line.Hex("pd", reinterpret_cast<uintptr_t>(pd));
-        line.Str("device", pd != nullptr ? DeviceName(pd->context) : "");
-        if (init != nullptr) line.Str("qp_type", QpTypeName(init->qp_type));
-      }
-      if (init != nullptr) {
-        line.Bool("sq_sig_all", init->sq_sig_all != 0);
-        Cap(line, init->cap);
-      }
-      line.Int("result", qp != nullptr ? 0 : -1);
-      line.Int("errno", qp != nullptr ? 0 : (err != 0 ? err : EIO));
-      Emit(line);
-    }
-  }
-  errno = err;
-  return qp;
+  return Traced(
+      "create_qp", [&] { return next(pd, init); },
+      [&](JsonLine& line, ibv_qp* qp, int err) {
+        line.Str("call", "ibv_create_qp");
+        if (qp != nullptr) {
+          QpIdentity(line, qp);
+        } else {
+          line.Hex("pd", reinterpret_cast<uintptr_t>(pd));
+          line.Str("device", pd != nullptr ? DeviceName(pd->context) : "");
+          if (init != nullptr) line.Str("qp_type", QpTypeName(init->qp_type));
+        }
+        if (init != nullptr) {
+          line.Bool("sq_sig_all", init->sq_sig_all != 0);
+          Cap(line, init->cap);
+        }
+        CreatorResult(line, qp, err);
+      });
 }
 
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
   ModifyQpFn next = NextModifyQp();
   if (next == nullptr) return ENOSYS;
   if (Busy::Active() || qp == nullptr || attr == nullptr) return next(qp, attr, attr_mask);
-  Busy busy;
   const ibv_qp_attr sent = *attr;
-  const int from = qp->state;
-  errno = 0;
-  const int rc = next(qp, attr, attr_mask);
-  const int err = errno;
-  RecordModify(qp, sent, attr_mask, from, rc, err);
-  errno = err;
-  return rc;
+  const int from = qp->state;  // libibverbs keeps it; the call moves it
+  return Traced(
+      "modify_qp", [&] { return next(qp, attr, attr_mask); },
+      [&](JsonLine& line, int rc, int err) {
+        RecordModify(line, qp, sent, attr_mask, from, rc, err);
+      });
 }
 
 int ibv_destroy_qp(ibv_qp* qp) {
   DestroyQpFn next = NextDestroyQp();
   if (next == nullptr) return ENOSYS;
   if (Busy::Active() || qp == nullptr) return next(qp);
-  Busy busy;
   // The QP is freed by the call: take what identifies it first.
   const uintptr_t handle = reinterpret_cast<uintptr_t>(qp);
   const uint32_t qpn = qp->qp_num;
   const int type = qp->qp_type;
   char device[IBV_SYSFS_NAME_MAX];
   CopyName(device, DeviceName(qp->context));
-  errno = 0;
-  const int rc = next(qp);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      JsonLine line;
-      Stamp(line, "destroy_qp");
-      line.Hex("qp", handle);
-      line.Str("device", device);
-      line.Uint("qpn", qpn);
-      line.Str("qp_type", QpTypeName(type));
-      Result(line, rc, err);
-      Emit(line);
-    }
-  }
-  errno = err;
-  return rc;
+  return Traced(
+      "destroy_qp", [&] { return next(qp); },
+      [&](JsonLine& line, int rc, int err) {
+        line.Hex("qp", handle);
+        line.Str("device", device);
+        line.Uint("qpn", qpn);
+        line.Str("qp_type", QpTypeName(type));
+        Result(line, rc, err);
+      });
 }
 
 ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
@@ -899,27 +826,17 @@ ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
     return nullptr;
   }
   if (Busy::Active() || pd == nullptr || attr == nullptr) return next(pd, attr);
-  Busy busy;
   const ibv_ah_attr sent = *attr;
-  ibv_ah* ah = next(pd, attr);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      if (sent.port_num != 0) RecordPort(pd->context, sent.port_num);
-      JsonLine line;
-      Stamp(line, "create_ah");
-      line.Hex("ah", reinterpret_cast<uintptr_t>(ah));
-      line.Hex("pd", reinterpret_cast<uintptr_t>(pd));
-      line.Str("device", DeviceName(pd->context));
-      AhAttr(line, "ah_attr", sent);
-      line.Int("result", ah != nullptr ? 0 : -1);
-      line.Int("errno", ah != nullptr ? 0 : (err != 0 ? err : EIO));
-      Emit(line);
-    }
-  }
-  errno = err;
-  return ah;
+  return Traced(
+      "create_ah", [&] { return next(pd, attr); },
+      [&](JsonLine& line, ibv_ah* ah, int err) {
+        if (sent.port_num != 0) RecordPort(pd->context, sent.port_num);
+        line.Hex("ah", reinterpret_cast<uintptr_t>(ah));
+        line.Hex("pd", reinterpret_cast<uintptr_t>(pd));
+        line.Str("device", DeviceName(pd->context));
+        AhAttr(line, "ah_attr", sent);
+        CreatorResult(line, ah, err);
+      });
 }
 
 int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, ibv_gid* gid) {
@@ -928,27 +845,17 @@ int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, ibv_gid* gi
   if (Busy::Active() || context == nullptr || gid == nullptr) {
     return next(context, port_num, index, gid);
   }
-  Busy busy;
-  errno = 0;
-  const int rc = next(context, port_num, index, gid);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      JsonLine line;
-      Stamp(line, "gid");
-      line.Str("by", "program");
-      line.Str("call", "ibv_query_gid");
-      line.Str("device", DeviceName(context));
-      line.Uint("port", port_num);
-      line.Int("index", index);
-      Result(line, rc, err);
-      if (rc == 0) GidText(line, "gid", gid->raw);
-      Emit(line);
-    }
-  }
-  errno = err;
-  return rc;
+  return Traced(
+      "gid", [&] { return next(context, port_num, index, gid); },
+      [&](JsonLine& line, int rc, int err) {
+        line.Str("by", "program");
+        line.Str("call", "ibv_query_gid");
+        line.Str("device", DeviceName(context));
+        line.Uint("port", port_num);
+        line.Int("index", index);
+        Result(line, rc, err);
+        if (rc == 0) GidText(line, "gid", gid->raw);
+      });
 }
 
 int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_index,
@@ -959,30 +866,20 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_inde
       entry_size < sizeof(ibv_gid_entry)) {
     return next(context, port_num, gid_index, entry, flags, entry_size);
   }
-  Busy busy;
-  errno = 0;
-  const int rc = next(context, port_num, gid_index, entry, flags, entry_size);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      JsonLine line;
-      Stamp(line, "gid");
-      line.Str("by", "program");
-      line.Str("call", "ibv_query_gid_ex");
-      line.Str("device", DeviceName(context));
-      line.Uint("port", port_num);
-      line.Uint("index", gid_index);
-      Result(line, rc, err);
-      if (rc == 0) {
-        GidText(line, "gid", entry->gid.raw);
-        line.Str("type", GidTypeName(entry->gid_type));
-      }
-      Emit(line);
-    }
-  }
-  errno = err;
-  return rc;
+  return Traced(
+      "gid", [&] { return next(context, port_num, gid_index, entry, flags, entry_size); },
+      [&](JsonLine& line, int rc, int err) {
+        line.Str("by", "program");
+        line.Str("call", "ibv_query_gid_ex");
+        line.Str("device", DeviceName(context));
+        line.Uint("port", port_num);
+        line.Uint("index", gid_index);
+        Result(line, rc, err);
+        if (rc == 0) {
+          GidText(line, "gid", entry->gid.raw);
+          line.Str("type", GidTypeName(entry->gid_type));
+        }
+      });
 }
 
 int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pkey) {
@@ -991,26 +888,16 @@ int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pk
   if (Busy::Active() || context == nullptr || pkey == nullptr) {
     return next(context, port_num, index, pkey);
   }
-  Busy busy;
-  errno = 0;
-  const int rc = next(context, port_num, index, pkey);
-  const int err = errno;
-  {
-    Recording rec;
-    if (rec.ok()) {
-      JsonLine line;
-      Stamp(line, "pkey");
-      line.Str("by", "program");
-      line.Str("device", DeviceName(context));
-      line.Uint("port", port_num);
-      line.Int("index", index);
-      Result(line, rc, err);
-      if (rc == 0) line.Uint("pkey", ntohs(*pkey));
-      Emit(line);
-    }
-  }
-  errno = err;
-  return rc;
+  return Traced(
+      "pkey", [&] { return next(context, port_num, index, pkey); },
+      [&](JsonLine& line, int rc, int err) {
+        line.Str("by", "program");
+        line.Str("device", DeviceName(context));
+        line.Uint("port", port_num);
+        line.Int("index", index);
+        Result(line, rc, err);
+        if (rc == 0) line.Uint("pkey", ntohs(*pkey));
+      });
 }
 
 }  // extern "C"
