@@ -24,12 +24,20 @@ uint32_t RandomPsn() {
 }
 
 Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& o) {
+  auto dev = QueryDevice(ctx);
+  if (!dev) return std::move(dev).error();
+  return DescribeFromDevice(*dev, o,
+                            [](const GidEntry& g) { return NetdevHasAddress(g.netdev, g.gid); });
+}
+
+Result<LocalDescription> DescribeFromDevice(
+    const DeviceInfo& device, const DescribeOptions& o,
+    const std::function<bool(const GidEntry&)>& configured) {
   if (o.flow_label > kFlowLabelMask) {
     return Error{ErrorCode::kInvalidArgument, 0, "open session", "flow_label",
                  "flow label " + std::to_string(o.flow_label) + " exceeds 20 bits"};
   }
-  auto dev = QueryDevice(ctx);
-  if (!dev) return std::move(dev).error();
+  const DeviceInfo* dev = &device;
   const PortInfo* port = nullptr;
   for (const auto& p : dev->ports) {
     if (p.facts.port_num == o.port) port = &p;
@@ -47,8 +55,7 @@ Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& 
 
   // GID: required on Ethernet; on InfiniBand used when a GRH is needed.
   std::optional<GidEntry> sgid;
-  auto gid = SelectGid(port->gids, port->facts.link_layer, o.gid,
-                       [](const GidEntry& g) { return NetdevHasAddress(g.netdev, g.gid); });
+  auto gid = SelectGid(port->gids, port->facts.link_layer, o.gid, configured);
   if (gid) {
     sgid = *gid;
   } else if (port->facts.link_layer == LinkLayer::kEthernet || o.gid.index) {

@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,11 +44,20 @@ struct LocalDescription {
   DeviceLimits limits;
 };
 
-// Queries the device behind `ctx`, checks the port is ACTIVE, selects the GID
-// (required on Ethernet; on InfiniBand only when one is asked for or found)
-// and the P_Key. kNotFound naming "ib-port", "port_state", the GID choice or
-// "pkey_index"; kVerbs for a failed query.
+// Queries the device behind `ctx` (kVerbs naming the failed query), then
+// DescribeFromDevice() with "configured" meaning the GID's address is set on
+// its netdev.
 Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& options);
+
+// The pure half, unit-testable: checks the port is ACTIVE, selects the GID
+// (required on Ethernet; on InfiniBand only when one is asked for or found;
+// gid_select.h) and the P_Key (by index, or the index holding
+// options.pkey_value), and describes. kNotFound naming "ib-port",
+// "port_state", "sgid_index" or "pkey_index"; kInvalidArgument for a GID index
+// above 255 or a flow label above 20 bits. `configured` may be empty.
+Result<LocalDescription> DescribeFromDevice(
+    const DeviceInfo& device, const DescribeOptions& options,
+    const std::function<bool(const GidEntry&)>& configured = {});
 
 // Appends one QpEntry per QP number: PSNs `first_psn`, +1, ... (masked to 24
 // bits), with `mrs[i]` when given. REQUIRES: mrs empty or of qpns' size.
