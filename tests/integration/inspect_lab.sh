@@ -122,7 +122,7 @@ case $scenario in
     expect "$w/inspect.out" "$server  ibv_rc_pingpong" "$client  ibv_rc_pingpong" "+SQ"
     judge 0
     expect "$w/validate.out" "pair 1 (mutual qpn" "): sound" "pid $server ibv_rc_pingpong" \
-      "pid $client ibv_rc_pingpong" "moving:" "0 errors"
+      "pid $client ibv_rc_pingpong" "moving in " "0 errors"
     ;;
   psn_shift)
     pingpong_pair QPC_SHIM_RQ_PSN_ADD=999 LD_PRELOAD="$shim"

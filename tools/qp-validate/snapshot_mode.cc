@@ -106,8 +106,9 @@ Json LiveFindingJson(const Observation& obs, const LiveFinding& f) {
   return j;
 }
 
-std::string QpLine(const ObservedQp& q) {
-  std::string s = DescribeObservedQp(q) + " " + (q.type_name.empty() ? "?" : q.type_name) + " " +
+std::string QpLine(const ObservedQp& q, bool with_host) {
+  std::string s = DescribeObservedQp(q, with_host) + " " +
+                  (q.type_name.empty() ? "?" : q.type_name) + " " +
                   (q.destroyed ? "gone" : (q.state.empty() ? "state unknown" : q.state));
   if (!q.samples.empty() && !q.destroyed) {
     const ObservedSample& last = q.samples.back();
@@ -169,6 +170,9 @@ OfflinePart JudgeOffline(const Observation& obs, const Pairing& pairing) {
 void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
                const Pairing& pairing, const LiveReport& live, const OfflinePart& offline,
                size_t errors, size_t warnings, size_t infos) {
+  const bool hosts = std::any_of(obs.qps.begin(), obs.qps.end(), [&](const ObservedQp& q) {
+    return q.host != obs.qps.front().host;
+  });
   out << "inputs:\n";
   for (const Input& in : inputs)
     out << "  " << in.name << ": " << in.kind << ", " << in.what << "\n";
@@ -198,8 +202,8 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
     ++shown;
     out << "\npair " << shown << " (" << v.pair.how << "): " << (v.sound ? "sound" : "NOT sound")
         << "\n";
-    out << "  " << QpLine(obs.qps[v.pair.a]) << "\n";
-    out << "  " << QpLine(obs.qps[v.pair.b]) << "\n";
+    out << "  " << QpLine(obs.qps[v.pair.a], hosts) << "\n";
+    out << "  " << QpLine(obs.qps[v.pair.b], hosts) << "\n";
     out << "  " << v.progress << "\n";
     for (const LiveFinding* f : by_pair[i]) PrintLiveFinding(out, obs, *f, "  ");
   }
@@ -209,8 +213,8 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
       const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
       out << "\npair " << shown << " (" << p.pair.how
           << "; judged by the validator's rules): " << (e == 0 ? "sound" : "NOT sound") << "\n";
-      out << "  " << QpLine(offline.obs.qps[p.pair.a]) << "\n";
-      out << "  " << QpLine(offline.obs.qps[p.pair.b]) << "\n";
+      out << "  " << QpLine(offline.obs.qps[p.pair.a], hosts) << "\n";
+      out << "  " << QpLine(offline.obs.qps[p.pair.b], hosts) << "\n";
       for (const std::string& n : p.notes) out << "  note: " << n << "\n";
       for (const trace::FailedTransition& f : p.failures) {
         const ObservedTransition& t = offline.obs.qps[f.qp].transitions[f.transition];
@@ -234,7 +238,7 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
       if (q.pid == 0 && !q.comm.empty()) continue;  // the kernel's own QPs (QP1)
       if (lone_listed++ == 0) out << "\nQPs without a peer:\n";
       if (lone_listed > 32) continue;
-      out << "  " << status << ": " << QpLine(q) << "\n";
+      out << "  " << status << ": " << QpLine(q, hosts) << "\n";
     }
   }
   if (lone_listed > 32) out << "  ... and " << lone_listed - 32 << " more\n";

@@ -97,7 +97,9 @@ std::span<const RuleInfo> LiveRuleCatalogue();
 const RuleInfo* FindLiveRule(std::string_view id);
 
 // "rxe0 QP 17 (pid 812 ibv_rc_pingpong)": how findings name a QP. Kernel QPs
-// read "(kernel, ib_core)"; a host is named when known and not "".
-std::string DescribeObservedQp(const ObservedQp& qp);
+// read "(kernel, ib_core)"; with `with_host`, a known host comes first
+// ("node7:rxe0 QP 17 ..."). JudgeLive() names hosts when the QPs come from
+// more than one.
+std::string DescribeObservedQp(const ObservedQp& qp, bool with_host = true);
 
 }  // namespace qpconnect

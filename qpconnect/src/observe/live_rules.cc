@@ -76,6 +76,7 @@ class Judge {
     for (const ObservedPortCounters& p : obs.ports) {
       ports_.emplace(PortKey(p.host, p.device, p.port), &p);
     }
+    for (const ObservedQp& q : obs.qps) several_hosts_ |= q.host != obs.qps.front().host;
   }
 
   LiveReport Run() {
@@ -100,6 +101,9 @@ class Judge {
   }
 
   const ObservedQp& Qp(size_t i) const { return obs_.qps[i]; }
+
+  // Hosts are named only when the QPs come from more than one.
+  std::string Describe(const ObservedQp& q) const { return DescribeObservedQp(q, several_hosts_); }
 
   static bool Judged(const ObservedQp& q) {
     return q.transport == Transport::kRc || q.transport == Transport::kUc;
@@ -230,7 +234,7 @@ class Judge {
     if (a.destroyed || b.destroyed) {
       return a.destroyed && b.destroyed
                  ? "both gone by the last sample"
-                 : DescribeObservedQp(a.destroyed ? a : b) + " gone by the last sample";
+                 : Describe(a.destroyed ? a : b) + " gone by the last sample";
     }
     if (a.samples.size() < 2 || b.samples.size() < 2) return "one sample: progress unknown";
     auto moved = [](const std::optional<uint32_t>& x, const std::optional<uint32_t>& y) {
@@ -242,13 +246,13 @@ class Judge {
     const uint32_t b_got = moved(b.samples.front().rq_psn, b.samples.back().rq_psn);
     const double t = std::min(a.samples.back().at_seconds - a.samples.front().at_seconds,
                               b.samples.back().at_seconds - b.samples.front().at_seconds);
-    if (a_sent + b_sent + a_got + b_got != 0) {
-      return "moving: in " + Seconds(t) + " " + a.device + " QP " + std::to_string(a.qpn) +
-             " sent +" + std::to_string(a_sent) + " and received +" + std::to_string(a_got) +
-             " PSNs, " + b.device + " QP " + std::to_string(b.qpn) + " sent +" +
-             std::to_string(b_sent) + " and received +" + std::to_string(b_got);
-    }
-    // Nothing moved: the gap between each sender and its receiver says why.
+    const std::string counts = " in " + Seconds(t) + ": " + a.device + " QP " +
+                               std::to_string(a.qpn) + " sent +" + std::to_string(a_sent) +
+                               " and received +" + std::to_string(a_got) + " PSNs, " + b.device +
+                               " QP " + std::to_string(b.qpn) + " sent +" + std::to_string(b_sent) +
+                               " and received +" + std::to_string(b_got);
+    if (a_got + b_got != 0) return "moving" + counts;
+    // Nothing received: the gap between each sender and its receiver says why.
     bool outstanding = false;
     bool receiver_ahead = false;
     for (const auto& [s, r] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
@@ -258,8 +262,10 @@ class Judge {
       outstanding |= Ahead(*sq, *rq) != 0;
       receiver_ahead |= Ahead(*rq, *sq) != 0;
     }
-    if (receiver_ahead) return "stuck for " + Seconds(t) + ": a receiver expects PSNs not yet sent";
-    if (outstanding) return "stuck for " + Seconds(t) + ": PSNs unchanged with packets outstanding";
+    if (receiver_ahead) return "stuck: a receiver expects PSNs not yet sent;" + counts.substr(1);
+    if (outstanding || a_sent + b_sent != 0) {
+      return "stuck: packets outstanding, none accepted;" + counts.substr(1);
+    }
     return "idle: PSNs unchanged, nothing outstanding";
   }
 
@@ -268,21 +274,20 @@ class Judge {
     const ObservedQp& g = Qp(gone);
     std::vector<std::string> evidence;
     if (!g.samples.empty()) {
-      evidence.push_back(DescribeObservedQp(g) + " was " + g.samples.back().state + " at " +
+      evidence.push_back(Describe(g) + " was " + g.samples.back().state + " at " +
                          Seconds(g.samples.back().at_seconds) +
                          " and is gone from the last sample");
     } else if (g.destroyed) {
-      evidence.push_back(DescribeObservedQp(g) + " was destroyed by its program (trace)");
+      evidence.push_back(Describe(g) + " was destroyed by its program (trace)");
     }
     CounterRise(s, kRetryCounters, &evidence, true);
-    LiveFinding& f =
-        Add(LiveRule("peer-qp-gone"), survivor, gone, s.state, "gone",
-            "the peer QP no longer exists: its process exited or destroyed it; " +
-                DescribeObservedQp(s) + " is still " + s.state + " with rqpn " +
-                std::to_string(g.qpn) + " and waits for it",
-            "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
-            "survivor's program notice a dead peer (a completion error, a timeout or its "
-            "out-of-band channel closing) instead of waiting");
+    LiveFinding& f = Add(
+        LiveRule("peer-qp-gone"), survivor, gone, s.state, "gone",
+        "the peer QP no longer exists: its process exited or destroyed it; " + Describe(s) +
+            " is still " + s.state + " with rqpn " + std::to_string(g.qpn) + " and waits for it",
+        "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
+        "survivor's program notice a dead peer (a completion error, a timeout or its "
+        "out-of-band channel closing) instead of waiting");
     f.evidence = std::move(evidence);
   }
 
@@ -297,13 +302,13 @@ class Judge {
     CounterRise(q, kRetryCounters, &evidence);
     CounterRise(q, kRnrReceivedCounters, &evidence);
     ProcessEvidence(q, &evidence);
-    LiveFinding& f = Add(LiveRule("qp-error-state"), x, y, q.state, Qp(y).state,
-                         DescribeObservedQp(q) + " is in " + q.state + " (its peer " +
-                             DescribeObservedQp(Qp(y)) + " is " + Qp(y).state +
-                             "): a completion error ended the connection; posted WRs are flushed",
-                         "Read the first failed completion's status in " + q.comm +
-                             " (retry exceeded, RNR retry exceeded, remote access, ...), fix its "
-                             "cause, then move both QPs to RESET and reconnect them");
+    LiveFinding& f =
+        Add(LiveRule("qp-error-state"), x, y, q.state, Qp(y).state,
+            Describe(q) + " is in " + q.state + " (its peer " + Describe(Qp(y)) + " is " +
+                Qp(y).state + "): a completion error ended the connection; posted WRs are flushed",
+            "Read the first failed completion's status in " + q.comm +
+                " (retry exceeded, RNR retry exceeded, remote access, ...), fix its "
+                "cause, then move both QPs to RESET and reconnect them");
     f.evidence = std::move(evidence);
   }
 
@@ -312,15 +317,14 @@ class Judge {
     const ObservedQp& peer = Qp(y);
     std::vector<std::string> evidence;
     if (peer.dest_qpn) {
-      evidence.push_back(DescribeObservedQp(peer) + " has rqpn " + std::to_string(*peer.dest_qpn));
+      evidence.push_back(Describe(peer) + " has rqpn " + std::to_string(*peer.dest_qpn));
     }
     CounterRise(peer, kRetryCounters, &evidence);
     ProcessEvidence(q, &evidence);
     LiveFinding& f =
         Add(LiveRule("qp-not-connected"), x, y, q.state, peer.state,
-            DescribeObservedQp(q) + " is still in " + q.state + " while " +
-                DescribeObservedQp(peer) + " (" + peer.state +
-                ") sends to it: it was never moved to RTR, so it drops what arrives",
+            Describe(q) + " is still in " + q.state + " while " + Describe(peer) + " (" +
+                peer.state + ") sends to it: it was never moved to RTR, so it drops what arrives",
             "Find why " + (q.comm.empty() ? std::string("its program") : q.comm) +
                 " stopped before ibv_modify_qp to RTR (a failed exchange or modify); connect it "
                 "with the peer's QPN and PSN, or restart both sides");
@@ -336,8 +340,8 @@ class Judge {
         Add(LiveRule("process-stopped"), x, y, s,
             Qp(y).samples.empty() ? "" : Qp(y).samples.back().process_state,
             "pid " + std::to_string(q.pid) + " (" + q.comm + ") is " + ProcessStateWords(s) + ": " +
-                DescribeObservedQp(q) + " neither posts nor polls while its peer " +
-                DescribeObservedQp(Qp(y)) + " is connected to it",
+                Describe(q) + " neither posts nor polls while its peer " + Describe(Qp(y)) +
+                " is connected to it",
             s == "Z" ? "Let its parent reap it, or restart the job; its QPs are gone "
                        "once it is reaped"
                      : "Resume it (kill -CONT " + std::to_string(q.pid) +
@@ -398,10 +402,9 @@ class Judge {
       LiveFinding& f =
           Add(LiveRule("psn-receiver-ahead"), ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
               "sq_psn " + std::to_string(*s2.sq_psn),
-              DescribeObservedQp(r) + " expects PSN " + std::to_string(*r2.rq_psn) +
-                  " but its sender " + DescribeObservedQp(s) + " is at " +
-                  std::to_string(*s2.sq_psn) + ": the receiver is " + std::to_string(ahead) +
-                  " ahead, so every packet is discarded as a duplicate",
+              Describe(r) + " expects PSN " + std::to_string(*r2.rq_psn) + " but its sender " +
+                  Describe(s) + " is at " + std::to_string(*s2.sq_psn) + ": the receiver is " +
+                  std::to_string(ahead) + " ahead, so every packet is discarded as a duplicate",
               "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
               "sets at RTS and publishes), then reconnect both QPs");
       f.evidence = std::move(evidence);
@@ -423,15 +426,14 @@ class Judge {
     if (outstanding > options_.max_in_flight_psns || oos_rise != 0) {
       evidence.insert(evidence.end(), oos.begin(), oos.end());
       CounterRise(s, kRetryCounters, &evidence);
-      LiveFinding& f =
-          Add(LiveRule("psn-sender-ahead"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
-              "rq_psn " + std::to_string(*r2.rq_psn),
-              DescribeObservedQp(s) + " sends at PSN " + std::to_string(*s2.sq_psn) + " but " +
-                  DescribeObservedQp(r) + " expects " + std::to_string(*r2.rq_psn) +
-                  ": the sender is " + std::to_string(outstanding) +
-                  " ahead, so its packets are out of sequence and NAKed",
-              "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
-              "sets at RTS and publishes), then reconnect both QPs");
+      LiveFinding& f = Add(
+          LiveRule("psn-sender-ahead"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
+          "rq_psn " + std::to_string(*r2.rq_psn),
+          Describe(s) + " sends at PSN " + std::to_string(*s2.sq_psn) + " but " + Describe(r) +
+              " expects " + std::to_string(*r2.rq_psn) + ": the sender is " +
+              std::to_string(outstanding) + " ahead, so its packets are out of sequence and NAKed",
+          "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
+          "sets at RTS and publishes), then reconnect both QPs");
       f.evidence = std::move(evidence);
       return false;
     }
@@ -440,9 +442,8 @@ class Judge {
     LiveFinding& f =
         Add(LiveRule("psn-stalled"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
             "rq_psn " + std::to_string(*r2.rq_psn),
-            DescribeObservedQp(s) + " has " + std::to_string(outstanding) +
-                " PSNs outstanding that " + DescribeObservedQp(r) + " has not accepted in " +
-                Seconds(t) + ": its packets do not arrive",
+            Describe(s) + " has " + std::to_string(outstanding) + " PSNs outstanding that " +
+                Describe(r) + " has not accepted in " + Seconds(t) + ": its packets do not arrive",
             "Check what the tracker cannot see with qp-trace or qp-validate on both sides' dumps "
             "(path MTU, GID and address vector), then the path: link state, MTU, routes, a "
             "firewall on UDP 4791");
@@ -459,20 +460,20 @@ class Judge {
     const bool stopped = IsStopped(state);
     ProcessEvidence(r, &evidence);
     const std::string who =
-        r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : DescribeObservedQp(r);
-    LiveFinding& f = Add(
-        LiveRule("receiver-not-ready"), ri, si, "process " + (state.empty() ? "?" : state),
-        outstanding ? std::to_string(*outstanding) + " PSNs outstanding" : "sending",
-        stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(state) + "; " +
-                      DescribeObservedQp(r) + " gets no new receives, so " + DescribeObservedQp(s) +
-                      "'s sends are answered with RNR NAKs"
-                : "receiver not ready: " + DescribeObservedQp(r) + " has no receive posted, so " +
-                      DescribeObservedQp(s) + "'s sends are answered with RNR NAKs",
-        stopped ? "Resume " + who + " (kill -CONT " + std::to_string(r.pid) +
-                      ") or restart it; a receiver must keep receives posted ahead of the "
-                      "peer's sends"
-                : "Post receives before the peer sends and repost as they complete (more rx "
-                  "depth, or an SRQ); pace the sender or use credits");
+        r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : Describe(r);
+    LiveFinding& f =
+        Add(LiveRule("receiver-not-ready"), ri, si, "process " + (state.empty() ? "?" : state),
+            outstanding ? std::to_string(*outstanding) + " PSNs outstanding" : "sending",
+            stopped ? "receiver not ready: " + who + " is " + ProcessStateWords(state) + "; " +
+                          Describe(r) + " gets no new receives, so " + Describe(s) +
+                          "'s sends are answered with RNR NAKs"
+                    : "receiver not ready: " + Describe(r) + " has no receive posted, so " +
+                          Describe(s) + "'s sends are answered with RNR NAKs",
+            stopped ? "Resume " + who + " (kill -CONT " + std::to_string(r.pid) +
+                          ") or restart it; a receiver must keep receives posted ahead of the "
+                          "peer's sends"
+                    : "Post receives before the peer sends and repost as they complete (more rx "
+                      "depth, or an SRQ); pace the sender or use credits");
     f.evidence = std::move(evidence);
   }
 
@@ -507,7 +508,7 @@ class Judge {
       return;
     }
     if (auto it = paired_with_.find(yi); it != paired_with_.end()) {
-      Dangling(xi, yi, "it is connected to " + DescribeObservedQp(Qp(it->second)));
+      Dangling(xi, yi, "it is connected to " + Describe(Qp(it->second)));
       return;
     }
     if (y.state == "RESET" || y.state == "INIT") {
@@ -525,14 +526,13 @@ class Judge {
   void Dangling(size_t xi, size_t yi, const std::string& why) {
     const ObservedQp& x = Qp(xi);
     const ObservedQp& y = Qp(yi);
-    std::vector<std::string> evidence = {DescribeObservedQp(y) + " is " + y.state + ": " + why};
+    std::vector<std::string> evidence = {Describe(y) + " is " + y.state + ": " + why};
     CounterRise(x, kRetryCounters, &evidence);
     LiveFinding& f =
         Add(LiveRule("rqpn-dangling"), xi, yi, "rqpn " + std::to_string(*x.dest_qpn),
             y.dest_qpn ? "rqpn " + std::to_string(*y.dest_qpn) : "no rqpn",
-            DescribeObservedQp(x) + " sends to QP " + std::to_string(*x.dest_qpn) + ", but " +
-                DescribeObservedQp(y) + " does not point back (" + why +
-                "): its packets reach a QP connected elsewhere",
+            Describe(x) + " sends to QP " + std::to_string(*x.dest_qpn) + ", but " + Describe(y) +
+                " does not point back (" + why + "): its packets reach a QP connected elsewhere",
             "Give each QP its own peer: exchange QPNs pairwise and set dest_qp_num to the peer "
             "that names this QP in turn; check the exchange maps QP i to the peer's QP i");
     f.evidence = std::move(evidence);
@@ -551,14 +551,13 @@ class Judge {
       evidence.push_back("sq_psn frozen at " + std::to_string(*x.samples.back().sq_psn) +
                          " across " +
                          Seconds(x.samples.back().at_seconds - x.samples.front().at_seconds));
-      LiveFinding& f =
-          Add(LiveRule("peer-qp-gone"), xi, std::nullopt, x.state, "absent",
-              "the peer QP no longer exists: its process exited or destroyed it; " +
-                  DescribeObservedQp(x) + " is still " + x.state + " with rqpn " +
-                  std::to_string(*x.dest_qpn) + " and retries",
-              "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
-              "survivor's program notice a dead peer (a completion error, a timeout or its "
-              "out-of-band channel closing) instead of waiting");
+      LiveFinding& f = Add(
+          LiveRule("peer-qp-gone"), xi, std::nullopt, x.state, "absent",
+          "the peer QP no longer exists: its process exited or destroyed it; " + Describe(x) +
+              " is still " + x.state + " with rqpn " + std::to_string(*x.dest_qpn) + " and retries",
+          "Restart the peer and reconnect both QPs (exchange new QPNs and PSNs); make the "
+          "survivor's program notice a dead peer (a completion error, a timeout or its "
+          "out-of-band channel closing) instead of waiting");
       f.evidence = std::move(evidence);
       return;
     }
@@ -584,7 +583,7 @@ class Judge {
                             " more QPs name peers in none of the inputs";
       } else {
         f.finding.local_value = "rqpn " + std::to_string(*x.dest_qpn);
-        f.finding.message = DescribeObservedQp(x) + " names QP " + std::to_string(*x.dest_qpn) +
+        f.finding.message = Describe(x) + " names QP " + std::to_string(*x.dest_qpn) +
                             ", which is in none of the inputs: its peer was not observed";
       }
       f.finding.fix = "Give the peer host's snapshot (qp-inspect -o) too";
@@ -595,6 +594,7 @@ class Judge {
   const Observation& obs_;
   const Pairing& pairing_;
   const LiveJudgeOptions& options_;
+  bool several_hosts_ = false;
   std::unordered_multimap<uint32_t, size_t> by_qpn_;
   std::unordered_map<size_t, size_t> paired_with_;
   std::unordered_map<std::string, const ObservedPortCounters*> ports_;
@@ -605,8 +605,8 @@ class Judge {
 
 }  // namespace
 
-std::string DescribeObservedQp(const ObservedQp& qp) {
-  std::string out = qp.host.empty() ? "" : qp.host + ":";
+std::string DescribeObservedQp(const ObservedQp& qp, bool with_host) {
+  std::string out = with_host && !qp.host.empty() ? qp.host + ":" : "";
   out += (qp.device.empty() ? std::string("?") : qp.device) + " QP " + std::to_string(qp.qpn);
   if (qp.pid != 0) {
     out += " (pid " + std::to_string(qp.pid) + (qp.comm.empty() ? "" : " " + qp.comm) + ")";
