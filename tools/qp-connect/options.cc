@@ -29,7 +29,10 @@ const std::vector<OptionSpec>& Specs() {
       {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
       {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
       {'q', "qps", true, "N", "number of QP pairs (default 1)"},
-      {0, "psk-file", true, "FILE", "pre-shared key (mode 0600): authenticate the exchange"},
+      {0, "psk-file", true, "FILE",
+       "pre-shared key (mode 0600, at least 16 bytes): authenticate and encrypt the exchange"},
+      {0, "gen-psk", true, "FILE",
+       "write a fresh random 32-byte key to FILE (mode 0600; never overwrites) and exit"},
       {0, "timeout", true, "SECONDS",
        "deadline of the exchange, the barrier and each wait (default 30)"},
       {0, "psn", true, "PSN", "force the first send PSN (default random)"},
@@ -69,7 +72,9 @@ std::string ConnectHelp() {
          "  qp-connect -d rxe1 10.99.0.1               # client\n"
          "  qp-connect --oob file --oob-dir /shared --role server   (and --role client)\n"
          "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n"
-         "  qp-connect --wire pingpong -d rxe1 10.99.0.1  # peer: ibv_rc_pingpong -d rxe0 -g 1\n\n"
+         "  qp-connect --wire pingpong -d rxe1 10.99.0.1  # peer: ibv_rc_pingpong -d rxe0 -g 1\n"
+         "  qp-connect --gen-psk qpc.key               # then copy qpc.key to the peer; both\n"
+         "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n\n"
          "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed.\n";
 }
@@ -87,6 +92,11 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   }
   if (p.Has("version")) {
     o.version = true;
+    return o;
+  }
+  if (auto g = p.Get("gen-psk")) {
+    if (g->empty()) return Usage("--gen-psk: empty file name");
+    o.gen_psk = *g;
     return o;
   }
   auto num = [&](const char* name, unsigned long min, unsigned long max,

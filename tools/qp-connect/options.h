@@ -31,6 +31,7 @@ struct ConnectOptions {
   std::string oob_dir;       // file
   std::string oob_session = "qpconnect";
   std::optional<std::string> psk_file;
+  std::optional<std::string> gen_psk;  // --gen-psk FILE: write a key and exit
   std::chrono::milliseconds timeout{30000};
   uint32_t iters = 1000;
   std::optional<std::string> dump_file;

@@ -24,6 +24,9 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// Loads the key and sets up the channel (tcp: binds and listens; file: opens
+// the directory), before the device is opened, so that a missing key file,
+// directory or bind address is reported as what it is.
 Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
   std::optional<oob::Psk> psk;
   if (o.psk_file) {
@@ -64,6 +67,9 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
     case OobKind::kStdio: {
       oob::StdioOptions s;
       s.psk = psk;
+      // Declared on the wire: two clients (or two servers) refuse each other
+      // before anything is connected.
+      s.role = o.client ? oob::OobRole::kClient : oob::OobRole::kServer;
       auto x = oob::StdioExchanger::Create(STDIN_FILENO, STDOUT_FILENO, s);
       if (!x) return std::move(x).error();
       return std::unique_ptr<oob::Exchanger>(std::move(*x));
@@ -153,6 +159,16 @@ class Runner {
   }
 
   int Steps() {
+    // The key, the directory, the bind address: before the device, so that
+    // their errors are not reported as the device's (exit 2, not 3).
+    auto x = MakeExchanger(o_);
+    if (!x) {
+      const Error& e = x.error();
+      const bool usage = e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound;
+      return Fail("exchange", e, usage ? kExitUsage : kExitExchange);
+    }
+    exchanger_ = std::move(*x);
+
     auto connector = Connector::Open(o_.session);
     if (!connector) {
       return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
@@ -167,10 +183,6 @@ class Runner {
       // side that can only fail later.
       if (auto w = CheckWritable(*o_.dump_file); !w) return Fail("dump", w.error(), kExitUsage);
     }
-
-    auto x = MakeExchanger(o_);
-    if (!x) return Fail("exchange", x.error(), ExitFor(x.error(), kExitExchange));
-    exchanger_ = std::move(*x);
 
     ConnectorOptions co;
     co.plan = o_.plan;
@@ -195,6 +207,9 @@ class Runner {
       t.iters = o_.iters;
       t.size = o_.session.message_size;
       t.timeout = o_.timeout;
+      // A peer that died or gave up is noticed within about 100 ms, not at
+      // the completion deadline.
+      t.watch = [this] { return exchanger_->PollPeer(); };
       auto tr = verbs::RunTraffic(session, remote,
                                   o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
       if (!tr) {
@@ -268,6 +283,15 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   if (o->version) {
     out << ConnectVersion();
+    return kExitOk;
+  }
+  if (o->gen_psk) {
+    if (auto w = oob::GeneratePskFile(*o->gen_psk); !w) {
+      err << "qp-connect: --gen-psk: " << w.error().ToString() << "\n";
+      return w.error().code == ErrorCode::kIo ? kExitExchange : kExitUsage;
+    }
+    out << "qp-connect: wrote a fresh " << oob::kGeneratedPskBytes << "-byte key to " << *o->gen_psk
+        << " (mode 0600); copy it to the peer and give both sides --psk-file\n";
     return kExitOk;
   }
   if (o->wire == WireKind::kPingpong) return RunPingpongFlow(*o, out, err);

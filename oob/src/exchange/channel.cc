@@ -12,7 +12,9 @@ using internal::Clock;
 internal::DriverOptions DriverOptionsOf(ChannelOptions& o) {
   internal::DriverOptions d;
   d.psk = std::move(o.psk);
+  d.role = o.role;
   d.max_payload_bytes = o.max_payload_bytes;
+  d.max_peer_qps = o.max_peer_qps;
   d.order = o.order;
   return d;
 }
@@ -21,8 +23,7 @@ internal::DriverOptions DriverOptionsOf(ChannelOptions& o) {
 class ChannelExchanger final : public Exchanger {
  public:
   ChannelExchanger(ByteChannel channel, ChannelOptions o)
-      : port_(std::move(channel), o.name.empty() ? std::string("channel") : std::move(o.name),
-              o.max_payload_bytes),
+      : port_(std::move(channel), o.name.empty() ? std::string("channel") : std::move(o.name)),
         driver_(DriverOptionsOf(o)) {}
 
   Result<EndpointInfo> Exchange(const EndpointInfo& local,
@@ -37,6 +38,8 @@ class ChannelExchanger final : public Exchanger {
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override {
     driver_.Abort(port_, reason, Clock::now() + deadline);
   }
+
+  Result<void> PollPeer() override { return driver_.PollPeer(port_); }
 
  private:
   internal::StreamPort port_;

@@ -4,6 +4,8 @@
 #include <exception>
 #include <utility>
 
+#include "qpconnect/log.h"
+
 namespace qpconnect::oob::internal {
 namespace {
 
@@ -38,8 +40,17 @@ Error Within(Error e, const std::string& operation) {
 
 }  // namespace
 
+uint64_t DescriptionBound(uint64_t qps) {
+  return kDescriptionBaseBytes + qps * kDescriptionBytesPerQp + kBindingBytes;
+}
+
 const char* Step::what() const {
   return type == FrameType::kEndpoint ? "description" : FrameTypeName(type);
+}
+
+Error Step::WithCapNote(Error e) const {
+  if (e.attribute == "length" && !cap_note.empty()) e.detail += " (" + cap_note + ")";
+  return e;
 }
 
 Result<void> FramePort::Open(const Step& step) {
@@ -52,16 +63,24 @@ Result<std::optional<Frame>> FramePort::Settle(const Step& step) {
   return std::optional<Frame>();
 }
 
+Result<std::optional<Frame>> FramePort::Poll(const Step& step) {
+  (void)step;
+  return std::optional<Frame>();
+}
+
 ProtocolDriver::ProtocolDriver(DriverOptions options)
-    : session_(std::move(options.psk)),
+    : session_(std::move(options.psk), options.role),
       max_payload_bytes_(options.max_payload_bytes),
+      max_peer_qps_(options.max_peer_qps),
+      peer_handshake_timeout_(options.peer_handshake_timeout),
+      max_rejected_peers_(std::max<uint32_t>(1, options.max_rejected_peers)),
       order_(options.order),
       hello_without_psk_(options.hello_without_psk),
       mailbox_(options.mailbox) {}
 
 Error ProtocolDriver::PeerAborted(const Frame& frame, FrameType expected) {
-  // Open() checks the abort's binding and MAC, then, since `expected` is not
-  // kAbort, refuses it as kProtocol "the peer aborted: <reason>".
+  // Open() checks the abort's binding and MAC or AEAD tag, then, since
+  // `expected` is not kAbort, refuses it as kProtocol "the peer aborted: ...".
   const bool learn = handshake() && !peer_confirmed_;
   auto opened = session_.Open(frame, expected, recv_seq_, learn);
   return opened ? MakeError(ErrorCode::kProtocol, "receive", "the peer aborted")
@@ -69,10 +88,17 @@ Error ProtocolDriver::PeerAborted(const Frame& frame, FrameType expected) {
 }
 
 Result<Frame> ProtocolDriver::Receive(FramePort& port, const Step& step) {
-  auto frame = port.Receive(step);
-  if (!frame) return WithPskNote(std::move(frame).error());
+  std::optional<Frame> frame;
+  if (pending_) {
+    frame = std::move(pending_);
+    pending_.reset();
+  } else {
+    auto got = port.Receive(step);
+    if (!got) return WithPskNote(std::move(got).error());
+    frame = std::move(*got);
+  }
   if (frame->type == FrameType::kAbort) return PeerAborted(*frame, step.type);
-  return frame;
+  return std::move(*frame);
 }
 
 Result<void> ProtocolDriver::Send(FramePort& port, const Step& step, std::string_view bytes) {
@@ -80,6 +106,7 @@ Result<void> ProtocolDriver::Send(FramePort& port, const Step& step, std::string
   if (sent || sent.error().code == ErrorCode::kTimeout) return sent;
   Step look = step;
   look.deadline = std::min(step.deadline, Clock::now() + kGraceAfterBrokenSend);
+  look.max_payload = kSmallFramePayloadBytes;
   auto frame = port.Receive(look);
   if (frame) {
     return frame->type == FrameType::kAbort ? Result<void>(PeerAborted(*frame, step.type)) : sent;
@@ -102,6 +129,60 @@ Error ProtocolDriver::WithPskNote(Error e) const {
   return e;
 }
 
+Result<void> ProtocolDriver::Handshake(FramePort& port, Clock::time_point deadline,
+                                       Clock::duration total, bool* connected) {
+  *connected = false;
+  QPC_TRY(session_.Begin());
+  send_seq_ = 0;
+  recv_seq_ = 0;
+  peer_confirmed_ = false;
+  psk_note_.clear();
+  pending_.reset();
+  gone_.reset();
+
+  Step step{FrameType::kHello, 0, deadline, total};
+  QPC_TRY(port.Open(step));
+  *connected = true;
+  session_.set_channel(port.Name());
+  if (port.AcceptsAnotherPeer()) {
+    // A peer that may be a stray has a short time to prove itself, so that
+    // it cannot hold the rendezvous (docs/oob.md, "What one bad peer costs").
+    const auto now = Clock::now();
+    step.deadline = std::min(deadline, now + peer_handshake_timeout_);
+    step.total = step.deadline - now;
+  }
+  if (!handshake()) return Ok();
+  // Hellos are small: both sides send before reading.
+  QPC_TRY(Send(port, step, session_.EncodeHello()));
+  auto hello = Receive(port, step);
+  if (!hello) return std::move(hello).error();
+  QPC_TRY(session_.AcceptHello(*hello, mailbox_ ? &psk_note_ : nullptr));
+  if (!session_.has_psk()) {
+    peer_confirmed_ = !mailbox_;
+    return Ok();
+  }
+  // Key confirmation: each side proves it holds the PSK, and sends nothing
+  // derived from its description until the peer's proof verified.
+  step.type = FrameType::kConfirm;
+  auto confirm = session_.SealConfirm();
+  if (!confirm) return std::move(confirm).error();
+  const std::optional<Nonce> bound_to = session_.peer_nonce();
+  QPC_TRY(Send(port, step, *confirm));
+  auto frame = Receive(port, step);
+  if (!frame) return std::move(frame).error();
+  auto opened = session_.Open(*frame, FrameType::kConfirm, 0, /*learn=*/mailbox_);
+  if (!opened) return std::move(opened).error();
+  peer_confirmed_ = true;
+  if (mailbox_ && session_.peer_nonce() != bound_to) {
+    // Ours was bound to a stale hello: bind it to the nonce the peer's
+    // confirm carries and send it again (it replaces the first).
+    auto rebound = session_.SealConfirm();
+    if (!rebound) return std::move(rebound).error();
+    QPC_TRY(port.Send(step, *rebound));
+  }
+  return Ok();
+}
+
 Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInfo& local,
                                               Clock::time_point deadline) {
   const Clock::duration total = deadline - Clock::now();
@@ -113,25 +194,51 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
                      "the description takes " + std::to_string(body->size()) +
                          " bytes, above the frame cap of " + std::to_string(max_payload_bytes_));
   }
-  QPC_TRY(session_.Begin());
-  send_seq_ = 0;
-  recv_seq_ = 0;
-  peer_confirmed_ = false;
-  psk_note_.clear();
 
-  Step step{FrameType::kHello, 0, deadline, total};
-  QPC_TRY(port.Open(step));
-  session_.set_channel(port.Name());
-  if (handshake()) {
-    // Hellos are small: both sides send before reading.
-    QPC_TRY(Send(port, step, session_.EncodeHello()));
-    auto hello = Receive(port, step);
-    if (!hello) return std::move(hello).error();
-    QPC_TRY(session_.AcceptHello(*hello, mailbox_ ? &psk_note_ : nullptr));
-    peer_confirmed_ = !mailbox_;
+  // A peer that fails before it proved itself is rejected, where the port
+  // can take another (a tcp server), and the next one is served.
+  uint32_t rejected = 0;
+  std::optional<Error> last_rejection;
+  for (;;) {
+    bool connected = false;
+    auto shaken = Handshake(port, deadline, total, &connected);
+    if (shaken) break;
+    Error e = std::move(shaken).error();
+    const bool stray = connected && port.AcceptsAnotherPeer() && Clock::now() < deadline &&
+                       e.code != ErrorCode::kInvalidArgument;
+    if (!stray) {
+      if (!last_rejection) return e;
+      // Nobody else came: the last rejection explains more than the wait.
+      Error r = *last_rejection;
+      r.detail += "; then " +
+                  (e.code == ErrorCode::kTimeout ? std::string("no other peer")
+                                                 : "another failure: " + e.ToString()) +
+                  " (" + std::to_string(rejected) + " peer" + (rejected == 1 ? "" : "s") +
+                  " rejected within " + MsText(total) + ")";
+      return r;
+    }
+    ++rejected;
+    Log(LogLevel::kWarning, "rejected " + port.Name() + " before it proved itself (" +
+                                e.ToString() + "); still waiting for the peer");
+    last_rejection = std::move(e);
+    if (rejected >= max_rejected_peers_) {
+      Error r = *last_rejection;
+      r.detail += "; gave up after rejecting " + std::to_string(rejected) + " peers";
+      return r;
+    }
   }
 
-  step.type = FrameType::kEndpoint;
+  const uint64_t peer_qps = max_peer_qps_ != 0 ? max_peer_qps_ : local.qps.size();
+  Step step{FrameType::kEndpoint, 0, deadline, total};
+  step.max_payload =
+      static_cast<uint32_t>(std::min<uint64_t>(max_payload_bytes_, DescriptionBound(peer_qps)));
+  if (step.max_payload < max_payload_bytes_) {
+    step.cap_note = "a description of at most " + std::to_string(peer_qps) + " QP" +
+                    (peer_qps == 1 ? "" : "s") +
+                    (max_peer_qps_ != 0 ? " (max_peer_qps)" : ", this side's count,") +
+                    " takes at most " + std::to_string(step.max_payload) +
+                    " bytes: does the peer use more QPs?";
+  }
   auto sealed = session_.Seal(FrameType::kEndpoint, *body, send_seq_);
   if (!sealed) return std::move(sealed).error();
   const std::optional<Nonce> bound_to = session_.peer_nonce();
@@ -145,13 +252,21 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   // The reader-first side answers even a description it will refuse, so
   // that the peer fails with its own error rather than at its deadline.
   Result<void> answered = send_first ? Ok() : port.Send(step, *sealed);
-  auto opened = session_.Open(*frame, FrameType::kEndpoint, recv_seq_, /*learn=*/mailbox_);
+  const bool learn = mailbox_ && !session_.has_psk();
+  auto opened = session_.Open(*frame, FrameType::kEndpoint, recv_seq_, learn);
   if (!opened) return std::move(opened).error();
   auto info = DecodePeer(*opened, port.Name());
   if (!info) return info;
+  if (info->qps.size() > peer_qps) {
+    return MakeError(ErrorCode::kIncompatible, "exchange with " + port.Name(),
+                     "the peer describes " + std::to_string(info->qps.size()) +
+                         " QPs, more than the " + std::to_string(peer_qps) +
+                         (max_peer_qps_ != 0 ? " allowed (max_peer_qps)" : " of this side"),
+                     "qps");
+  }
   if (!answered) return std::move(answered).error();
   peer_confirmed_ = true;
-  if (mailbox_ && session_.peer_nonce() != bound_to) {
+  if (learn && session_.peer_nonce() != bound_to) {
     // Ours was bound to a stale hello: bind it to the nonce the peer's
     // description carries and send it again (it replaces the first).
     auto rebound = session_.Seal(FrameType::kEndpoint, *body, send_seq_);
@@ -199,8 +314,26 @@ void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time
   if (sealed) (void)port.Send(step, *sealed);
 }
 
-StreamPort::StreamPort(ByteChannel channel, std::string name, uint32_t max_payload_bytes)
-    : channel_(std::move(channel)), name_(std::move(name)), max_payload_bytes_(max_payload_bytes) {}
+Result<void> ProtocolDriver::PollPeer(FramePort& port) {
+  if (gone_) return *gone_;
+  if (!exchanged_ || pending_) return Ok();
+  Step step{FrameType::kBarrier, recv_seq_, Clock::now(), Clock::duration::zero()};
+  auto polled = port.Poll(step);
+  if (!polled) {
+    gone_ = std::move(polled).error();
+    return *gone_;
+  }
+  if (!*polled) return Ok();
+  if ((*polled)->type == FrameType::kAbort) {
+    gone_ = PeerAborted(**polled, FrameType::kBarrier);
+    return *gone_;
+  }
+  pending_ = std::move(**polled);  // the peer's next barrier: Barrier() takes it
+  return Ok();
+}
+
+StreamPort::StreamPort(ByteChannel channel, std::string name)
+    : channel_(std::move(channel)), name_(std::move(name)) {}
 
 Result<void> StreamPort::Send(const Step& step, std::string_view bytes) {
   const std::string message =
@@ -220,72 +353,126 @@ Result<void> StreamPort::Send(const Step& step, std::string_view bytes) {
   return Within(std::move(e), "send to " + name_);
 }
 
-Result<void> StreamPort::ReadExactly(char* buf, size_t want, const Step& step, size_t before,
-                                     size_t frame_bytes) {
-  size_t got = 0;
-  auto progress = [&] {
-    const size_t have = before + got;
-    return have == 0 ? std::string("before sending its ") + step.what()
-                     : "mid-message: got " + std::to_string(have) + " of " +
-                           std::to_string(frame_bytes) + " bytes of its " + step.what() + " frame";
-  };
-  while (got < want) {
-    const size_t max = want - got;
-    Result<size_t> n = Clock::now() >= step.deadline
-                           ? MakeError(ErrorCode::kTimeout, "", "")
-                           : Guarded<size_t>("receive", [&] {
-                               return channel_.receive(buf + got, max, step.deadline);
-                             });
+std::string StreamPort::Progress(const Step& step, size_t frame_bytes) const {
+  const size_t have = ahead_.size();
+  if (have == 0) return std::string("before sending its ") + step.what();
+  if (frame_bytes == 0) {
+    return "mid-message: got " + std::to_string(have) + " bytes of the " +
+           std::to_string(kFrameHeaderBytes) + "-byte header of its " + step.what() + " frame";
+  }
+  return "mid-message: got " + std::to_string(have) + " of " + std::to_string(frame_bytes) +
+         " bytes of its " + step.what() + " frame";
+}
+
+Result<size_t> StreamPort::ReadSome(size_t max, Clock::time_point deadline) {
+  const size_t have = ahead_.size();
+  ahead_.resize(have + max);
+  Result<size_t> n = Guarded<size_t>(
+      "receive", [&] { return channel_.receive(ahead_.data() + have, max, deadline); });
+  if (!n) {
+    ahead_.resize(have);
+    return n;
+  }
+  if (*n > max) {
+    ahead_.resize(have);
+    return MakeError(ErrorCode::kIo, "",
+                     "the channel's receive() returned " + std::to_string(*n) +
+                         " bytes, more than the " + std::to_string(max) + " asked for");
+  }
+  ahead_.resize(have + *n);
+  return n;
+}
+
+Result<void> StreamPort::Fill(size_t want, const Step& step, size_t frame_bytes) {
+  while (ahead_.size() < want) {
+    const size_t max = std::min(kReadSlice, want - ahead_.size());
+    Result<size_t> n = Clock::now() >= step.deadline ? MakeError(ErrorCode::kTimeout, "", "")
+                                                     : ReadSome(max, step.deadline);
     if (!n) {
       Error e = std::move(n).error();
       if (e.code == ErrorCode::kTimeout) {
-        const size_t have = before + got;
-        e.detail = (have == 0 ? std::string("the peer sent nothing within ") + MsText(step.total) +
-                                    " (waiting for its " + step.what() + ")"
-                              : "got " + std::to_string(have) + " bytes of the peer's " +
-                                    step.what() + " frame within " + MsText(step.total)) +
-                   (e.detail.empty() ? std::string() : " (" + e.detail + ")");
+        const size_t have = ahead_.size();
+        std::string got;
+        if (have == 0) {
+          got = std::string("the peer sent nothing within ") + MsText(step.total) +
+                " (waiting for its " + step.what() + ")";
+        } else if (frame_bytes == 0) {
+          got = "the peer sent only " + std::to_string(have) + " bytes of the " +
+                std::to_string(kFrameHeaderBytes) + "-byte header of its " + step.what() +
+                " frame within " + MsText(step.total);
+        } else {
+          got = "the peer sent only " + std::to_string(have) + " of the " +
+                std::to_string(frame_bytes) + " bytes of its " + step.what() + " frame within " +
+                MsText(step.total);
+        }
+        e.detail = got + (e.detail.empty() ? std::string() : " (" + e.detail + ")");
       } else {
-        e.detail += (e.detail.empty() ? "" : " ") + ("(" + progress() + ")");
+        e.detail += (e.detail.empty() ? "" : " ") + ("(" + Progress(step, frame_bytes) + ")");
       }
       return Within(std::move(e), "receive from " + name_);
     }
     if (*n == 0) {
       return MakeError(ErrorCode::kIo, "receive from " + name_,
-                       "the peer closed the connection " + progress());
+                       "the peer closed the connection " + Progress(step, frame_bytes));
     }
-    if (*n > max) {
-      return MakeError(ErrorCode::kIo, "receive from " + name_,
-                       "the channel's receive() returned " + std::to_string(*n) +
-                           " bytes, more than the " + std::to_string(max) + " asked for");
-    }
-    got += *n;
   }
   return Ok();
 }
 
-Result<Frame> StreamPort::Receive(const Step& step) {
-  char header_bytes[kFrameHeaderBytes];
-  QPC_TRY(ReadExactly(header_bytes, kFrameHeaderBytes, step, 0, kFrameHeaderBytes));
-  auto header =
-      DecodeFrameHeader(std::string_view(header_bytes, kFrameHeaderBytes), max_payload_bytes_);
-  if (!header) return Within(std::move(header).error(), "receive from " + name_);
-  const size_t body_bytes = header->BodyBytes();
-  const size_t frame_bytes = kFrameHeaderBytes + body_bytes;
-  std::string body;
-  while (body.size() < body_bytes) {
-    const size_t have = body.size();
-    const size_t slice = std::min(kReadSlice, body_bytes - have);
-    body.resize(have + slice);
-    QPC_TRY(ReadExactly(body.data() + have, slice, step, kFrameHeaderBytes + have, frame_bytes));
-  }
+Frame StreamPort::TakeFrame(size_t frame_bytes) {
+  const size_t payload_bytes = (static_cast<size_t>(static_cast<uint8_t>(ahead_[8])) << 24) |
+                               (static_cast<size_t>(static_cast<uint8_t>(ahead_[9])) << 16) |
+                               (static_cast<size_t>(static_cast<uint8_t>(ahead_[10])) << 8) |
+                               static_cast<size_t>(static_cast<uint8_t>(ahead_[11]));
   Frame f;
-  f.type = header->type;
-  f.flags = header->flags;
-  f.mac = body.substr(header->payload_bytes);
-  body.resize(header->payload_bytes);
-  f.payload = std::move(body);
+  f.type = static_cast<FrameType>(ahead_[5]);
+  f.flags = static_cast<uint8_t>(ahead_[6]);
+  f.mac = ahead_.substr(kFrameHeaderBytes + payload_bytes,
+                        frame_bytes - kFrameHeaderBytes - payload_bytes);
+  if (ahead_.size() == frame_bytes) {
+    ahead_.resize(kFrameHeaderBytes + payload_bytes);
+    ahead_.erase(0, kFrameHeaderBytes);
+    f.payload = std::move(ahead_);
+    ahead_.clear();
+  } else {
+    f.payload = ahead_.substr(kFrameHeaderBytes, payload_bytes);
+    ahead_.erase(0, frame_bytes);
+  }
   return f;
+}
+
+Result<Frame> StreamPort::Receive(const Step& step) {
+  QPC_TRY(Fill(kFrameHeaderBytes, step, 0));
+  auto size = PeekFrameSize(ahead_, step.max_payload);
+  if (!size) return Within(step.WithCapNote(std::move(size).error()), "receive from " + name_);
+  QPC_TRY(Fill(*size, step, *size));
+  return TakeFrame(*size);
+}
+
+Result<std::optional<Frame>> StreamPort::Poll(const Step& step) {
+  for (;;) {
+    size_t frame_bytes = 0;
+    if (ahead_.size() >= kFrameHeaderBytes) {
+      auto size = PeekFrameSize(ahead_, step.max_payload);
+      if (!size) return Within(std::move(size).error(), "receive from " + name_);
+      frame_bytes = *size;
+      if (ahead_.size() >= frame_bytes) return std::optional<Frame>(TakeFrame(frame_bytes));
+    }
+    const size_t want = frame_bytes != 0 ? frame_bytes : kFrameHeaderBytes;
+    // A deadline that has passed: only what is already there.
+    auto n = ReadSome(std::min(kReadSlice, want - ahead_.size()), Clock::now());
+    if (!n) {
+      if (n.error().code == ErrorCode::kTimeout) return std::optional<Frame>();
+      Error e = std::move(n).error();
+      e.detail += (e.detail.empty() ? "" : " ") + ("(" + Progress(step, frame_bytes) + ")");
+      return Within(std::move(e), "receive from " + name_);
+    }
+    if (*n == 0) {
+      return MakeError(ErrorCode::kIo, "receive from " + name_,
+                       "the peer closed the connection" +
+                           (ahead_.empty() ? std::string() : " " + Progress(step, frame_bytes)));
+    }
+  }
 }
 
 }  // namespace qpconnect::oob::internal

@@ -1,9 +1,11 @@
 // The protocol driver: the one place where the out-of-band protocol's
 // sequence and checks are written (docs/oob.md). Private to src/exchange.
 //
-//   Exchange()  [hello <-> hello] -> description <-> description (ordered)
+//   Exchange()  [hello <-> hello] -> [confirm <-> confirm, with a PSK]
+//               -> description <-> description (ordered)
 //   Barrier()   barrier <-> barrier, stage check
 //   Abort()     abort ->
+//   PollPeer()  non-blocking: has the peer gone or aborted? (during traffic)
 //
 // It moves frames through a FramePort, which each transport implements: a
 // byte stream (StreamPort: tcp and caller-supplied ByteChannels), lines of
@@ -21,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/channel.h"
@@ -36,6 +39,20 @@ using Clock = std::chrono::steady_clock;
 // Longest abort reason sent; longer ones are cut.
 inline constexpr size_t kMaxAbortReasonBytes = 1024;
 
+// Cap on the payload of every frame but a description: hellos (16 bytes),
+// confirms (36), barriers (at most 100) and aborts (at most 1,060). Before the
+// peer has proved itself (its hello, and with a PSK its key confirmation)
+// nothing larger is read.
+inline constexpr uint32_t kSmallFramePayloadBytes = 2048;
+
+// What a description of `qps` QPs can take at most, in payload bytes: the
+// port-level part (identity, port, path, keys, up to 4096 GIDs) within 1 MiB,
+// and at most 64 bytes per QP (QPN delta and PSN varints, an MR descriptor),
+// plus the binding. Legitimate descriptions take far less (docs/oob.md).
+inline constexpr uint64_t kDescriptionBaseBytes = 1u << 20;
+inline constexpr uint64_t kDescriptionBytesPerQp = 64;
+uint64_t DescriptionBound(uint64_t qps);
+
 // One message of a call, as the driver asks a port to move it.
 struct Step {
   FrameType type = FrameType::kHello;
@@ -44,9 +61,16 @@ struct Step {
   uint32_t seq = 0;
   Clock::time_point deadline;
   Clock::duration total{};  // the whole call's time, for "within N ms"
+  // Cap on the payload of the frame received in this step (checked before
+  // anything is allocated for it), and what the cap stands for, appended to
+  // an "oversized" error (may be empty).
+  uint32_t max_payload = kSmallFramePayloadBytes;
+  std::string cap_note;
 
-  // "hello", "description", "barrier", "abort".
+  // "hello", "description", "barrier", "abort", "confirm".
   const char* what() const;
+  // An "oversized" (attribute "length") error with cap_note appended.
+  Error WithCapNote(Error e) const;
 };
 
 // How frames travel between the two sides: what a transport implements.
@@ -73,11 +97,32 @@ class FramePort {
   // acknowledges the peer's and waits until the peer took ours. Returns an
   // abort frame that arrived meanwhile, if any. Default: nothing to wait for.
   virtual Result<std::optional<Frame>> Settle(const Step& step);
+
+  // True for a port that can drop the current peer and take another one (a
+  // tcp server: close, accept the next client). The driver then rejects a
+  // peer that fails before it proved itself and calls Open() again.
+  virtual bool AcceptsAnotherPeer() const { return false; }
+
+  // Without waiting: the peer's next frame if all of it is already there, or
+  // nullopt when nothing (or only part of a frame) has arrived. An error when
+  // the channel is known to be broken: the peer closed it (kIo), its process
+  // is gone, a framing error. Part of a frame read here is kept for the next
+  // Receive(). Default: nullopt (the port cannot tell).
+  virtual Result<std::optional<Frame>> Poll(const Step& step);
 };
 
 struct DriverOptions {
-  std::optional<Psk> psk;  // both sides need the same key, or neither
+  std::optional<Psk> psk;         // both sides need the same key, or neither
+  OobRole role = OobRole::kNone;  // declared in every frame; a clash is refused
   uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  // The most QPs the peer's description may hold; 0: as many as this side's.
+  // Its frame is capped at DescriptionBound() of it before it is read.
+  uint32_t max_peer_qps = 0;
+  // For a port that AcceptsAnotherPeer(): the time a new peer has to prove
+  // itself (hello, and with a PSK the key confirmation) before it is
+  // rejected, and how many peers one Exchange() rejects before it gives up.
+  std::chrono::milliseconds peer_handshake_timeout{5000};
+  uint32_t max_rejected_peers = 64;
   SendOrder order = SendOrder::kLowerNonceFirst;
   // False: the hello exchange runs only with a PSK, and without one messages
   // are not bound (stdio: one line each way).
@@ -107,6 +152,13 @@ class ProtocolDriver {
   // effort; nothing before the peer's nonce is known where messages are bound.
   void Abort(FramePort& port, std::string_view reason, Clock::time_point deadline);
 
+  // Without waiting, after a successful Exchange() (during traffic): an error
+  // if the peer is known to be gone (the channel closed or broke, its process
+  // died) or aborted; Ok otherwise. A frame the peer sent meanwhile (its next
+  // barrier) is kept for the next Barrier(). Once it has failed it keeps
+  // failing with the same error.
+  Result<void> PollPeer(FramePort& port);
+
   // Ends the session (the transport's connection closed): Barrier() then
   // needs a new Exchange().
   void Forget() { exchanged_ = false; }
@@ -115,6 +167,11 @@ class ProtocolDriver {
 
  private:
   bool handshake() const { return hello_without_psk_ || session_.has_psk(); }
+  // A new session up to the point where the peer has proved itself: nonce,
+  // port.Open(), hellos, and with a PSK the key confirmation. `connected` is
+  // set once port.Open() succeeded (a peer is there to reject).
+  Result<void> Handshake(FramePort& port, Clock::time_point deadline, Clock::duration total,
+                         bool* connected);
   // port.Send(). When the channel broke (not a timeout), what the peer sent
   // before it went away (an abort, a cut-off frame) explains more than the
   // broken pipe: that is returned if it arrives within a short grace.
@@ -130,6 +187,9 @@ class ProtocolDriver {
 
   Session session_;
   uint32_t max_payload_bytes_;
+  uint32_t max_peer_qps_;
+  std::chrono::milliseconds peer_handshake_timeout_;
+  uint32_t max_rejected_peers_;
   SendOrder order_;
   bool hello_without_psk_;
   bool mailbox_;
@@ -140,33 +200,50 @@ class ProtocolDriver {
   std::string psk_note_;
   uint32_t send_seq_ = 0;
   uint32_t recv_seq_ = 0;
+  // A frame PollPeer() found, for the next Receive(); and PollPeer()'s
+  // verdict once the peer is gone.
+  std::optional<Frame> pending_;
+  std::optional<Error> gone_;
 };
 
 // A FramePort over a ByteChannel: frames back to back on a byte stream, as
 // tcp and caller-supplied channels carry them. Receive() reads the 12-byte
-// header, refuses a length above the cap before allocating, then reads the
-// body in slices of at most 1 MiB, growing its buffer only as bytes arrive.
-// It never reads past the frame, so the channel keeps the peer's next one.
+// header, refuses a length above the step's cap before allocating, then reads
+// the body in slices of at most 1 MiB, growing its buffer only as bytes
+// arrive. It never asks the channel for bytes past the frame, so the channel
+// keeps the peer's next one. Poll() reads what is already there (receive()
+// with a deadline that has passed) and keeps a partial frame for later.
 class StreamPort : public FramePort {
  public:
-  StreamPort(ByteChannel channel, std::string name, uint32_t max_payload_bytes);
+  StreamPort(ByteChannel channel, std::string name);
 
   std::string Name() const override { return name_; }
   Result<void> Send(const Step& step, std::string_view bytes) override;
   Result<Frame> Receive(const Step& step) override;
+  Result<std::optional<Frame>> Poll(const Step& step) override;
 
  protected:
   void set_name(std::string name) { name_ = std::move(name); }
+  // Forgets bytes read ahead (a new connection).
+  void Reset() { ahead_.clear(); }
 
  private:
-  // Fills buf[0, want) from the channel; `before` bytes of the frame came
-  // earlier and `frame_bytes` is its size as far as known, for the errors.
-  Result<void> ReadExactly(char* buf, size_t want, const Step& step, size_t before,
-                           size_t frame_bytes);
+  // Reads until ahead_ holds `want` bytes; `frame_bytes` is the frame's size
+  // once its header is known (0 before), for the errors. A receive()
+  // deadline of `step.deadline`.
+  Result<void> Fill(size_t want, const Step& step, size_t frame_bytes);
+  // One receive() of at most `max` bytes into ahead_: the count, 0 at end of
+  // stream.
+  Result<size_t> ReadSome(size_t max, Clock::time_point deadline);
+  // "before sending its hello", "mid-message: got 7 bytes of the 12-byte
+  // header of its hello frame", "mid-message: got 20 of 28 bytes of ...".
+  std::string Progress(const Step& step, size_t frame_bytes) const;
+  // The frame that spans ahead_[0, frame_bytes), removed from ahead_.
+  Frame TakeFrame(size_t frame_bytes);
 
   ByteChannel channel_;
   std::string name_;
-  uint32_t max_payload_bytes_;
+  std::string ahead_;  // bytes of the peer's next frame received so far
 };
 
 }  // namespace qpconnect::oob::internal

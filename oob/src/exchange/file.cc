@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 #include <vector>
 
 #include "driver.h"
@@ -75,13 +77,17 @@ struct PeerFile {
 }  // namespace
 
 // A transport of the protocol driver: each message is a file named after its
-// kind (S.R.hello, S.R.qpc, S.R.barrier-N, S.R.abort), written atomically and
-// acknowledged by the reader deleting it. The directory may hold an earlier
-// run's files, so the driver runs in mailbox mode, and Receive() passes over
-// a peer file bound to another run's nonce (noting it for the timeout).
+// kind (S.R.hello, S.R.confirm, S.R.qpc, S.R.barrier-N, S.R.abort), written
+// atomically and acknowledged by the reader deleting it. The directory may
+// hold an earlier run's files, so the driver runs in mailbox mode, and
+// Receive() passes over a peer file bound to another run's nonce (noting it
+// for the timeout) and over one still being written. Each side holds an
+// exclusive flock on S.R.lock while its exchanger lives: the peer's lock,
+// once seen held, going free (or away) means the peer is gone.
 class FileExchanger::Impl final : public internal::FramePort {
  public:
   explicit Impl(FileOptions o) : o_(std::move(o)), driver_(DriverOptionsOf(o_)) {}
+  ~Impl() { RemoveOwnFiles(aborted_); }
 
   Result<void> OpenDirectory();
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
@@ -89,8 +95,10 @@ class FileExchanger::Impl final : public internal::FramePort {
   void Abort(std::string_view reason, Clock::time_point deadline) {
     driver_.Abort(*this, reason, deadline);
   }
-  // Removes this side's files; with `keep_abort`, not its abort file.
-  void RemoveOwnFiles(bool keep_abort = false);
+  Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  // Removes this side's files; with `keep_abort`, not its abort file; with
+  // `keep_lock`, not the lock file this side holds.
+  void RemoveOwnFiles(bool keep_abort = false, bool keep_lock = false);
   bool aborted() const { return aborted_; }
 
   std::string Name(std::string_view role, std::string_view kind) const {
@@ -106,6 +114,7 @@ class FileExchanger::Impl final : public internal::FramePort {
   Result<void> Send(const internal::Step& step, std::string_view bytes) override;
   Result<Frame> Receive(const internal::Step& step) override;
   Result<std::optional<Frame>> Settle(const internal::Step& step) override;
+  Result<std::optional<Frame>> Poll(const internal::Step& step) override;
 
  private:
   // Both sides write first (a file write never waits for the peer); the
@@ -114,11 +123,13 @@ class FileExchanger::Impl final : public internal::FramePort {
     internal::DriverOptions d;
     d.psk = std::move(o.psk);
     d.max_payload_bytes = o.max_payload_bytes;
+    d.max_peer_qps = o.max_peer_qps;
     d.order = SendOrder::kBothFirst;
     d.mailbox = true;
     return d;
   }
-  // The file kind of a message: "hello", "qpc", "barrier-N", "abort".
+  // The file kind of a message: "hello", "confirm", "qpc", "barrier-N",
+  // "abort".
   static std::string KindOf(const internal::Step& step);
   const Nonce& my_nonce() const { return driver_.session().my_nonce(); }
   // A note on the peer's file of `kind` when it is bound to another run's
@@ -126,18 +137,31 @@ class FileExchanger::Impl final : public internal::FramePort {
   std::string StaleNote(std::string_view kind, const internal::Binding& b) const;
   // The note for the peer's description, if it is stale (read afresh).
   std::string StaleDescriptionNote();
-  Error Timeout(const internal::Step& step, const std::string& stale) const;
+  Error Timeout(const internal::Step& step, const std::string& stale,
+                const std::string& incomplete) const;
 
   Result<void> WriteOwn(std::string_view kind, std::string_view bytes);
   void RemoveOwn(std::string_view kind);
-  // The peer's file of `kind`: nullopt when absent.
-  Result<std::optional<PeerFile>> ReadPeer(std::string_view kind);
+  // The peer's file of `kind`: nullopt when absent, or when it is not all
+  // there yet (a writer that does not publish by rename, a copy in
+  // progress): then `incomplete`, if given, says how much is there. Files
+  // are capped at a frame of `max_payload` bytes.
+  Result<std::optional<PeerFile>> ReadPeer(std::string_view kind, uint32_t max_payload,
+                                           std::string* incomplete = nullptr);
   // Removes the peer's file of `kind` if it is still the one that was read.
   void Consume(std::string_view kind, const PeerFile& f);
   bool OwnExists(std::string_view kind);
   // The peer's abort file, if it is bound to this session (it is consumed).
   Result<std::optional<Frame>> PeerAbort();
   void StartWatch();
+  // Takes S.R.lock (created, flock'ed, then renamed into place, so it is
+  // never seen unlocked): kIncompatible when another live process holds it
+  // (the same directory, session and role: both sides given one role).
+  Result<void> TakeLock();
+  // kIo once the peer's lock, seen held earlier in this Exchange(), is free
+  // or gone: the peer exited or was killed. A lock never seen held (an
+  // earlier run's, or none yet) says nothing.
+  Result<void> CheckPeerAlive();
   // Waits for a change in the directory, at most poll_interval; false once
   // `deadline` has passed.
   bool Wait(Clock::time_point deadline);
@@ -160,6 +184,9 @@ class FileExchanger::Impl final : public internal::FramePort {
   bool aborted_ = false;  // S.R.abort written and left for the peer
   Fd dir_;
   Fd inotify_;
+  Fd lock_;  // holds the flock on S.R.lock
+  // The peer's lock file as last seen held (device, inode), if it was.
+  std::optional<std::pair<dev_t, ino_t>> peer_lock_;
   std::string last_sent_;  // kind of the last message written
   PeerFile last_read_;     // the peer's file Receive() returned last
 };
@@ -246,7 +273,7 @@ bool FileExchanger::Impl::OwnExists(std::string_view kind) {
          errno != ENOENT;
 }
 
-void FileExchanger::Impl::RemoveOwnFiles(bool keep_abort) {
+void FileExchanger::Impl::RemoveOwnFiles(bool keep_abort, bool keep_lock) {
   if (dir_.get() < 0) return;
   const int dup = ::dup(dir_.get());
   if (dup < 0) return;
@@ -267,13 +294,18 @@ void FileExchanger::Impl::RemoveOwnFiles(bool keep_abort) {
   }
   ::closedir(d);
   const std::string abort = Name(o_.role, "abort");
+  const std::string lock = Name(o_.role, "lock");
   for (const auto& n : doomed) {
-    if (!(keep_abort && n == abort)) ::unlinkat(dir_.get(), n.c_str(), 0);
+    if (keep_abort && n == abort) continue;
+    if (keep_lock && n == lock) continue;
+    ::unlinkat(dir_.get(), n.c_str(), 0);
   }
   if (!keep_abort) aborted_ = false;
 }
 
-Result<std::optional<PeerFile>> FileExchanger::Impl::ReadPeer(std::string_view kind) {
+Result<std::optional<PeerFile>> FileExchanger::Impl::ReadPeer(std::string_view kind,
+                                                              uint32_t max_payload,
+                                                              std::string* incomplete) {
   const std::string name = Name(o_.peer_role, kind);
   Fd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0) {
@@ -299,7 +331,7 @@ Result<std::optional<PeerFile>> FileExchanger::Impl::ReadPeer(std::string_view k
                      o_.peer_role, kind);
   }
   const auto max_bytes =
-      static_cast<off_t>(kFrameHeaderBytes + uint64_t{o_.max_payload_bytes} + kFrameMacBytes);
+      static_cast<off_t>(kFrameHeaderBytes + uint64_t{max_payload} + kFrameMacBytes);
   if (st.st_size > max_bytes) {
     return FileError(MakeError(ErrorCode::kProtocol, "",
                                "oversized: " + std::to_string(st.st_size) +
@@ -319,7 +351,20 @@ Result<std::optional<PeerFile>> FileExchanger::Impl::ReadPeer(std::string_view k
     got += static_cast<size_t>(n);
   }
   bytes.resize(got);
-  auto frame = DecodeFrame(bytes, o_.max_payload_bytes);
+  // Not all there yet (a copy in progress, or the file grew while read): as
+  // if absent, until the deadline.
+  auto size = PeekFrameSize(bytes, max_payload);
+  if (!size) return FileError(std::move(size).error(), o_.peer_role, kind);
+  if (*size == 0 || bytes.size() < *size || got > static_cast<size_t>(st.st_size)) {
+    if (incomplete != nullptr) {
+      *incomplete =
+          PathOf(o_.peer_role, kind).string() + " was incomplete (" + std::to_string(got) + " of " +
+          (*size == 0 ? "at least " + std::to_string(kFrameHeaderBytes) : std::to_string(*size)) +
+          " bytes): still being written?";
+    }
+    return std::optional<PeerFile>();
+  }
+  auto frame = DecodeFrame(bytes, max_payload);
   if (!frame) return FileError(std::move(frame).error(), o_.peer_role, kind);
   PeerFile f;
   f.frame = std::move(*frame);
@@ -338,7 +383,7 @@ void FileExchanger::Impl::Consume(std::string_view kind, const PeerFile& f) {
 }
 
 Result<std::optional<Frame>> FileExchanger::Impl::PeerAbort() {
-  auto f = ReadPeer("abort");
+  auto f = ReadPeer("abort", internal::kSmallFramePayloadBytes);
   if (!f) return std::move(f).error();
   if (!*f) return std::optional<Frame>();
   auto b = internal::PeekBinding(f->value().frame);
@@ -359,6 +404,8 @@ std::string FileExchanger::Impl::KindOf(const internal::Step& step) {
       return "barrier-" + std::to_string(step.seq);
     case FrameType::kAbort:
       return "abort";
+    case FrameType::kConfirm:
+      return "confirm";
   }
   return "unknown";
 }
@@ -372,18 +419,25 @@ std::string FileExchanger::Impl::StaleNote(std::string_view kind,
 }
 
 std::string FileExchanger::Impl::StaleDescriptionNote() {
-  auto f = ReadPeer("qpc");
+  auto f = ReadPeer(
+      driver_.session().has_psk() ? "confirm" : "qpc",
+      driver_.session().has_psk() ? internal::kSmallFramePayloadBytes : o_.max_payload_bytes);
   if (!f || !*f) return {};
   auto b = internal::PeekBinding(f->value().frame);
-  return b && b->receiver != my_nonce() ? StaleNote("qpc", *b) : std::string();
+  return b && b->receiver != my_nonce()
+             ? StaleNote(driver_.session().has_psk() ? "confirm" : "qpc", *b)
+             : std::string();
 }
 
-Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string& stale) const {
+Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string& stale,
+                                   const std::string& incomplete) const {
   const std::string kind = KindOf(step);
   std::string detail = step.type == FrameType::kHello      ? "no hello from the peer ("
+                       : step.type == FrameType::kConfirm  ? "no key confirmation from the peer ("
                        : step.type == FrameType::kEndpoint ? "no description from the peer ("
                                                            : "no marker from the peer (";
   detail += PathOf(o_.peer_role, kind).string() + ") within " + MsText(step.total);
+  if (!incomplete.empty()) detail += "; " + incomplete;
   if (!stale.empty()) detail += "; " + stale;
   // With a PSK, a refused message from another session is a replay: kAuth.
   const bool exchange = step.type != FrameType::kBarrier;
@@ -394,12 +448,92 @@ Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string
       detail);
 }
 
+Result<void> FileExchanger::Impl::TakeLock() {
+  const std::string name = Name(o_.role, "lock");
+  // Ours already (an earlier Exchange() of this exchanger)?
+  struct stat held {};
+  struct stat there {};
+  if (lock_.get() >= 0 && ::fstat(lock_.get(), &held) == 0 &&
+      ::fstatat(dir_.get(), name.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+      held.st_dev == there.st_dev && held.st_ino == there.st_ino) {
+    return Ok();
+  }
+  lock_.Reset();
+  // Someone else's, held: another live process has this role.
+  Fd other(::openat(dir_.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (other.get() >= 0) {
+    if (::flock(other.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      return MakeError(ErrorCode::kIncompatible, "file exchange in " + o_.directory.string(),
+                       "another live process holds " + PathOf(o_.role, "lock").string() +
+                           ": it uses the same session '" + o_.session + "' and role '" + o_.role +
+                           "' (were both sides given the same role? the peer's role is '" +
+                           o_.peer_role + "')",
+                       "role");
+    }
+    ::flock(other.get(), LOCK_UN);
+  }
+  auto nonce = RandomNonce();
+  if (!nonce) return std::move(nonce).error();
+  const std::string tmp = "." + name + ".tmp." + internal::NonceHex(*nonce).substr(0, 12);
+  Fd fd(
+      ::openat(dir_.get(), tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd.get() < 0) {
+    return ErrnoError(ErrorCode::kIo, errno,
+                      "create lock file " + PathOf(o_.role, "lock").string());
+  }
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 ||
+      ::renameat(dir_.get(), tmp.c_str(), dir_.get(), name.c_str()) != 0) {
+    const int err = errno;
+    ::unlinkat(dir_.get(), tmp.c_str(), 0);
+    return ErrnoError(ErrorCode::kIo, err, "lock " + PathOf(o_.role, "lock").string());
+  }
+  lock_ = std::move(fd);
+  return Ok();
+}
+
+Result<void> FileExchanger::Impl::CheckPeerAlive() {
+  const std::string name = Name(o_.peer_role, "lock");
+  Fd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  const bool there = fd.get() >= 0 && ::fstat(fd.get(), &st) == 0;
+  bool held = false;
+  if (there) {
+    held = ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (!held) ::flock(fd.get(), LOCK_UN);
+  }
+  const auto id = std::make_pair(st.st_dev, st.st_ino);
+  if (held && (!peer_lock_ || *peer_lock_ == id)) {
+    peer_lock_ = id;
+    return Ok();
+  }
+  if (!peer_lock_) return Ok();  // never seen held: not there yet, or an earlier run's
+  return MakeError(ErrorCode::kIo, "file exchange in " + o_.directory.string(),
+                   "the peer went away: " + PathOf(o_.peer_role, "lock").string() +
+                       (!there ? " was removed"
+                        : held ? " was replaced by another process's"
+                               : " is no longer locked") +
+                       " (the peer's process exited or was killed)");
+}
+
 Result<void> FileExchanger::Impl::Open(const internal::Step& step) {
   (void)step;
   StartWatch();
-  RemoveOwnFiles();
+  QPC_TRY(TakeLock());
+  RemoveOwnFiles(/*keep_abort=*/false, /*keep_lock=*/true);
   last_sent_.clear();
+  peer_lock_.reset();
   return Ok();
+}
+
+Result<std::optional<Frame>> FileExchanger::Impl::Poll(const internal::Step& step) {
+  (void)step;
+  auto abort = PeerAbort();
+  if (!abort || *abort) return abort;
+  auto alive = CheckPeerAlive();
+  if (alive) return std::optional<Frame>();
+  abort = PeerAbort();  // an abort written just before it exited explains more
+  if (!abort || *abort) return abort;
+  return std::move(alive).error();
 }
 
 Result<void> FileExchanger::Impl::Send(const internal::Step& step, std::string_view bytes) {
@@ -415,10 +549,12 @@ Result<void> FileExchanger::Impl::Send(const internal::Step& step, std::string_v
 
 Result<Frame> FileExchanger::Impl::Receive(const internal::Step& step) {
   const std::string kind = KindOf(step);
-  std::string stale;  // the last stale file refused, for the timeout message
+  std::string stale;       // the last stale file refused, for the timeout message
+  std::string incomplete;  // the last file not all there yet, likewise
   for (;;) {
-    auto got = ReadPeer(kind);
-    if (!got) return std::move(got).error();
+    incomplete.clear();
+    auto got = ReadPeer(kind, step.max_payload, &incomplete);
+    if (!got) return step.WithCapNote(std::move(got).error());
     if (*got) {
       auto b = internal::PeekBinding(got->value().frame);
       if (step.type != FrameType::kHello && b && b->receiver != my_nonce()) {
@@ -429,12 +565,12 @@ Result<Frame> FileExchanger::Impl::Receive(const internal::Step& step) {
         return frame;
       }
     }
-    auto abort = PeerAbort();
-    if (!abort) return std::move(abort).error();
-    if (*abort) return std::move(**abort);
+    auto polled = Poll(step);  // the peer's abort, or the peer gone
+    if (!polled) return std::move(polled).error();
+    if (*polled) return std::move(**polled);
     if (!Wait(step.deadline)) {
       if (step.type == FrameType::kHello && stale.empty()) stale = StaleDescriptionNote();
-      return Timeout(step, stale);
+      return Timeout(step, stale, incomplete);
     }
   }
 }
@@ -442,11 +578,18 @@ Result<Frame> FileExchanger::Impl::Receive(const internal::Step& step) {
 Result<std::optional<Frame>> FileExchanger::Impl::Settle(const internal::Step& step) {
   const std::string kind = KindOf(step);
   Consume(kind, last_read_);  // deleting the peer's file is the acknowledgement
-  if (step.type == FrameType::kEndpoint) RemoveOwn("hello");  // the peer has read it
+  if (step.type == FrameType::kEndpoint) {
+    RemoveOwn("hello");  // the peer has read them
+    RemoveOwn("confirm");
+  }
   for (;;) {
     if (!OwnExists(last_sent_)) return std::optional<Frame>();
-    auto abort = PeerAbort();
-    if (!abort || *abort) return abort;
+    auto polled = Poll(step);  // the peer's abort, or the peer gone
+    if (!polled) {
+      if (!OwnExists(last_sent_)) return std::optional<Frame>();  // it took ours, then left
+      return std::move(polled).error();
+    }
+    if (*polled) return polled;
     if (!Wait(step.deadline)) {
       return MakeError(
           ErrorCode::kTimeout,
@@ -468,6 +611,7 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
     return result;
   }
   RemoveOwn("hello");
+  RemoveOwn("confirm");
   return result;
 }
 
@@ -482,9 +626,7 @@ Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_po
 
 FileExchanger::FileExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-FileExchanger::~FileExchanger() {
-  if (impl_) impl_->RemoveOwnFiles(/*keep_abort=*/impl_->aborted());
-}
+FileExchanger::~FileExchanger() = default;  // Impl removes this side's files
 
 Result<std::unique_ptr<FileExchanger>> FileExchanger::Create(FileOptions options) {
   auto bad = [](std::string detail) {
@@ -518,6 +660,8 @@ Result<void> FileExchanger::Barrier(std::string_view stage, std::chrono::millise
 void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
   impl_->Abort(reason, Clock::now() + deadline);  // one atomic file write; not a wait
 }
+
+Result<void> FileExchanger::PollPeer() { return impl_->PollPeer(); }
 
 std::filesystem::path FileExchanger::PathOf(std::string_view role, std::string_view kind) const {
   return impl_->PathOf(role, kind);

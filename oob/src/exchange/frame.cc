@@ -1,5 +1,6 @@
 #include "qpconnect/oob/frame.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -53,8 +54,34 @@ const char* FrameTypeName(FrameType type) {
       return "barrier";
     case FrameType::kAbort:
       return "abort";
+    case FrameType::kConfirm:
+      return "confirm";
   }
   return "unknown";
+}
+
+const char* OobRoleName(OobRole role) {
+  switch (role) {
+    case OobRole::kClient:
+      return "client";
+    case OobRole::kServer:
+      return "server";
+    case OobRole::kNone:
+      break;
+  }
+  return "none";
+}
+
+uint8_t RoleFlags(OobRole role) {
+  return role == OobRole::kClient   ? kFrameFlagRoleClient
+         : role == OobRole::kServer ? kFrameFlagRoleServer
+                                    : 0;
+}
+
+OobRole RoleOfFlags(uint8_t flags) {
+  if ((flags & kFrameFlagRoleClient) != 0) return OobRole::kClient;
+  if ((flags & kFrameFlagRoleServer) != 0) return OobRole::kServer;
+  return OobRole::kNone;
 }
 
 std::string EncodeFrameHeader(FrameType type, uint8_t flags, uint32_t payload_bytes) {
@@ -95,14 +122,18 @@ Result<FrameHeader> DecodeFrameHeader(std::string_view header, uint32_t max_payl
     }
   }
   if (byte(4) != kFrameVersion) {
-    return FrameError(ErrorCode::kIncompatible, "version",
-                      "unsupported frame version " + std::to_string(byte(4)) +
-                          "; this build speaks version " + std::to_string(kFrameVersion));
+    const std::string peer = std::to_string(byte(4));
+    const std::string ours = std::to_string(kFrameVersion);
+    return FrameError(
+        ErrorCode::kIncompatible, "version",
+        "unsupported frame version " + peer + "; this build speaks version " + ours +
+            (byte(4) < kFrameVersion ? " (the peer runs an older qpconnect: upgrade it)"
+                                     : " (the peer runs a newer qpconnect: upgrade this side)"));
   }
   FrameHeader h;
   const uint8_t type = byte(5);
   if (type < static_cast<uint8_t>(FrameType::kHello) ||
-      type > static_cast<uint8_t>(FrameType::kAbort)) {
+      type > static_cast<uint8_t>(FrameType::kConfirm)) {
     return FrameError(ErrorCode::kProtocol, "type", "unknown frame type " + std::to_string(type));
   }
   h.type = static_cast<FrameType>(type);
@@ -110,6 +141,16 @@ Result<FrameHeader> DecodeFrameHeader(std::string_view header, uint32_t max_payl
   if ((h.flags & ~kFrameFlagsKnown) != 0) {
     return FrameError(ErrorCode::kProtocol, "flags",
                       "unknown frame flags 0x" + HexBytes(header.substr(6, 1)));
+  }
+  if ((h.flags & kFrameFlagMac) != 0 && (h.flags & kFrameFlagSealed) != 0) {
+    return FrameError(ErrorCode::kProtocol, "flags",
+                      "frame flags 0x" + HexBytes(header.substr(6, 1)) +
+                          " announce both an HMAC and an AEAD tag");
+  }
+  if ((h.flags & kFrameFlagRoleClient) != 0 && (h.flags & kFrameFlagRoleServer) != 0) {
+    return FrameError(ErrorCode::kProtocol, "flags",
+                      "frame flags 0x" + HexBytes(header.substr(6, 1)) +
+                          " declare both roles, client and server");
   }
   if (byte(7) != 0) {
     return FrameError(ErrorCode::kProtocol, "reserved",
@@ -123,6 +164,24 @@ Result<FrameHeader> DecodeFrameHeader(std::string_view header, uint32_t max_payl
                           " exceeds the cap of " + std::to_string(max_payload_bytes) + " bytes");
   }
   return h;
+}
+
+Result<size_t> PeekFrameSize(std::string_view bytes, uint32_t max_payload_bytes) {
+  if (bytes.size() < kFrameHeaderBytes) {
+    // Refuse what cannot become a frame as soon as it shows.
+    for (size_t i = 0; i < bytes.size() && i < kFrameMagic.size(); ++i) {
+      if (static_cast<uint8_t>(bytes[i]) != kFrameMagic[i]) {
+        return FrameError(ErrorCode::kProtocol, "magic",
+                          "not a qpconnect frame: starts with 0x" +
+                              HexBytes(bytes.substr(0, std::min<size_t>(bytes.size(), 4))) +
+                              ", expected 0x89515043 (\\x89QPC)" + WhatItLooksLike(bytes));
+      }
+    }
+    return size_t{0};
+  }
+  auto header = DecodeFrameHeader(bytes.substr(0, kFrameHeaderBytes), max_payload_bytes);
+  if (!header) return std::move(header).error();
+  return kFrameHeaderBytes + header->BodyBytes();
 }
 
 Result<Frame> DecodeFrame(std::string_view bytes, uint32_t max_payload_bytes) {

@@ -4,14 +4,19 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+
+#include "qpconnect/log.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -41,6 +46,27 @@ struct MacDeleter {
 struct MacCtxDeleter {
   void operator()(EVP_MAC_CTX* c) const noexcept { EVP_MAC_CTX_free(c); }
 };
+struct KdfDeleter {
+  void operator()(EVP_KDF* k) const noexcept { EVP_KDF_free(k); }
+};
+struct KdfCtxDeleter {
+  void operator()(EVP_KDF_CTX* c) const noexcept { EVP_KDF_CTX_free(c); }
+};
+struct CipherCtxDeleter {
+  void operator()(EVP_CIPHER_CTX* c) const noexcept { EVP_CIPHER_CTX_free(c); }
+};
+
+Error CryptoError(const char* operation, const char* what) {
+  Error e;
+  e.code = ErrorCode::kIo;
+  e.operation = operation;
+  e.detail = std::string("libcrypto: ") + what + " failed";
+  return e;
+}
+
+const unsigned char* Bytes(std::string_view s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
 
 }  // namespace
 
@@ -51,6 +77,12 @@ Result<Psk> Psk::FromBytes(std::string_view key) {
     e.operation = "PSK";
     e.detail = "the key is empty";
     return e;
+  }
+  if (key.size() < kMinPskBytes) {
+    Log(LogLevel::kWarning, "the pre-shared key is " + std::to_string(key.size()) +
+                                " bytes long, shorter than " + std::to_string(kMinPskBytes) +
+                                ": a peer without it can test guesses offline; use 32 random "
+                                "bytes (qp-connect --gen-psk FILE)");
   }
   Psk psk;
   psk.key_.assign(key.begin(), key.end());
@@ -131,9 +163,63 @@ Result<Psk> LoadPsk(const std::string& path) {
     return PskError(ErrorCode::kInvalidArgument, path,
                     "the key is empty (the file holds no bytes, or only whitespace)");
   }
+  if (got < kMinPskBytes) {
+    Wipe(buf);
+    return PskError(ErrorCode::kInvalidArgument, path,
+                    "the key is " + std::to_string(got) + " bytes long; a key needs at least " +
+                        std::to_string(kMinPskBytes) +
+                        " (a short key can be guessed offline): create one with qp-connect "
+                        "--gen-psk FILE, or openssl rand -hex 32 > FILE");
+  }
   auto psk = Psk::FromBytes(std::string_view(reinterpret_cast<const char*>(buf.data()), got));
   Wipe(buf);
   return psk;
+}
+
+Result<void> GeneratePskFile(const std::string& path) {
+  std::array<unsigned char, kGeneratedPskBytes> key{};
+  if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) {
+    return PskError(ErrorCode::kIo, path, "OpenSSL could not produce random bytes");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned char b : key) {
+    text += kHex[b >> 4];
+    text += kHex[b & 0xf];
+  }
+  text += '\n';
+  WipeSecret(key.data(), key.size());
+  const std::string op = "write PSK file " + path;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    WipeSecret(text.data(), text.size());
+    if (err == EEXIST) {
+      return ErrnoError(ErrorCode::kInvalidArgument, err, op,
+                        "the file exists; refusing to overwrite a key (remove it first)");
+    }
+    return ErrnoError(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo, err, op);
+  }
+  FdCloser closer{fd};
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    WipeSecret(text.data(), text.size());
+    ::unlink(path.c_str());
+    return ErrnoError(ErrorCode::kIo, err, op, what);
+  };
+  if (::fchmod(fd, 0600) != 0) return fail("fchmod 0600 failed");
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("fsync failed");
+  WipeSecret(text.data(), text.size());
+  return Ok();
 }
 
 Result<Nonce> RandomNonce() {
@@ -149,6 +235,12 @@ Result<Nonce> RandomNonce() {
 }
 
 Result<Mac> HmacSha256(const Psk& key, std::initializer_list<std::string_view> parts) {
+  return HmacSha256(
+      std::string_view(reinterpret_cast<const char*>(key.bytes().data()), key.bytes().size()),
+      parts);
+}
+
+Result<Mac> HmacSha256(std::string_view key, std::initializer_list<std::string_view> parts) {
   auto fail = [](const char* what) {
     Error e;
     e.code = ErrorCode::kIo;
@@ -165,7 +257,7 @@ Result<Mac> HmacSha256(const Psk& key, std::initializer_list<std::string_view> p
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
       OSSL_PARAM_construct_end(),
   };
-  if (EVP_MAC_init(ctx.get(), key.bytes().data(), key.bytes().size(), params) != 1) {
+  if (EVP_MAC_init(ctx.get(), Bytes(key), key.size(), params) != 1) {
     return fail("EVP_MAC_init");
   }
   for (std::string_view part : parts) {
@@ -186,6 +278,120 @@ Result<Mac> HmacSha256(const Psk& key, std::initializer_list<std::string_view> p
 bool MacEqual(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+Result<SecretKey> HkdfSha256(std::string_view ikm, std::string_view salt, std::string_view info) {
+  constexpr const char* kOp = "HKDF-SHA256";
+  std::unique_ptr<EVP_KDF, KdfDeleter> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr));
+  if (!kdf) return CryptoError(kOp, "EVP_KDF_fetch(HKDF)");
+  std::unique_ptr<EVP_KDF_CTX, KdfCtxDeleter> ctx(EVP_KDF_CTX_new(kdf.get()));
+  if (!ctx) return CryptoError(kOp, "EVP_KDF_CTX_new");
+  char digest[] = "SHA256";
+  // OSSL_PARAM wants non-const pointers; the KDF only reads them.
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<char*>(ikm.data()),
+                                        ikm.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()),
+                                        salt.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<char*>(info.data()),
+                                        info.size()),
+      OSSL_PARAM_construct_end(),
+  };
+  SecretKey out{};
+  if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
+    return CryptoError(kOp, "EVP_KDF_derive");
+  }
+  return out;
+}
+
+Result<std::string> AeadSeal(const SecretKey& key, const AeadIv& iv, std::string_view aad,
+                             std::string_view plaintext) {
+  constexpr const char* kOp = "AES-256-GCM seal";
+  std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter> ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) return CryptoError(kOp, "EVP_CIPHER_CTX_new");
+  if (EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), iv.data()) != 1) {
+    return CryptoError(kOp, "EVP_EncryptInit_ex");
+  }
+  int n = 0;
+  if (!aad.empty() &&
+      EVP_EncryptUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) != 1) {
+    return CryptoError(kOp, "EVP_EncryptUpdate(aad)");
+  }
+  std::string out(plaintext.size() + kAeadTagBytes, '\0');
+  auto* dst = reinterpret_cast<unsigned char*>(out.data());
+  size_t done = 0;
+  // EVP lengths are int: feed large descriptions in slices.
+  constexpr size_t kSlice = 1u << 30;
+  while (done < plaintext.size()) {
+    const size_t len = std::min(kSlice, plaintext.size() - done);
+    if (EVP_EncryptUpdate(ctx.get(), dst + done, &n, Bytes(plaintext) + done,
+                          static_cast<int>(len)) != 1) {
+      return CryptoError(kOp, "EVP_EncryptUpdate");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (EVP_EncryptFinal_ex(ctx.get(), dst + done, &n) != 1) {
+    return CryptoError(kOp, "EVP_EncryptFinal_ex");
+  }
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(kAeadTagBytes),
+                          dst + plaintext.size()) != 1) {
+    return CryptoError(kOp, "EVP_CTRL_GCM_GET_TAG");
+  }
+  return out;
+}
+
+Result<std::string> AeadOpen(const SecretKey& key, const AeadIv& iv, std::string_view aad,
+                             std::string_view sealed) {
+  constexpr const char* kOp = "AES-256-GCM open";
+  if (sealed.size() < kAeadTagBytes) {
+    Error e;
+    e.code = ErrorCode::kAuth;
+    e.operation = kOp;
+    e.detail = "shorter than its " + std::to_string(kAeadTagBytes) + "-byte tag";
+    return e;
+  }
+  const std::string_view ciphertext = sealed.substr(0, sealed.size() - kAeadTagBytes);
+  std::string tag(sealed.substr(ciphertext.size()));
+  std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter> ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) return CryptoError(kOp, "EVP_CIPHER_CTX_new");
+  if (EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), iv.data()) != 1) {
+    return CryptoError(kOp, "EVP_DecryptInit_ex");
+  }
+  int n = 0;
+  if (!aad.empty() &&
+      EVP_DecryptUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) != 1) {
+    return CryptoError(kOp, "EVP_DecryptUpdate(aad)");
+  }
+  std::string out(ciphertext.size(), '\0');
+  auto* dst = reinterpret_cast<unsigned char*>(out.data());
+  size_t done = 0;
+  constexpr size_t kSlice = 1u << 30;
+  while (done < ciphertext.size()) {
+    const size_t len = std::min(kSlice, ciphertext.size() - done);
+    if (EVP_DecryptUpdate(ctx.get(), dst + done, &n, Bytes(ciphertext) + done,
+                          static_cast<int>(len)) != 1) {
+      return CryptoError(kOp, "EVP_DecryptUpdate");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(kAeadTagBytes),
+                          tag.data()) != 1) {
+    return CryptoError(kOp, "EVP_CTRL_GCM_SET_TAG");
+  }
+  if (EVP_DecryptFinal_ex(ctx.get(), dst + done, &n) != 1) {
+    WipeSecret(out.data(), out.size());
+    Error e;
+    e.code = ErrorCode::kAuth;
+    e.operation = kOp;
+    e.detail = "the authentication tag does not verify";
+    return e;
+  }
+  return out;
+}
+
+void WipeSecret(void* data, size_t size) {
+  if (data != nullptr && size > 0) OPENSSL_cleanse(data, size);
 }
 
 }  // namespace qpconnect::oob

@@ -1,5 +1,8 @@
 #include "session.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "qpconnect/oob/codec.h"
@@ -7,7 +10,7 @@
 namespace qpconnect::oob::internal {
 namespace {
 
-constexpr std::string_view kMacLabel = "qpconnect-oob-v1";
+constexpr std::string_view kKdfLabel = "qpconnect-oob-v2 ";
 
 std::string_view AsView(const Nonce& n) {
   return {reinterpret_cast<const char*>(n.data()), n.size()};
@@ -38,6 +41,27 @@ std::string A(FrameType t) {
   const std::string name = FrameTypeName(t);
   return (name[0] == 'a' || name[0] == 'e' ? "an " : "a ") + name;
 }
+
+// The AEAD IV of message `seq` of `type`: type || 7 zero bytes || seq.
+AeadIv IvOf(FrameType type, uint32_t seq) {
+  AeadIv iv{};
+  iv[0] = static_cast<uint8_t>(type);
+  iv[8] = static_cast<uint8_t>(seq >> 24);
+  iv[9] = static_cast<uint8_t>(seq >> 16);
+  iv[10] = static_cast<uint8_t>(seq >> 8);
+  iv[11] = static_cast<uint8_t>(seq);
+  return iv;
+}
+
+std::string_view KeyView(const SecretKey& k) {
+  return {reinterpret_cast<const char*>(k.data()), k.size()};
+}
+
+// Wipes a derived key when it goes out of scope.
+struct KeyWiper {
+  SecretKey& key;
+  ~KeyWiper() { WipeSecret(key.data(), key.size()); }
+};
 
 }  // namespace
 
@@ -95,12 +119,41 @@ std::optional<Binding> PeekBinding(const Frame& frame) {
   return b;
 }
 
+Session::~Session() = default;
+
 Result<void> Session::Begin() {
   auto n = RandomNonce();
   if (!n) return std::move(n).error();
   my_nonce_ = *n;
   peer_nonce_.reset();
+  sealed_.clear();  // a new nonce of ours: every key is new
   return Ok();
+}
+
+Result<SecretKey> Session::DeriveKey(std::string_view purpose, const Nonce& sender,
+                                     const Nonce& receiver) const {
+  const bool lo = SortsBelow(sender, receiver);
+  std::string salt;
+  salt += AsView(lo ? sender : receiver);
+  salt += AsView(lo ? receiver : sender);
+  std::string info(kKdfLabel);
+  info += purpose;
+  info += ' ';
+  info += DirectionLabel(sender, receiver);
+  const auto& key = psk_->bytes();
+  return HkdfSha256(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()), salt,
+                    info);
+}
+
+Result<void> Session::CheckRole(const Frame& frame) const {
+  const OobRole peer = RoleOfFlags(frame.flags);
+  if (role_ == OobRole::kNone || peer != role_) return Ok();
+  const std::string name = OobRoleName(role_);
+  return MakeError(ErrorCode::kIncompatible, "exchange with " + channel_,
+                   "both sides declare the role '" + name + "': one side must be the " +
+                       (role_ == OobRole::kClient ? "server" : "client") +
+                       " (nothing was sent but the handshake; nothing is connected)",
+                   "role");
 }
 
 Error Session::AuthError(std::string detail) const {
@@ -115,7 +168,7 @@ Error Session::ProtocolError(std::string detail, std::string attribute) const {
 std::string Session::EncodeHello() const {
   Frame f;
   f.type = FrameType::kHello;
-  f.flags = psk_ ? kFrameFlagPsk : 0;
+  f.flags = static_cast<uint8_t>((psk_ ? kFrameFlagPsk : 0) | RoleFlags(role_));
   f.payload.assign(AsView(my_nonce_));
   return EncodeFrame(f);
 }
@@ -124,7 +177,7 @@ bool Session::SortsBelowPeer() const { return SortsBelow(my_nonce_, *peer_nonce_
 
 Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch) {
   if (frame.type != FrameType::kHello) {
-    if ((frame.flags & kFrameFlagMac) != 0 && !psk_) {
+    if ((frame.flags & (kFrameFlagMac | kFrameFlagSealed)) != 0 && !psk_) {
       return AuthError(
           "the peer authenticates its messages with a PSK, but none is configured "
           "on this side");
@@ -135,10 +188,12 @@ Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch)
     }
     return ProtocolError("expected the peer's hello, got " + A(frame.type) + " message");
   }
-  if ((frame.flags & ~kFrameFlagPsk) != 0 || frame.payload.size() != kNonceBytes) {
+  constexpr uint8_t kHelloFlags = kFrameFlagPsk | kFrameFlagRoleClient | kFrameFlagRoleServer;
+  if ((frame.flags & ~kHelloFlags) != 0 || frame.payload.size() != kNonceBytes) {
     return ProtocolError("malformed hello: " + std::to_string(frame.payload.size()) +
                          " payload bytes, flags " + std::to_string(frame.flags));
   }
+  QPC_TRY(CheckRole(frame));
   const bool peer_psk = (frame.flags & kFrameFlagPsk) != 0;
   if (psk_mismatch != nullptr) {  // the hello is only a hint
     psk_mismatch->clear();
@@ -162,27 +217,65 @@ Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch)
   return Ok();
 }
 
-Result<std::string> Session::Seal(FrameType type, std::string_view body, uint32_t seq) const {
+Result<std::string> Session::SealConfirm() {
+  if (!psk_ || !peer_nonce_) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal confirm for " + channel_,
+                     "key confirmation needs a PSK and the peer's nonce");
+  }
+  Frame f;
+  f.type = FrameType::kConfirm;
+  f.flags = static_cast<uint8_t>(kFrameFlagBound | kFrameFlagMac | RoleFlags(role_));
+  f.payload = EncodeBinding(Binding{my_nonce_, *peer_nonce_, 0});
+  auto key = DeriveKey("confirm", my_nonce_, *peer_nonce_);
+  if (!key) return std::move(key).error();
+  KeyWiper wipe{*key};
+  const std::string header =
+      EncodeFrameHeader(f.type, f.flags, static_cast<uint32_t>(f.payload.size()));
+  auto mac = HmacSha256(KeyView(*key), {header, f.payload});
+  if (!mac) return std::move(mac).error();
+  f.mac.assign(reinterpret_cast<const char*>(mac->data()), mac->size());
+  return EncodeFrame(f);
+}
+
+Result<std::string> Session::Seal(FrameType type, std::string_view body, uint32_t seq) {
   Frame f;
   f.type = type;
+  f.flags = RoleFlags(role_);
   if (peer_nonce_) {
     f.flags |= kFrameFlagBound;
     f.payload = EncodeBinding(Binding{my_nonce_, *peer_nonce_, seq});
   }
-  f.payload += body;
-  if (psk_) {
-    if (!peer_nonce_) {
-      return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
-                       "no peer nonce: a PSK needs the hello exchange first");
-    }
-    f.flags |= kFrameFlagMac;
-    const std::string header =
-        EncodeFrameHeader(f.type, f.flags, static_cast<uint32_t>(f.payload.size()));
-    auto mac =
-        HmacSha256(*psk_, {kMacLabel, DirectionLabel(my_nonce_, *peer_nonce_), header, f.payload});
-    if (!mac) return std::move(mac).error();
-    f.mac.assign(reinterpret_cast<const char*>(mac->data()), mac->size());
+  if (!psk_) {
+    f.payload += body;
+    return EncodeFrame(f);
   }
+  if (!peer_nonce_) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     "no peer nonce: a PSK needs the hello exchange first");
+  }
+  const auto used = std::make_tuple(*peer_nonce_, type, seq);
+  if (std::find(sealed_.begin(), sealed_.end(), used) != sealed_.end()) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     std::string("a ") + FrameTypeName(type) + " message with sequence number " +
+                         std::to_string(seq) +
+                         " was sealed already in this session: refusing to reuse an AEAD IV");
+  }
+  f.flags |= kFrameFlagSealed;
+  const size_t payload_bytes = f.payload.size() + body.size();
+  if (payload_bytes > UINT32_MAX) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     "message too large for a frame");
+  }
+  const std::string header =
+      EncodeFrameHeader(f.type, f.flags, static_cast<uint32_t>(payload_bytes));
+  auto key = DeriveKey("seal", my_nonce_, *peer_nonce_);
+  if (!key) return std::move(key).error();
+  KeyWiper wipe{*key};
+  auto sealed = AeadSeal(*key, IvOf(type, seq), header + f.payload, body);
+  if (!sealed) return std::move(sealed).error();
+  sealed_.push_back(used);
+  f.payload.append(*sealed, 0, body.size());
+  f.mac.assign(*sealed, body.size(), kAeadTagBytes);
   return EncodeFrame(f);
 }
 
@@ -196,16 +289,26 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
     }
     return ProtocolError("expected " + A(expected) + " message, got a hello");
   }
+  QPC_TRY(CheckRole(frame));
   const bool has_mac = (frame.flags & kFrameFlagMac) != 0;
+  const bool sealed = (frame.flags & kFrameFlagSealed) != 0;
   const bool bound = (frame.flags & kFrameFlagBound) != 0;
-  if (psk_ && !has_mac) {
-    return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
-                     " message carries no MAC: is a PSK configured on the peer?");
-  }
-  if (!psk_ && has_mac) {
+  const bool confirm = frame.type == FrameType::kConfirm;
+  if (!psk_ && (has_mac || sealed || confirm)) {
     return AuthError(
-        "the peer authenticates its messages with a PSK, but none is configured on "
-        "this side");
+        "the peer authenticates and encrypts its messages with a pre-shared key, but none is "
+        "configured on this side");
+  }
+  if (psk_ && confirm && (!has_mac || !bound)) {
+    return ProtocolError("malformed confirm message: no binding or no MAC", "flags");
+  }
+  if (psk_ && !confirm && !sealed) {
+    return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+                     " message is not encrypted and authenticated: is a PSK configured on the "
+                     "peer?");
+  }
+  if (psk_ && !confirm && has_mac) {
+    return ProtocolError(std::string("a MAC trailer on ") + A(frame.type) + " message", "flags");
   }
   if ((frame.flags & kFrameFlagPsk) != 0) {
     return ProtocolError("flag 'psk' on a non-hello message", "flags");
@@ -218,7 +321,7 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
                                : "the peer's message lacks the session binding",
                          "flags");
   }
-  std::string_view body = frame.payload;
+  std::string body = frame.payload;
   if (bound) {
     auto b = PeekBinding(frame);
     if (!b) {
@@ -228,15 +331,44 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
     if (psk_) {
       const std::string header =
           EncodeFrameHeader(frame.type, frame.flags, static_cast<uint32_t>(frame.payload.size()));
-      auto mac = HmacSha256(
-          *psk_, {kMacLabel, DirectionLabel(b->sender, b->receiver), header, frame.payload});
-      if (!mac) return std::move(mac).error();
-      if (!MacEqual(frame.mac,
-                    std::string_view(reinterpret_cast<const char*>(mac->data()), mac->size()))) {
-        return AuthError(std::string("HMAC mismatch on the peer's ") + FrameTypeName(frame.type) +
-                         " message: the peer's PSK differs from ours, or the message was "
-                         "altered in transit");
+      if (confirm) {
+        if (frame.payload.size() != kBindingBytes) {
+          return ProtocolError(
+              "malformed confirm message: " + std::to_string(frame.payload.size()) +
+                  " payload bytes, not " + std::to_string(kBindingBytes),
+              "length");
+        }
+        auto key = DeriveKey("confirm", b->sender, b->receiver);
+        if (!key) return std::move(key).error();
+        KeyWiper wipe{*key};
+        auto mac = HmacSha256(KeyView(*key), {header, frame.payload});
+        if (!mac) return std::move(mac).error();
+        if (!MacEqual(frame.mac,
+                      std::string_view(reinterpret_cast<const char*>(mac->data()), mac->size()))) {
+          return AuthError(
+              "key confirmation failed: the peer's confirm message does not verify under our "
+              "pre-shared key (the peer holds another key, or claims one it lacks, or the "
+              "message was altered in transit); nothing was disclosed to it");
+        }
+        body.clear();
+      } else {
+        auto key = DeriveKey("seal", b->sender, b->receiver);
+        if (!key) return std::move(key).error();
+        KeyWiper wipe{*key};
+        const std::string_view payload = frame.payload;
+        auto plain = AeadOpen(*key, IvOf(frame.type, b->seq),
+                              header + std::string(payload.substr(0, kBindingBytes)),
+                              std::string(payload.substr(kBindingBytes)) + frame.mac);
+        if (!plain) {
+          if (plain.error().code != ErrorCode::kAuth) return std::move(plain).error();
+          return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+                           " message does not decrypt and verify (AES-256-GCM): the peer's PSK "
+                           "differs from ours, or the message was altered in transit");
+        }
+        body = std::move(*plain);
       }
+    } else {
+      body.erase(0, kBindingBytes);
     }
     if (b->receiver != my_nonce_) {
       return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
@@ -257,7 +389,6 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
                        std::to_string(seq) + ": replayed or reordered");
     }
     if (learn_peer_nonce) peer_nonce_ = b->sender;
-    body.remove_prefix(kBindingBytes);
   }
   if (frame.type == FrameType::kAbort && expected != FrameType::kAbort) {
     return ProtocolError("the peer aborted: " + Printable(body));
@@ -266,7 +397,7 @@ Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32
     return ProtocolError("expected " + A(expected) + " message, got " + A(frame.type) + " message",
                          "type");
   }
-  return std::string(body);
+  return body;
 }
 
 Result<std::string> EncodeLocal(const EndpointInfo& local) {

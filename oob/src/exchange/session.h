@@ -1,15 +1,22 @@
-// Session: the nonce handshake, message binding and PSK check shared by the
-// tcp, file and stdio exchangers. Private to src/exchange.
+// Session: the nonce handshake, message binding, key confirmation and
+// encryption shared by every transport. Private to src/exchange.
 //
 // A session starts with Begin(), which draws this side's nonce. When both
-// sides exchange hellos (always for tcp and file; for stdio only with a PSK),
-// later messages are bound: their payload starts with
+// sides exchange hellos (always for tcp, file and channels; for stdio only
+// with a PSK), later messages are bound: their payload starts with
 //   sender nonce (16) || receiver nonce (16) || sequence number (4, big-endian)
-// and, with a PSK, carry an HMAC-SHA256 trailer over
-//   "qpconnect-oob-v1" || direction label || frame header || payload
-// where the direction label is "lo>hi" when the sender's nonce sorts below the
-// receiver's, "hi>lo" otherwise. Unbound messages (stdio without PSK) carry the
-// body alone.
+// With a PSK, keys are derived per purpose and direction:
+//   HKDF-SHA256(ikm = PSK, salt = lower nonce || higher nonce,
+//               info = "qpconnect-oob-v2 <confirm|seal> <lo>hi|hi>lo>")
+// where the direction is "lo>hi" when the sender's nonce sorts (memcmp) below
+// the receiver's. Each side proves it holds the key with a confirm frame
+// (binding, sequence 0, and a trailer HMAC-SHA256(confirm key, header ||
+// payload)) and sends nothing else until the peer's confirm verified. Every
+// later message is sealed with AES-256-GCM under the seal key of its
+// direction: IV = type (1) || 7 zero bytes || sequence number (4), additional
+// data = frame header || binding, the binding in clear, the ciphertext after
+// it and the 16-byte tag as the trailer. Unbound messages (stdio without PSK)
+// carry the body alone.
 //
 // Thread-safety: one thread at a time.
 #pragma once
@@ -19,6 +26,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/frame.h"
@@ -41,15 +50,20 @@ std::optional<Binding> PeekBinding(const Frame& frame);
 
 class Session {
  public:
-  // `psk` may be empty (no integrity check). `channel` names the channel in
-  // error messages ("tcp 10.0.0.7:18515", "file /dir/s.b.qpc", "stdio").
-  explicit Session(std::optional<Psk> psk) : psk_(std::move(psk)) {}
+  // `psk` may be empty (no integrity check, no secrecy). `role` is declared in
+  // every frame this side sends (kNone: none).
+  explicit Session(std::optional<Psk> psk, OobRole role = OobRole::kNone)
+      : psk_(std::move(psk)), role_(role) {}
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // Starts a new session: draws a fresh nonce, forgets the peer's. kIo if the
   // CSPRNG fails.
   Result<void> Begin();
 
   bool has_psk() const { return psk_.has_value(); }
+  OobRole role() const { return role_; }
   const Nonce& my_nonce() const { return my_nonce_; }
   const std::optional<Nonce>& peer_nonce() const { return peer_nonce_; }
   void set_peer_nonce(const Nonce& n) { peer_nonce_ = n; }
@@ -59,8 +73,9 @@ class Session {
   std::string EncodeHello() const;
 
   // Checks the peer's first frame is a hello compatible with this side (both
-  // or neither have a PSK) and records its nonce. Errors: kAuth (PSK on one
-  // side only; the peer echoed our nonce), kProtocol (not a hello, bad size).
+  // or neither have a PSK, no role clash) and records its nonce. Errors:
+  // kAuth (PSK on one side only; the peer echoed our nonce), kIncompatible
+  // (both sides declare the same role), kProtocol (not a hello, bad size).
   // With `psk_mismatch`, a hello whose PSK flag disagrees with this side is
   // accepted and the disagreement described there (empty if none) instead:
   // for a channel whose hello may be an earlier run's (file).
@@ -71,30 +86,52 @@ class Session {
   // peer_nonce() is set.
   bool SortsBelowPeer() const;
 
+  // kIncompatible when `frame` declares the role this side declares (two
+  // clients, two servers), naming it; Ok otherwise.
+  Result<void> CheckRole(const Frame& frame) const;
+
+  // The confirm frame: proof that this side holds the PSK, bound to both
+  // nonces. REQUIRES: has_psk() and peer_nonce() set.
+  Result<std::string> SealConfirm();
+
   // Frame bytes carrying `body` as message `seq` of this direction: bound when
-  // the peer's nonce is known, with a MAC when there is a PSK.
+  // the peer's nonce is known; with a PSK, encrypted and authenticated
+  // (AES-256-GCM). kInvalidArgument (a bug: never on the wire) if the same
+  // type and sequence number were already sealed for this peer nonce in this
+  // session, which would reuse an AEAD key/IV pair.
   // REQUIRES: peer_nonce() is set if has_psk().
-  Result<std::string> Seal(FrameType type, std::string_view body, uint32_t seq) const;
+  Result<std::string> Seal(FrameType type, std::string_view body, uint32_t seq);
 
   // Checks `frame` is message `seq` of type `expected` from the peer and
-  // returns its body. With `learn_peer_nonce`, accepts any sender nonce and
-  // records it (the file exchanger learns it from the bound description). An
+  // returns its body (decrypted). With `learn_peer_nonce`, accepts any sender
+  // nonce and records it once the message verified (the file exchanger learns
+  // it from the bound confirm, or without a PSK from the description). An
   // abort message is accepted with any sequence number (it ends the session),
-  // and yields kProtocol "the peer aborted: <reason>".
-  // Errors: kAuth (MAC missing or wrong, PSK on one side only, bound to another
-  // session's nonces, out of sequence), kProtocol (wrong type, the peer
-  // aborted, malformed binding).
+  // and yields kProtocol "the peer aborted: <reason>". `expected` kConfirm
+  // checks the key confirmation.
+  // Errors: kAuth (confirmation or AEAD tag wrong, not encrypted, PSK on one
+  // side only, bound to another session's nonces, out of sequence),
+  // kIncompatible (role clash), kProtocol (wrong type, the peer aborted,
+  // malformed binding).
   Result<std::string> Open(const Frame& frame, FrameType expected, uint32_t seq,
                            bool learn_peer_nonce = false);
 
  private:
   Error AuthError(std::string detail) const;
   Error ProtocolError(std::string detail, std::string attribute = {}) const;
+  // The key for `purpose` ("confirm", "seal") of messages from `sender` to
+  // `receiver`. REQUIRES: has_psk().
+  Result<SecretKey> DeriveKey(std::string_view purpose, const Nonce& sender,
+                              const Nonce& receiver) const;
 
   std::optional<Psk> psk_;
+  OobRole role_;
   std::string channel_ = "peer";
   Nonce my_nonce_{};
   std::optional<Nonce> peer_nonce_;
+  // (peer nonce, type, sequence number) of every message sealed under this
+  // session's nonce: an AEAD key/IV pair is never used twice.
+  std::vector<std::tuple<Nonce, FrameType, uint32_t>> sealed_;
 };
 
 // Helpers shared by the exchangers.

@@ -137,11 +137,7 @@ Result<std::string> DecodeStdioLine(std::string_view line) {
 class StdioExchanger::Impl final : public internal::FramePort {
  public:
   Impl(int in_fd, int out_fd, StdioOptions o)
-      : in_(in_fd),
-        out_(out_fd),
-        cap_(o.max_payload_bytes),
-        max_skipped_(o.max_skipped_bytes),
-        driver_(DriverOptionsOf(std::move(o.psk), o.max_payload_bytes)) {}
+      : in_(in_fd), out_(out_fd), max_skipped_(o.max_skipped_bytes), driver_(DriverOptionsOf(o)) {}
 
   internal::ProtocolDriver& driver() { return driver_; }
 
@@ -149,29 +145,35 @@ class StdioExchanger::Impl final : public internal::FramePort {
   std::string Name() const override { return "stdio"; }
   Result<void> Send(const internal::Step& step, std::string_view bytes) override;
   Result<Frame> Receive(const internal::Step& step) override;
+  Result<std::optional<Frame>> Poll(const internal::Step& step) override;
 
  private:
   // Without a PSK: no hellos, one unbound line each way. Both sides write
   // first: a write never waits for the peer, since input is read meanwhile.
-  static internal::DriverOptions DriverOptionsOf(std::optional<Psk> psk, uint32_t cap) {
+  static internal::DriverOptions DriverOptionsOf(StdioOptions& o) {
     internal::DriverOptions d;
-    d.psk = std::move(psk);
-    d.max_payload_bytes = cap;
+    d.psk = std::move(o.psk);
+    d.role = o.role;
+    d.max_payload_bytes = o.max_payload_bytes;
+    d.max_peer_qps = o.max_peer_qps;
     d.order = SendOrder::kBothFirst;
     d.hello_without_psk = false;
     return d;
   }
+  // The frame on the line taken from line_ (which is cleared).
+  Result<Frame> FrameOfLine(const internal::Step& step);
   // Writes all of `out` (may be empty) while reading input ahead, until
   // `out` is written and, with `want_line`, the peer's next qpc line is in
   // line_. Without `want_line` a read failure is kept for Receive().
   Result<void> Pump(std::string_view out, const internal::Step& step, bool want_line);
   // A complete line from in_buf_, if one is there (or at EOF the rest).
-  // Skips noise; errors for garbage. Sets *found when it returns a line.
-  Result<std::string> TakeLine(bool* found, const char* what);
+  // Skips noise; errors for garbage; a line longer than a frame of
+  // `max_payload` bytes can take is refused. Sets *found when it returns a
+  // line.
+  Result<std::string> TakeLine(bool* found, const char* what, uint32_t max_payload);
 
   int in_;
   int out_;
-  uint32_t cap_;
   size_t max_skipped_;
   std::string in_buf_;
   size_t scan_from_ = 0;  // in_buf_[0, scan_from_) holds no '\n'
@@ -185,11 +187,12 @@ class StdioExchanger::Impl final : public internal::FramePort {
   internal::ProtocolDriver driver_;
 };
 
-Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what) {
+Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what,
+                                                   uint32_t max_payload) {
   *found = false;
   const size_t max_line =
       kStdioLinePrefix.size() +
-      internal::Base64UrlLength(kFrameHeaderBytes + size_t{cap_} + kFrameMacBytes) + 256;
+      internal::Base64UrlLength(kFrameHeaderBytes + size_t{max_payload} + kFrameMacBytes) + 256;
   // Lines are consumed by advancing `start` and erased once on the way out, so
   // a flood of short lines costs linear time; `scan_from_` remembers how far
   // an unfinished line has been searched for its '\n'.
@@ -252,7 +255,7 @@ Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::St
   for (;;) {
     if (!line_ && !read_error_) {
       bool found = false;
-      auto taken = TakeLine(&found, what);
+      auto taken = TakeLine(&found, what, step.max_payload);
       if (!taken) {
         if (want_line) return std::move(taken).error();
         read_error_ = std::move(taken).error();
@@ -337,13 +340,7 @@ Result<void> StdioExchanger::Impl::Send(const internal::Step& step, std::string_
   return Pump(EncodeStdioLine(bytes), step, /*want_line=*/false);
 }
 
-Result<Frame> StdioExchanger::Impl::Receive(const internal::Step& step) {
-  if (!line_ && !read_error_) QPC_TRY(Pump({}, step, /*want_line=*/true));
-  if (read_error_) {
-    Error e = std::move(*read_error_);
-    read_error_.reset();
-    return e;
-  }
+Result<Frame> StdioExchanger::Impl::FrameOfLine(const internal::Step& step) {
   const std::string line = std::move(*line_);
   line_.reset();
   skipped_bytes_ = 0;
@@ -351,13 +348,71 @@ Result<Frame> StdioExchanger::Impl::Receive(const internal::Step& step) {
   first_skipped_.clear();
   auto bytes = DecodeStdioLine(line);
   if (!bytes) return std::move(bytes).error();
-  auto frame = DecodeFrame(*bytes, cap_);
+  auto frame = DecodeFrame(*bytes, step.max_payload);
   if (!frame) {
-    Error e = std::move(frame).error();
+    Error e = step.WithCapNote(std::move(frame).error());
     e.operation = std::string("stdio: the peer's ") + step.what() + " line: " + e.operation;
     return e;
   }
   return frame;
+}
+
+Result<Frame> StdioExchanger::Impl::Receive(const internal::Step& step) {
+  if (!line_ && !read_error_) QPC_TRY(Pump({}, step, /*want_line=*/true));
+  if (read_error_) {
+    Error e = std::move(*read_error_);
+    read_error_.reset();
+    return e;
+  }
+  return FrameOfLine(step);
+}
+
+Result<std::optional<Frame>> StdioExchanger::Impl::Poll(const internal::Step& step) {
+  // Reads what is there without waiting, as Pump() would.
+  while (!line_ && !read_error_ && !eof_) {
+    bool found = false;
+    auto taken = TakeLine(&found, step.what(), step.max_payload);
+    if (!taken) return std::move(taken).error();
+    if (found) {
+      line_ = std::move(*taken);
+      break;
+    }
+    pollfd p{in_, POLLIN, 0};
+    const int rc = ::poll(&p, 1, 0);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return ErrnoError(ErrorCode::kIo, errno, "poll stdio");
+    if (rc == 0) break;
+    char buf[kReadChunk];
+    const ssize_t r = ::read(in_, buf, sizeof buf);
+    if (r > 0) {
+      in_buf_.append(buf, static_cast<size_t>(r));
+    } else if (r == 0) {
+      eof_ = true;
+      bool last = false;  // a last line without its '\n'
+      auto rest = TakeLine(&last, step.what(), step.max_payload);
+      if (!rest) return std::move(rest).error();
+      if (last) line_ = std::move(*rest);
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return ErrnoError(ErrorCode::kIo, errno, "read from stdio");
+    } else {
+      break;
+    }
+  }
+  if (read_error_) {
+    Error e = std::move(*read_error_);
+    read_error_.reset();
+    return e;
+  }
+  if (line_) {
+    auto frame = FrameOfLine(step);
+    if (!frame) return std::move(frame).error();
+    return std::optional<Frame>(std::move(*frame));
+  }
+  if (eof_) {
+    return MakeError(ErrorCode::kIo, "read from stdio",
+                     "end of input: the peer closed its output (it exited or was killed)");
+  }
+  return std::optional<Frame>();
 }
 
 StdioExchanger::StdioExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -385,5 +440,7 @@ Result<void> StdioExchanger::Barrier(std::string_view stage, std::chrono::millis
 void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
   impl_->driver().Abort(*impl_, reason, Clock::now() + deadline);
 }
+
+Result<void> StdioExchanger::PollPeer() { return impl_->driver().PollPeer(*impl_); }
 
 }  // namespace qpconnect::oob

@@ -1,11 +1,14 @@
 #include "qpconnect/oob/tcp.h"
 
+#include <sys/socket.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -64,19 +67,22 @@ struct ResolveState {
 // driver does the rest, exactly as for a caller's own channel (channel.h).
 class TcpExchanger::Impl final : public internal::StreamPort {
  public:
-  Impl(bool server, std::optional<Psk> psk, uint32_t cap)
-      : internal::StreamPort(SocketChannel(this), "tcp", cap),
+  Impl(bool server, internal::DriverOptions options)
+      : internal::StreamPort(SocketChannel(this), "tcp"),
         server_(server),
-        driver_(DriverOptionsOf(std::move(psk), cap)) {}
+        driver_(std::move(options)) {}
 
   Result<void> Listen(const TcpServerOptions& o);
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
+  Result<void> PollPeer() { return driver_.PollPeer(*this); }
   void Close();
 
-  // FramePort: each Exchange() starts on a new connection.
+  // FramePort: each Exchange() starts on a new connection; a server drops a
+  // client that fails before it proved itself and accepts the next.
   Result<void> Open(const internal::Step& step) override;
+  bool AcceptsAnotherPeer() const override { return server_; }
 
   bool server_;
   bool persistent_ = false;
@@ -86,12 +92,6 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   std::string peer_;
 
  private:
-  static internal::DriverOptions DriverOptionsOf(std::optional<Psk> psk, uint32_t cap) {
-    internal::DriverOptions d;
-    d.psk = std::move(psk);
-    d.max_payload_bytes = cap;
-    return d;
-  }
   // The ByteChannel the driver reads and writes: the socket of `self`, each
   // call bounded by its deadline.
   static ByteChannel SocketChannel(Impl* self);
@@ -332,6 +332,21 @@ Result<void> TcpExchanger::Impl::SendBytes(std::string_view bytes, Clock::time_p
 Result<size_t> TcpExchanger::Impl::ReceiveBytes(char* buf, size_t max_bytes,
                                                 Clock::time_point deadline) {
   if (!socket_.is_open()) return MakeError(ErrorCode::kIo, "", "not connected");
+  // What is there already, without the io_context: this answers a poll (a
+  // deadline that has passed, PollPeer()) without closing the socket, as an
+  // expired Run() would.
+  for (;;) {
+    const ssize_t n = ::recv(socket_.native_handle(), buf, max_bytes, MSG_DONTWAIT);
+    if (n > 0) return static_cast<size_t>(n);
+    if (n == 0) return size_t{0};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    if (errno == ECONNRESET) {
+      return ErrnoError(ErrorCode::kIo, ECONNRESET, "", "the peer reset the connection");
+    }
+    return ErrnoError(ErrorCode::kIo, errno, "", "");
+  }
+  if (Clock::now() >= deadline) return MakeError(ErrorCode::kTimeout, "", "");
   bool done = false;
   error_code ec;
   size_t got = 0;
@@ -352,6 +367,7 @@ Result<size_t> TcpExchanger::Impl::ReceiveBytes(char* buf, size_t max_bytes,
 
 Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {
   Close();
+  Reset();
   peer_.clear();
   if (server_) {
     QPC_TRY(Accept(step.deadline, step.total));
@@ -394,7 +410,18 @@ TcpExchanger::~TcpExchanger() {
 
 Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateServer(TcpServerOptions options) {
   QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "tcp exchanger options"));
-  auto impl = std::make_unique<Impl>(true, std::move(options.psk), options.max_payload_bytes);
+  if (options.handshake_timeout.count() <= 0 || options.max_rejected_clients == 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "tcp exchanger options",
+                     "handshake_timeout and max_rejected_clients must be positive");
+  }
+  internal::DriverOptions d;
+  d.psk = std::move(options.psk);
+  d.role = OobRole::kServer;
+  d.max_payload_bytes = options.max_payload_bytes;
+  d.max_peer_qps = options.max_peer_qps;
+  d.peer_handshake_timeout = options.handshake_timeout;
+  d.max_rejected_peers = options.max_rejected_clients;
+  auto impl = std::make_unique<Impl>(true, std::move(d));
   QPC_TRY(impl->Listen(options));
   return std::unique_ptr<TcpExchanger>(new TcpExchanger(std::move(impl)));
 }
@@ -410,7 +437,12 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOption
   if (options.retry_interval.count() < 0) {
     return MakeError(ErrorCode::kInvalidArgument, "tcp client", "negative retry_interval");
   }
-  auto impl = std::make_unique<Impl>(false, std::move(options.psk), options.max_payload_bytes);
+  internal::DriverOptions d;
+  d.psk = std::move(options.psk);
+  d.role = OobRole::kClient;
+  d.max_payload_bytes = options.max_payload_bytes;
+  d.max_peer_qps = options.max_peer_qps;
+  auto impl = std::make_unique<Impl>(false, std::move(d));
   impl->host_ = options.host;
   impl->port_ = options.port;
   impl->retry_interval_ = options.retry_interval;
@@ -429,6 +461,8 @@ Result<void> TcpExchanger::Barrier(std::string_view stage, std::chrono::millisec
 void TcpExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
   impl_->Abort(reason, Clock::now() + deadline);
 }
+
+Result<void> TcpExchanger::PollPeer() { return impl_->PollPeer(); }
 
 void TcpExchanger::Close() { impl_->Close(); }
 

@@ -44,6 +44,16 @@ class Exchanger {
     (void)reason;
     (void)deadline;
   }
+
+  // Without waiting: whether the peer is known to have gone or given up since
+  // the last successful Exchange() or Barrier(), for a caller that waits on
+  // something else meanwhile (completions during traffic) and checks now and
+  // then. Ok: nothing known. Otherwise the reason, as the next Barrier() would
+  // report it: kIo (the peer closed or reset the channel, its process died),
+  // kProtocol (the peer aborted: <reason>), kAuth. A message the peer sent
+  // meanwhile (its next barrier) is kept for the next Barrier(). The default
+  // knows nothing: Ok.
+  virtual Result<void> PollPeer() { return Ok(); }
 };
 
 }  // namespace qpconnect

@@ -1,6 +1,8 @@
 #include "qpconnect/verbs/completion.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "qpconnect/verbs/verbs_error.h"
 
@@ -44,17 +46,29 @@ std::string ExplainWcStatus(ibv_wc_status status, Transport transport) {
 }
 
 Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string& what,
-                       Transport transport) {
+                       Transport transport, const CompletionWait& wait) {
   ibv_wc wc{};
+  const auto start = Clock::now();
+  auto next_watch = start + wait.watch_interval;
+  std::chrono::microseconds sleep{0};
   for (;;) {
     int n = ibv_poll_cq(&cq, 1, &wc);
     if (n < 0) return VerbsError("ibv_poll_cq", -n);
     if (n == 1) break;
-    if (Clock::now() >= deadline) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
       return Error{ErrorCode::kTimeout, 0, what, "",
                    "no completion before the deadline (the peer may be gone, not at RTR/RTS, "
                    "or unreachable)"};
     }
+    if (wait.watch && now >= next_watch) {
+      if (auto watched = wait.watch(); !watched) return std::move(watched).error();
+      next_watch = Clock::now() + wait.watch_interval;
+    }
+    if (now - start < kCompletionSpin) continue;
+    // Bounded back-off: a completion is seen at most kCompletionMaxSleep late.
+    sleep = std::min(kCompletionMaxSleep, std::max(sleep * 2, std::chrono::microseconds(1)));
+    std::this_thread::sleep_for(std::min<Clock::duration>(sleep, deadline - now));
   }
   if (wc.status != IBV_WC_SUCCESS) {
     char head[160];

@@ -52,7 +52,8 @@ class Driver {
       FillPingpongContent(s_.SendArea(qp), o_.size);  // the server echoes it back
     }  // else: the server sends what Receive() copied into its send area
     QPC_TRY(s_.PostSend(qp, o_.size));
-    auto wc = PollOne(s_.SendCq(), Deadline(), What("SEND", qp, iteration), s_.transport());
+    const std::string what = What("SEND", qp, iteration);
+    auto wc = PollOne(s_.SendCq(), Deadline(), what, s_.transport(), Wait(what));
     if (!wc) return std::move(wc).error();
     ++report_.messages;
     report_.bytes += o_.size;
@@ -60,7 +61,8 @@ class Driver {
   }
 
   Result<void> ReceiveOnce(size_t qp, uint32_t iteration) {
-    auto wc = PollOne(s_.RecvCq(), Deadline(), What("RECV", qp, iteration), s_.transport());
+    const std::string what = What("RECV", qp, iteration);
+    auto wc = PollOne(s_.RecvCq(), Deadline(), what, s_.transport(), Wait(what));
     if (!wc) return std::move(wc).error();
     size_t got_qp = static_cast<size_t>(wc->wr_id >> 32);
     auto slot = static_cast<uint32_t>(wc->wr_id & 0xffffffffU);
@@ -120,14 +122,16 @@ class Driver {
     const MrDescriptor& mr = *remote_.qps[qp].mr;
     FillPattern(s_.SendArea(qp), o_.size, kWriteSeedBase ^ s_.Local().qps[qp].qpn);
     QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_WRITE, o_.size, mr.addr, mr.rkey));
-    auto w = PollOne(s_.SendCq(), Deadline(), What("RDMA_WRITE", qp, 0), s_.transport());
+    const std::string write = What("RDMA_WRITE", qp, 0);
+    auto w = PollOne(s_.SendCq(), Deadline(), write, s_.transport(), Wait(write));
     if (!w) return std::move(w).error();
     // The peer checks the contents after our "done"; a mismatch there ends
     // its side, and ours fails at its next wait.
     report_.rdma_write_checked = true;
     if (s_.transport() == Transport::kRc) {
       QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_READ, o_.size, mr.addr + mr.length / 2, mr.rkey));
-      auto r = PollOne(s_.SendCq(), Deadline(), What("RDMA_READ", qp, 0), s_.transport());
+      const std::string read = What("RDMA_READ", qp, 0);
+      auto r = PollOne(s_.SendCq(), Deadline(), read, s_.transport(), Wait(read));
       if (!r) return std::move(r).error();
       long bad = FindPatternMismatch(s_.ReadBack(qp), o_.size, kReadSeedBase ^ remote_.qps[qp].qpn);
       if (bad >= 0) return Mismatch(What("RDMA_READ", qp, 0), bad);
@@ -146,6 +150,7 @@ class Driver {
   }
 
   Result<void> Rdma() {
+    phase_ = "RDMA WRITE/READ";
     for (size_t qp = 0; qp < s_.num_qps(); ++qp) {
       if (!remote_.qps[qp].mr || remote_.qps[qp].mr->length < uint64_t{o_.size} * 2) {
         return Error{ErrorCode::kIncompatible, 0, "RDMA phase", "mr",
@@ -167,6 +172,28 @@ class Driver {
 
  private:
   Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
+  // The wait's watch: the caller's, its error reworded as the peer gone
+  // during this phase of the traffic.
+  CompletionWait Wait(const std::string& what) const {
+    CompletionWait w;
+    w.watch_interval = o_.watch_interval;
+    if (o_.watch) {
+      w.watch = [this, what]() -> Result<void> {
+        auto watched = o_.watch();
+        if (watched) return watched;
+        const Error& cause = watched.error();
+        const bool aborted = cause.detail.find("the peer aborted") != std::string::npos;
+        Error e;
+        e.code = cause.code;
+        e.sys_errno = cause.sys_errno;
+        e.operation = what;
+        e.detail = std::string(aborted ? "the peer aborted" : "the peer went away") +
+                   " during traffic (" + phase_ + "): " + cause.ToString();
+        return e;
+      };
+    }
+    return w;
+  }
   std::string What(const char* op, size_t qp, uint32_t iteration) const {
     char buf[128];
     std::snprintf(buf, sizeof buf, "%s on %s qp 0x%06x (index %zu, iteration %u)", op,
@@ -179,6 +206,7 @@ class Driver {
   Role role_;
   TrafficOptions o_;
   TrafficReport report_;
+  const char* phase_ = "ping-pong";
 };
 
 }  // namespace

@@ -321,12 +321,16 @@ TEST(ChannelExchanger, PskIsAcceptedAndAWrongKeyRefused) {
       EXPECT_EQ(*ra, MakeEndpoint("b", 2));
       continue;
     }
-    // Both sides see the other's description, so both refuse it themselves.
+    // Both sides check the other's key confirmation, so both refuse it
+    // themselves, before either sends its description.
     ASSERT_FALSE(ra);
     ASSERT_FALSE(rb);
     EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
     EXPECT_EQ(rb.error().code, ErrorCode::kAuth) << rb.error().ToString();
-    EXPECT_NE(ra.error().detail.find("PSK differs"), std::string::npos) << ra.error().detail;
+    EXPECT_NE(ra.error().detail.find("key confirmation failed"), std::string::npos)
+        << ra.error().detail;
+    EXPECT_NE(rb.error().detail.find("key confirmation failed"), std::string::npos)
+        << rb.error().detail;
   }
 }
 
@@ -339,7 +343,8 @@ TEST(ChannelExchanger, PeerClosingMidFrameIsAnIoErrorNamingTheChannel) {
   ASSERT_FALSE(ra);
   EXPECT_EQ(ra.error().code, ErrorCode::kIo) << ra.error().ToString();
   EXPECT_NE(ra.error().operation.find("mpi rank 3"), std::string::npos) << ra.error().ToString();
-  EXPECT_NE(ra.error().detail.find("mid-message: got 7 of 12 bytes of its hello frame"),
+  EXPECT_NE(ra.error().detail.find("mid-message: got 7 bytes of the 12-byte header of its hello "
+                                   "frame"),
             std::string::npos)
       << ra.error().ToString();
 }
@@ -375,15 +380,26 @@ TEST(ChannelExchanger, LengthUnderTheCapGrowsTheBufferOnlyAsBytesArrive) {
     largest_ask = std::max(largest_ask, max);
     return inner(buf, max, deadline);
   };
-  auto a = Make(std::move(counting));
-  // A hello announcing 15 MiB (under the 16 MiB cap), 100 bytes of it, then
-  // the peer goes away.
-  pair.Send(EncodeFrameHeader(FrameType::kHello, 0, 15u << 20) + std::string(100, 'x'));
-  pair.CloseB();
-  auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
+  ChannelOptions o;
+  o.max_peer_qps = 1u << 18;  // a cap of 17 MiB by count: the 16 MiB frame cap applies
+  auto a = CreateChannelExchanger(std::move(counting), std::move(o));
+  ASSERT_TRUE(a);
+  // After its hello (the lowest nonce: this side reads first), a description
+  // announcing 15 MiB (under the cap), 100 bytes of it; then the peer goes.
+  pair.Send(HelloFrame(Nonce{}) +
+            EncodeFrameHeader(FrameType::kEndpoint, kFrameFlagBound, 15u << 20) +
+            std::string(100, 'x'));
+  auto peer = std::async(std::launch::async, [&] {
+    pair.RecvFrame();  // our hello
+    pair.CloseB();
+  });
+  auto ra = (*a)->Exchange(MakeEndpoint("a", 1), 2s);
+  peer.get();
   ASSERT_FALSE(ra);
   EXPECT_EQ(ra.error().code, ErrorCode::kIo) << ra.error().ToString();
-  EXPECT_NE(ra.error().detail.find("got 112 of"), std::string::npos) << ra.error().ToString();
+  EXPECT_NE(ra.error().detail.find("got 112 of 15728652 bytes of its description frame"),
+            std::string::npos)
+      << ra.error().ToString();
   EXPECT_LE(largest_ask, size_t{1} << 20);
 }
 
@@ -411,7 +427,7 @@ TEST(ChannelExchanger, DeadlineHoldsAgainstAPeerTricklingBytes) {
     return inner(buf, 1, deadline);
   };
   auto a = Make(std::move(slow));
-  pair.Send(std::string(EncodeFrameHeader(FrameType::kHello, 0, 4000)) + std::string(4000, 'x'));
+  pair.Send(std::string(EncodeFrameHeader(FrameType::kHello, 0, 2000)) + std::string(2000, 'x'));
   const auto start = Clock::now();
   auto ra = a->Exchange(MakeEndpoint("a", 1), 300ms);
   ASSERT_FALSE(ra);

@@ -38,7 +38,11 @@ inline EndpointInfo MakeEndpoint(const std::string& host, uint32_t n_qps) {
   return e;
 }
 
-inline Psk Key(const std::string& k) { return *Psk::FromBytes(k); }
+// A key made from `k`, padded to kMinPskBytes (distinct `k`, distinct keys).
+inline Psk Key(const std::string& k) {
+  return *Psk::FromBytes(k.size() >= kMinPskBytes ? k
+                                                  : k + std::string(kMinPskBytes - k.size(), '.'));
+}
 
 // Closes `fd` unless it is closed already (-1), and marks it closed.
 inline void CloseFd(int& fd) {

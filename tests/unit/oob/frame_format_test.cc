@@ -24,8 +24,44 @@ std::string Header(uint8_t version, uint8_t type, uint8_t flags, uint8_t reserve
 }
 
 TEST(Frame, HeaderLayoutMatchesTheDocumentedBytes) {
-  EXPECT_EQ(EncodeFrameHeader(FrameType::kBarrier, kFrameFlagMac, 0x01020304),
-            Header(1, 3, 1, 0, 0x01020304));
+  EXPECT_EQ(EncodeFrameHeader(FrameType::kBarrier, kFrameFlagSealed, 0x01020304),
+            Header(2, 3, 8, 0, 0x01020304));
+  EXPECT_EQ(EncodeFrameHeader(FrameType::kConfirm, kFrameFlagMac | kFrameFlagBound, 36),
+            Header(2, 5, 3, 0, 36));
+}
+
+TEST(Frame, TrailerSizeFollowsTheFlags) {
+  FrameHeader h;
+  EXPECT_EQ(h.TrailerBytes(), 0u);
+  h.flags = kFrameFlagMac;
+  EXPECT_EQ(h.TrailerBytes(), kFrameMacBytes);
+  h.flags = kFrameFlagSealed | kFrameFlagBound;
+  EXPECT_EQ(h.TrailerBytes(), kFrameTagBytes);
+  auto both = DecodeFrameHeader(Header(2, 2, kFrameFlagMac | kFrameFlagSealed, 0, 0), 1024);
+  ASSERT_FALSE(both);
+  EXPECT_EQ(both.error().attribute, "flags");
+  auto roles =
+      DecodeFrameHeader(Header(2, 1, kFrameFlagRoleClient | kFrameFlagRoleServer, 0, 16), 1024);
+  ASSERT_FALSE(roles);
+  EXPECT_NE(roles.error().detail.find("both roles"), std::string::npos);
+  EXPECT_EQ(RoleOfFlags(RoleFlags(OobRole::kClient)), OobRole::kClient);
+  EXPECT_EQ(RoleOfFlags(RoleFlags(OobRole::kServer)), OobRole::kServer);
+  EXPECT_EQ(RoleOfFlags(0), OobRole::kNone);
+}
+
+TEST(Frame, PeekTellsNotThereYetFromNotAFrame) {
+  const std::string whole = Header(2, 2, 0, 0, 4) + "abcd";
+  for (size_t n = 0; n < kFrameHeaderBytes; ++n) {
+    auto r = PeekFrameSize(whole.substr(0, n), 1024);
+    ASSERT_TRUE(r) << n << ": " << r.error().ToString();
+    EXPECT_EQ(*r, 0u);
+  }
+  auto size = PeekFrameSize(whole.substr(0, 13), 1024);
+  ASSERT_TRUE(size);
+  EXPECT_EQ(*size, whole.size());
+  auto garbage = PeekFrameSize("GET", 1024);  // refused from its first byte
+  ASSERT_FALSE(garbage);
+  EXPECT_EQ(garbage.error().attribute, "magic");
 }
 
 TEST(Frame, RoundTripsPayloadAndMac) {
@@ -52,34 +88,44 @@ TEST(Frame, RefusesWrongMagicAndNamesAPingpongPeer) {
   EXPECT_NE(r.error().detail.find("pingpong"), std::string::npos) << r.error().detail;
 }
 
-TEST(Frame, RefusesAnotherVersionAsIncompatible) {
-  auto r = DecodeFrameHeader(Header(2, 2, 0, 0, 10), 1024);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, ErrorCode::kIncompatible);
-  EXPECT_EQ(r.error().attribute, "version");
+TEST(Frame, RefusesAnotherVersionAsIncompatibleNamingBoth) {
+  // A peer of the previous version (1, before key confirmation and
+  // encryption) is refused, never misread; and so is a newer one.
+  auto old = DecodeFrameHeader(Header(1, 2, 0, 0, 10), 1024);
+  ASSERT_FALSE(old);
+  EXPECT_EQ(old.error().code, ErrorCode::kIncompatible);
+  EXPECT_EQ(old.error().attribute, "version");
+  EXPECT_NE(old.error().detail.find("frame version 1; this build speaks version 2"),
+            std::string::npos)
+      << old.error().detail;
+  EXPECT_NE(old.error().detail.find("older"), std::string::npos);
+  auto newer = DecodeFrameHeader(Header(3, 2, 0, 0, 10), 1024);
+  ASSERT_FALSE(newer);
+  EXPECT_EQ(newer.error().code, ErrorCode::kIncompatible);
+  EXPECT_NE(newer.error().detail.find("version 3"), std::string::npos);
 }
 
 TEST(Frame, RefusesOversizedLengthFromTheHeaderAlone) {
   // Only the 12 header bytes exist: the cap is checked before anything else.
-  auto r = DecodeFrame(Header(1, 2, 0, 0, 0xffffffff), kDefaultMaxPayloadBytes);
+  auto r = DecodeFrame(Header(2, 2, 0, 0, 0xffffffff), kDefaultMaxPayloadBytes);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kProtocol);
   EXPECT_EQ(r.error().attribute, "length");
   EXPECT_NE(r.error().detail.find("oversized"), std::string::npos);
-  EXPECT_TRUE(DecodeFrameHeader(Header(1, 2, 0, 0, 1024), 1024));
-  EXPECT_FALSE(DecodeFrameHeader(Header(1, 2, 0, 0, 1025), 1024));
+  EXPECT_TRUE(DecodeFrameHeader(Header(2, 2, 0, 0, 1024), 1024));
+  EXPECT_FALSE(DecodeFrameHeader(Header(2, 2, 0, 0, 1025), 1024));
 }
 
 TEST(Frame, RefusesTruncatedAndTrailingBytes) {
-  std::string bytes = Header(1, 2, 0, 0, 10) + "12345";
+  std::string bytes = Header(2, 2, 0, 0, 10) + "12345";
   auto r = DecodeFrame(bytes, 1024);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kProtocol);
   EXPECT_NE(r.error().detail.find("truncated"), std::string::npos);
-  auto mac_missing = DecodeFrame(Header(1, 2, kFrameFlagMac, 0, 2) + "ab", 1024);
+  auto mac_missing = DecodeFrame(Header(2, 2, kFrameFlagMac, 0, 2) + "ab", 1024);
   ASSERT_FALSE(mac_missing);
   EXPECT_NE(mac_missing.error().detail.find("truncated"), std::string::npos);
-  auto trailing = DecodeFrame(Header(1, 2, 0, 0, 2) + "abc", 1024);
+  auto trailing = DecodeFrame(Header(2, 2, 0, 0, 2) + "abc", 1024);
   ASSERT_FALSE(trailing);
   EXPECT_NE(trailing.error().detail.find("after the frame"), std::string::npos);
   auto short_header = DecodeFrame(std::string("\x89QP", 3), 1024);
@@ -88,15 +134,15 @@ TEST(Frame, RefusesTruncatedAndTrailingBytes) {
 }
 
 TEST(Frame, RefusesUnknownTypeFlagsAndReserved) {
-  auto type = DecodeFrameHeader(Header(1, 9, 0, 0, 0), 1024);
+  auto type = DecodeFrameHeader(Header(2, 9, 0, 0, 0), 1024);
   ASSERT_FALSE(type);
   EXPECT_EQ(type.error().attribute, "type");
-  auto zero_type = DecodeFrameHeader(Header(1, 0, 0, 0, 0), 1024);
+  auto zero_type = DecodeFrameHeader(Header(2, 0, 0, 0, 0), 1024);
   ASSERT_FALSE(zero_type);
-  auto flags = DecodeFrameHeader(Header(1, 2, 0x80, 0, 0), 1024);
+  auto flags = DecodeFrameHeader(Header(2, 2, 0x80, 0, 0), 1024);
   ASSERT_FALSE(flags);
   EXPECT_EQ(flags.error().attribute, "flags");
-  auto reserved = DecodeFrameHeader(Header(1, 2, 0, 1, 0), 1024);
+  auto reserved = DecodeFrameHeader(Header(2, 2, 0, 1, 0), 1024);
   ASSERT_FALSE(reserved);
   EXPECT_EQ(reserved.error().attribute, "reserved");
 }
@@ -107,7 +153,7 @@ TEST(Frame, SurvivesRandomBytes) {
     std::string bytes(rng() % 64, '\0');
     for (auto& c : bytes) c = static_cast<char>(rng());
     if (i % 2 == 0 && bytes.size() >= 5) {  // get past the magic and version half the time
-      bytes.replace(0, 5, Header(1, 0, 0, 0, 0).substr(0, 5));
+      bytes.replace(0, 5, Header(kFrameVersion, 0, 0, 0, 0).substr(0, 5));
     }
     auto r = DecodeFrame(bytes, 48);
     if (r) {

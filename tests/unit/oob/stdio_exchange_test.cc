@@ -85,9 +85,11 @@ std::string PlainLine(const EndpointInfo& e) {
 
 class StdioPair : public ::testing::Test {
  protected:
-  std::unique_ptr<StdioExchanger> Make(int in, int out, std::optional<Psk> psk = std::nullopt) {
+  std::unique_ptr<StdioExchanger> Make(int in, int out, std::optional<Psk> psk = std::nullopt,
+                                       uint32_t max_peer_qps = 0) {
     StdioOptions o;
     o.psk = std::move(psk);
+    o.max_peer_qps = max_peer_qps;
     auto x = StdioExchanger::Create(in, out, std::move(o));
     EXPECT_TRUE(x);
     return std::move(*x);
@@ -170,7 +172,10 @@ TEST_F(StdioPair, WrongKeyIsRefusedWithAuthOnBothSides) {
   ASSERT_FALSE(rb);
   EXPECT_EQ(ra.error().code, ErrorCode::kAuth);
   EXPECT_EQ(rb.error().code, ErrorCode::kAuth);
-  EXPECT_NE(ra.error().detail.find("HMAC mismatch"), std::string::npos) << ra.error().detail;
+  EXPECT_NE(ra.error().detail.find("key confirmation failed"), std::string::npos)
+      << ra.error().detail;
+  EXPECT_NE(rb.error().detail.find("key confirmation failed"), std::string::npos)
+      << rb.error().detail;
 }
 
 TEST_F(StdioPair, KeyOnOneSideOnlyIsRefusedWithAuthOnBothSides) {
@@ -194,7 +199,7 @@ TEST_F(StdioPair, TamperedDescriptionIsRefused) {
   auto a = Make(ba_.r, ab_.w, Key("k"));
   auto b = Make(ab_.r, relay_out.w, Key("k"));
   auto relay = Relay(relay_out, ba_, [](int index, std::string line) {
-    if (index == 1) {  // b's description: change one base64 character mid-line
+    if (index == 2) {  // b's description: change one base64 character mid-line
       char& c = line[line.size() / 2];
       c = c == 'A' ? 'B' : 'A';
     }
@@ -225,11 +230,11 @@ TEST_F(StdioPair, ReplayedSessionIsRefused) {
     relay_out.CloseW();
     recorded = relay.get();
   }
-  ASSERT_EQ(recorded.size(), 2u);  // hello, description
+  ASSERT_EQ(recorded.size(), 3u);  // hello, confirm, description
   // Session 2: an attacker plays b's recorded lines to a new a.
   Pipe in, out;
   auto a = Make(in.r, out.w, Key("k"));
-  in.Write(recorded[0] + recorded[1]);
+  in.Write(recorded[0] + recorded[1] + recorded[2]);
   auto ra = a->Exchange(MakeEndpoint("a", 1), 2s);
   ASSERT_FALSE(ra);
   EXPECT_EQ(ra.error().code, ErrorCode::kAuth) << ra.error().ToString();
@@ -362,7 +367,7 @@ TEST_F(StdioPair, FloodOfEmptyLinesIsBoundedAndQuick) {
 }
 
 TEST_F(StdioPair, LongLineArrivingInSmallPiecesIsAccepted) {
-  auto a = Make(ba_.r, ab_.w);
+  auto a = Make(ba_.r, ab_.w, std::nullopt, /*max_peer_qps=*/20000);
   const std::string line = PlainLine(MakeEndpoint("b", 20000));
   auto writer = std::async(std::launch::async, [&] {
     for (size_t off = 0; off < line.size(); off += 512) ba_.Write(line.substr(off, 512));

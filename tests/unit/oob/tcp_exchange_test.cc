@@ -1,6 +1,8 @@
 // TcpExchanger on loopback: pairwise, batching, barrier, abort, PSK (accept,
-// wrong key, one side without key, replay), every hostile input, and a
-// persistent server surviving bad clients. Listeners use port 0.
+// wrong key, one side without key, replay, tamper, nothing disclosed before
+// key confirmation), every hostile input, stray clients rejected while the
+// server keeps listening, the peer watched during traffic (PollPeer), and
+// the description cap by QP count. Listeners use port 0.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -8,13 +10,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "exchange_samples.h"
+#include "qpconnect/log.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
@@ -26,13 +33,16 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt,
-                                     bool persistent = false) {
+std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt, bool persistent = false,
+                                     std::chrono::milliseconds handshake_timeout = 5s,
+                                     uint32_t max_rejected_clients = 64) {
   TcpServerOptions o;
   o.bind_address = "127.0.0.1";
   o.port = 0;
   o.persistent = persistent;
   o.psk = std::move(psk);
+  o.handshake_timeout = handshake_timeout;
+  o.max_rejected_clients = max_rejected_clients;
   auto s = TcpExchanger::CreateServer(std::move(o));
   EXPECT_TRUE(s) << s.error().ToString();
   return std::move(*s);
@@ -118,6 +128,113 @@ std::string Hello(const Nonce& n, bool psk) {
   return EncodeFrame(f);
 }
 
+FrameType TypeOf(const std::string& frame) { return static_cast<FrameType>(frame.at(5)); }
+
+// One whole frame from `fd`, or what there was when the stream ended (fewer
+// than kFrameHeaderBytes bytes: closed). Unlike ReadFrame(), an end of
+// stream is not a test failure.
+std::string FrameOrEnd(int fd) {
+  std::string h = ReadUpTo(fd, kFrameHeaderBytes);
+  if (h.size() < kFrameHeaderBytes) return h;
+  auto header = DecodeFrameHeader(h, kDefaultMaxPayloadBytes);
+  return header ? h + ReadUpTo(fd, header->BodyBytes()) : h;
+}
+
+// Captures the library's log lines while it lives.
+class LogCapture {
+ public:
+  LogCapture() {
+    previous_ = SetLogHandler([this](LogLevel, std::string_view m) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.emplace_back(m);
+    });
+  }
+  ~LogCapture() { SetLogHandler(previous_); }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+
+ private:
+  LogHandler previous_;
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// A transparent relay between a client connected to it and a server: whole
+// frames in both directions, in the order they come, each passed through
+// `edit(direction, index, frame)` (direction 0: client to server; index
+// counts frames per direction). Records what it forwarded; ends when either
+// side closes.
+class FrameRelay {
+ public:
+  using Edit = std::function<std::string(int direction, int index, std::string frame)>;
+  FrameRelay(uint16_t server_port, Edit edit = nullptr) : edit_(std::move(edit)) {
+    done_ = std::async(std::launch::async, [this, server_port] {
+      Raw client = listener_.Accept();
+      Raw server = Raw::Connect(server_port);
+      const Raw* from[2] = {&client, &server};
+      const Raw* to[2] = {&server, &client};
+      int index[2] = {0, 0};
+      for (;;) {
+        pollfd p[2] = {{client.fd(), POLLIN, 0}, {server.fd(), POLLIN, 0}};
+        if (::poll(p, 2, 5000) <= 0) return;
+        for (int d = 0; d < 2; ++d) {
+          if (p[d].revents == 0) continue;
+          std::string frame = FrameOrEnd(from[d]->fd());
+          if (frame.size() < kFrameHeaderBytes) return;  // closed
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            frames_[d].push_back(frame);
+          }
+          if (edit_) frame = edit_(d, index[d], frame);
+          ++index[d];
+          if (::send(to[d]->fd(), frame.data(), frame.size(), MSG_NOSIGNAL) < 0) return;
+        }
+      }
+    });
+  }
+  ~FrameRelay() {
+    if (done_.valid()) done_.wait();
+  }
+  uint16_t port() const { return listener_.port(); }
+  // The frames sent in `direction` so far (waits for the relay to end).
+  std::vector<std::string> Frames(int direction) {
+    done_.wait();
+    std::lock_guard<std::mutex> lock(mu_);
+    return frames_[direction];
+  }
+
+ private:
+  RawListener listener_;
+  Edit edit_;
+  std::mutex mu_;
+  std::vector<std::string> frames_[2];
+  std::future<void> done_;
+};
+
+// Reads frames from `raw` until it closes; their types.
+std::vector<FrameType> TypesUntilClosed(Raw& raw) {
+  std::vector<FrameType> types;
+  for (;;) {
+    std::string f = FrameOrEnd(raw.fd());
+    if (f.size() < kFrameHeaderBytes) return types;
+    types.push_back(TypeOf(f));
+  }
+}
+
+// A confirm frame from a side without the key: right shape, wrong MAC.
+std::string ForgedConfirm(const Nonce& sender, const std::string& receiver_hello) {
+  Frame f;
+  f.type = FrameType::kConfirm;
+  f.flags = kFrameFlagBound | kFrameFlagMac;
+  f.payload.assign(sender.begin(), sender.end());
+  f.payload += receiver_hello.substr(kFrameHeaderBytes, kNonceBytes);
+  f.payload += std::string(4, '\0');
+  f.mac = std::string(kFrameMacBytes, 'x');
+  return EncodeFrame(f);
+}
+
 // A bound, unauthenticated frame as a peer without PSK sends it (docs/oob.md).
 std::string Bound(FrameType type, const Nonce& sender, const std::string& receiver_hello,
                   uint32_t seq, const std::string& body) {
@@ -188,15 +305,22 @@ TEST(TcpExchanger, AbortReachesThePeersBarrier) {
 }
 
 TEST(TcpExchanger, WrongKeyIsRefusedWithAuth) {
+  LogCapture log;
   auto server = Server(Key("one"));
-  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 1s); });
   auto rc = Client(server->port(), Key("two"))->Exchange(MakeEndpoint("c", 1), 2s);
-  auto rs = fs.get();
+  auto rs = fs.get();  // it rejected the client and waited for another
   ASSERT_FALSE(rc);
   ASSERT_FALSE(rs);
   EXPECT_EQ(rc.error().code, ErrorCode::kAuth) << rc.error().ToString();
   EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
-  EXPECT_NE(rs.error().detail.find("PSK differs"), std::string::npos);
+  for (const Error* e : {&rc.error(), &rs.error()}) {
+    EXPECT_NE(e->detail.find("key confirmation failed"), std::string::npos) << e->ToString();
+    EXPECT_NE(e->operation.find("tcp 127.0.0.1:"), std::string::npos) << e->ToString();
+  }
+  EXPECT_NE(rs.error().detail.find("1 peer rejected"), std::string::npos) << rs.error().detail;
+  ASSERT_EQ(log.lines().size(), 1u);
+  EXPECT_NE(log.lines()[0].find("rejected tcp 127.0.0.1:"), std::string::npos) << log.lines()[0];
 }
 
 TEST(TcpExchanger, KeyOnOneSideOnlyIsRefusedWithAuth) {
@@ -218,35 +342,32 @@ TEST(TcpExchanger, KeyOnOneSideOnlyIsRefusedWithAuth) {
   }
 }
 
-TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
-  // Record an authentic client description bound to a fake server's nonce.
-  // That nonce sorts above any other, so the client sends its description
-  // first (the lower nonce does, docs/oob.md) without waiting for ours.
-  std::string client_hello, recorded;
+TEST(TcpExchanger, ReplayedSessionIsRefused) {
+  // Record an authentic session through a relay: the client's hello, confirm
+  // and (encrypted) description.
+  std::vector<std::string> recorded;
   {
-    RawListener fake;
-    auto fc = std::async(std::launch::async, [&] {
-      return Client(fake.port(), Key("k"))->Exchange(MakeEndpoint("victim", 1), 2s);
-    });
-    Raw conn = fake.Accept();
-    client_hello = conn.RecvFrame();
-    Nonce highest{};
-    highest.fill(0xff);
-    conn.Send(Hello(highest, true));
-    recorded = conn.RecvFrame();
-    conn.Close();
-    EXPECT_FALSE(fc.get());
+    auto server = Server(Key("k"));
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+    FrameRelay relay(server->port());
+    ASSERT_TRUE(Client(relay.port(), Key("k"))->Exchange(MakeEndpoint("victim", 1), 2s));
+    ASSERT_TRUE(fs.get());
+    server.reset();
+    recorded = relay.Frames(0);
   }
-  auto header = DecodeFrameHeader(recorded.substr(0, kFrameHeaderBytes), kDefaultMaxPayloadBytes);
-  ASSERT_TRUE(header);
-  ASSERT_EQ(header->type, FrameType::kEndpoint);
-  // Replay the client's hello and description to a real server with the key.
+  ASSERT_EQ(recorded.size(), 3u);
+  EXPECT_EQ(TypeOf(recorded[1]), FrameType::kConfirm);
+  EXPECT_EQ(TypeOf(recorded[2]), FrameType::kEndpoint);
+  // Replay them to a new server with the key: the confirm is bound to the old
+  // session's nonces, so the replayer proves nothing and learns nothing.
   auto server = Server(Key("k"));
-  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 1s); });
   Raw attacker = Raw::Connect(server->port());
-  attacker.Send(client_hello);
-  attacker.RecvFrame();  // the server's hello
-  attacker.Send(recorded);
+  attacker.Send(recorded[0]);
+  attacker.Send(recorded[1]);
+  attacker.Send(recorded[2]);
+  const std::vector<FrameType> got = TypesUntilClosed(attacker);
+  EXPECT_EQ(got, (std::vector<FrameType>{FrameType::kHello, FrameType::kConfirm}));
   auto rs = fs.get();
   ASSERT_FALSE(rs);
   EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
@@ -254,42 +375,68 @@ TEST(TcpExchanger, ReplayedDescriptionFromAnotherSessionIsRefused) {
 }
 
 TEST(TcpExchanger, TamperedDescriptionInTransitIsRefused) {
-  // A proxy relays frames between a real client and a real server and flips
-  // one byte of the client's description.
+  // A relay between a real client and a real server flips one byte of the
+  // client's encrypted description (its third frame: hello, confirm, then it).
   auto server = Server(Key("k"));
   auto fs = std::async(std::launch::async, [&] { return ServeOne(*server); });
-  RawListener proxy;
-  auto fc = std::async(std::launch::async, [&] {
-    return Client(proxy.port(), Key("k"))->Exchange(MakeEndpoint("c", 3), 2s);
+  FrameRelay relay(server->port(), [](int direction, int index, std::string frame) {
+    if (direction == 0 && index == 2) frame[kFrameHeaderBytes + 40] ^= 0x20;  // after the binding
+    return frame;
   });
-  Raw from_client = proxy.Accept();
-  Raw to_server = Raw::Connect(server->port());
-  to_server.Send(from_client.RecvFrame());  // hellos pass untouched
-  from_client.Send(to_server.RecvFrame());
-  // The side whose nonce sorts lower sends its description first; the other
-  // answers once it has read it. Relay them in the order they come.
-  bool client_done = false;
-  bool server_done = false;
-  while (!client_done || !server_done) {
-    pollfd p[2] = {{from_client.fd(), POLLIN, 0}, {to_server.fd(), POLLIN, 0}};
-    ASSERT_GT(::poll(p, 2, 5000), 0);
-    if (!client_done && (p[0].revents & POLLIN) != 0) {
-      std::string desc = from_client.RecvFrame();
-      desc[kFrameHeaderBytes + 40] ^= 0x20;  // inside the body, after the binding
-      to_server.Send(desc);
-      client_done = true;
-    } else if (!server_done && (p[1].revents & POLLIN) != 0) {
-      from_client.Send(to_server.RecvFrame());  // the server's description
-      server_done = true;
-    } else {
-      std::this_thread::sleep_for(1ms);
-    }
-  }
+  auto rc = Client(relay.port(), Key("k"))->Exchange(MakeEndpoint("c", 3), 2s);
   auto rs = fs.get();
   ASSERT_FALSE(rs);
   EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
   EXPECT_NE(rs.error().detail.find("altered in transit"), std::string::npos);
-  EXPECT_TRUE(fc.get());  // the client got the server's untouched description
+  EXPECT_TRUE(rc) << rc.error().ToString();  // the server's description was untouched
+}
+
+// Issue 18: a side that claims a PSK it lacks learns the other's nonce and
+// confirmation tag, never its description, whichever side it plays.
+TEST(TcpExchanger, ClientClaimingAKeyItLacksGetsNoDescription) {
+  auto server = Server(Key("k"));
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 1s); });
+  const Nonce nonce = *RandomNonce();
+  {
+    Raw liar = Raw::Connect(server->port());
+    liar.Send(Hello(nonce, /*psk=*/true));
+    const std::string server_hello = liar.RecvFrame();
+    liar.Send(ForgedConfirm(nonce, server_hello));
+    const std::vector<FrameType> got = TypesUntilClosed(liar);
+    EXPECT_EQ(got, (std::vector<FrameType>{FrameType::kConfirm}));
+  }
+  {
+    // One that claims the key and then just waits gets no more.
+    Raw waiter = Raw::Connect(server->port());
+    waiter.Send(Hello(nonce, /*psk=*/true));
+    EXPECT_EQ(TypesUntilClosed(waiter),
+              (std::vector<FrameType>{FrameType::kHello, FrameType::kConfirm}));
+  }
+  auto rs = fs.get();
+  ASSERT_FALSE(rs);
+  // The deadline passed on the silent one: the liar's rejection explains it.
+  EXPECT_EQ(rs.error().code, ErrorCode::kAuth) << rs.error().ToString();
+  EXPECT_NE(rs.error().detail.find("1 peer rejected"), std::string::npos) << rs.error().detail;
+}
+
+TEST(TcpExchanger, ServerClaimingAKeyItLacksGetsNoDescription) {
+  RawListener liar;
+  auto fc = std::async(std::launch::async, [&] {
+    return Client(liar.port(), Key("k"))->Exchange(MakeEndpoint("c", 1), 2s);
+  });
+  Raw conn = liar.Accept();
+  const std::string client_hello = conn.RecvFrame();
+  const Nonce nonce = *RandomNonce();
+  conn.Send(Hello(nonce, /*psk=*/true));
+  conn.Send(ForgedConfirm(nonce, client_hello));
+  EXPECT_EQ(TypesUntilClosed(conn), (std::vector<FrameType>{FrameType::kConfirm}));
+  auto rc = fc.get();
+  ASSERT_FALSE(rc);
+  EXPECT_EQ(rc.error().code, ErrorCode::kAuth) << rc.error().ToString();
+  EXPECT_NE(rc.error().detail.find("key confirmation failed"), std::string::npos);
+  EXPECT_NE(rc.error().operation.find("tcp 127.0.0.1:" + std::to_string(liar.port())),
+            std::string::npos)
+      << rc.error().ToString();
 }
 
 struct HostileCase {
@@ -302,8 +449,8 @@ struct HostileCase {
 TEST(TcpExchanger, ServerRefusesEachHostileInputWithADistinctError) {
   const Nonce nonce = *RandomNonce();
   const std::string garbage_body("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
-  std::string wrong_version = Hello(nonce, false);
-  wrong_version[4] = 2;
+  std::string old_version = Hello(nonce, false);
+  old_version[4] = 1;
   const HostileCase cases[] = {
       {"http", [](Raw& r) { r.Send("GET / HTTP/1.0\r\n\r\n"); }, ErrorCode::kProtocol,
        "not a qpconnect frame"},
@@ -311,14 +458,14 @@ TEST(TcpExchanger, ServerRefusesEachHostileInputWithADistinctError) {
        ErrorCode::kProtocol, "pingpong"},
       {"oversized", [](Raw& r) { r.Send(EncodeFrameHeader(FrameType::kHello, 0, 0xffffffffu)); },
        ErrorCode::kProtocol, "oversized"},
-      {"version", [&](Raw& r) { r.Send(wrong_version); }, ErrorCode::kIncompatible,
-       "unsupported frame version 2"},
+      {"previous version", [&](Raw& r) { r.Send(old_version); }, ErrorCode::kIncompatible,
+       "unsupported frame version 1; this build speaks version 2"},
       {"truncated header then close",
        [&](Raw& r) {
          r.Send(Hello(nonce, false).substr(0, 7));
          r.Close();
        },
-       ErrorCode::kIo, "mid-message: got 7 of 12"},
+       ErrorCode::kIo, "mid-message: got 7 bytes of the 12-byte header of its hello frame"},
       {"close at once", [](Raw& r) { r.Close(); }, ErrorCode::kIo, "before sending its hello"},
       {"not protobuf",
        [&](Raw& r) {
@@ -357,8 +504,10 @@ TEST(TcpExchanger, ServerRefusesEachHostileInputWithADistinctError) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
+    // Strays (before the hello is accepted) are rejected and the server
+    // waits on: it reports the last rejection at its deadline.
     auto server = Server();
-    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 2s); });
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 700ms); });
     Raw raw = Raw::Connect(server->port());
     c.act(raw);
     auto rs = fs.get();
@@ -448,11 +597,11 @@ TEST(TcpExchanger, ClientRetriesUntilTheServerListens) {
   EXPECT_TRUE(rc) << rc.error().ToString();
 }
 
-TEST(TcpExchanger, PersistentServerSurvivesBadClients) {
-  auto server = Server(std::nullopt, /*persistent=*/true);
+TEST(TcpExchanger, PersistentServerServesTheNextClientsPastBadOnes) {
+  auto server = Server(std::nullopt, /*persistent=*/true, /*handshake_timeout=*/300ms);
   auto fs = std::async(std::launch::async, [&] {
     std::vector<Result<EndpointInfo>> results;
-    for (int i = 0; i < 5; ++i) results.push_back(server->Exchange(MakeEndpoint("s", 1), 500ms));
+    for (int i = 0; i < 2; ++i) results.push_back(server->Exchange(MakeEndpoint("s", 1), 5s));
     return results;
   });
   {
@@ -473,17 +622,160 @@ TEST(TcpExchanger, PersistentServerSurvivesBadClients) {
   auto again = Client(server->port())->Exchange(MakeEndpoint("again", 1), 5s);
   EXPECT_TRUE(again) << again.error().ToString();
   auto results = fs.get();
-  ASSERT_EQ(results.size(), 5u);
-  ASSERT_FALSE(results[0]);
-  EXPECT_EQ(results[0].error().code, ErrorCode::kProtocol);
-  ASSERT_FALSE(results[1]);
-  EXPECT_EQ(results[1].error().code, ErrorCode::kTimeout);
-  ASSERT_FALSE(results[2]);
-  EXPECT_EQ(results[2].error().code, ErrorCode::kIo);
-  ASSERT_TRUE(results[3]) << results[3].error().ToString();
-  EXPECT_EQ(results[3]->identity.host, "good");
-  ASSERT_TRUE(results[4]) << results[4].error().ToString();
-  EXPECT_EQ(results[4]->identity.host, "again");
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(results[0]) << results[0].error().ToString();
+  EXPECT_EQ(results[0]->identity.host, "good");
+  ASSERT_TRUE(results[1]) << results[1].error().ToString();
+  EXPECT_EQ(results[1]->identity.host, "again");
+}
+
+// Issue 11: stray clients (no key, another key, a port scanner, one that
+// trickles bytes) are rejected with one log line each naming their address
+// and why; the server keeps listening and serves the real peer within the
+// same deadline.
+TEST(TcpExchanger, StrayClientsDoNotEndTheRendezvous) {
+  LogCapture log;
+  auto server = Server(Key("k"), /*persistent=*/false, /*handshake_timeout=*/400ms);
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 10s); });
+  const auto start = Clock::now();
+  EXPECT_FALSE(Client(server->port())->Exchange(MakeEndpoint("keyless", 1), 2s));
+  EXPECT_FALSE(Client(server->port(), Key("other"))->Exchange(MakeEndpoint("wrong", 1), 2s));
+  {
+    Raw scanner = Raw::Connect(server->port());
+    scanner.Send("SSH-2.0-OpenSSH_9.2\r\n");
+    EXPECT_TRUE(scanner.WaitClosed());
+  }
+  {
+    Raw trickle = Raw::Connect(server->port());
+    const std::string hello = Hello(*RandomNonce(), true);
+    for (int i = 0; i < 3; ++i) {  // 300 ms: more it does not get to send
+      trickle.Send(hello.substr(i, 1));
+      std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_TRUE(trickle.WaitClosed());
+  }
+  auto rc = Client(server->port(), Key("k"))->Exchange(MakeEndpoint("real", 1), 5s);
+  ASSERT_TRUE(rc) << rc.error().ToString();
+  auto rs = fs.get();
+  ASSERT_TRUE(rs) << rs.error().ToString();
+  EXPECT_EQ(rs->identity.host, "real");
+  EXPECT_LT(Clock::now() - start, 5s);
+  const auto lines = log.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  for (const auto& l : lines) EXPECT_NE(l.find("rejected tcp 127.0.0.1:"), std::string::npos) << l;
+  EXPECT_NE(lines[0].find("the peer has none"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("key confirmation failed"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("SSH banner"), std::string::npos) << lines[2];
+  // A peer sending a byte at a time is reported with what it sent.
+  EXPECT_NE(lines[3].find("sent only"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[3].find("sent nothing"), std::string::npos) << lines[3];
+}
+
+TEST(TcpExchanger, RejectionsAreBounded) {
+  auto server = Server(std::nullopt, false, 5s, /*max_rejected_clients=*/3);
+  auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 5s); });
+  for (int i = 0; i < 3; ++i) {
+    Raw scanner = Raw::Connect(server->port());
+    scanner.Send("GET / HTTP/1.0\r\n\r\n");
+    EXPECT_TRUE(scanner.WaitClosed());
+  }
+  auto rs = fs.get();
+  ASSERT_FALSE(rs);
+  EXPECT_EQ(rs.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(rs.error().detail.find("gave up after rejecting 3 peers"), std::string::npos)
+      << rs.error().ToString();
+}
+
+// Issue 11: before a peer has proved itself it can make the server read at
+// most a small frame; a description is capped by this side's QP count.
+TEST(TcpExchanger, OversizedFramesAreRefusedFromTheHeaderBeforeAuthenticationAndByQpCount) {
+  {
+    auto server = Server(Key("k"));
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 700ms); });
+    Raw raw = Raw::Connect(server->port());
+    raw.Send(EncodeFrameHeader(FrameType::kHello, kFrameFlagPsk, 14700000));
+    EXPECT_TRUE(raw.WaitClosed());
+    auto rs = fs.get();
+    ASSERT_FALSE(rs);
+    EXPECT_NE(rs.error().detail.find("oversized frame: payload length 14700000 exceeds the cap of "
+                                     "2048"),
+              std::string::npos)
+        << rs.error().ToString();
+  }
+  {
+    // No key: after the hellos, a description frame announcing 2^20 QPs with
+    // MRs (14.7 MB) to a 1-QP server is refused from its header.
+    auto server = Server();
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 2s); });
+    Raw raw = Raw::Connect(server->port());
+    const Nonce nonce{};  // sorts lowest: the server reads first
+    raw.Send(Hello(nonce, false));
+    raw.RecvFrame();
+    raw.Send(EncodeFrameHeader(FrameType::kEndpoint, kFrameFlagBound, 14700000));
+    auto rs = fs.get();
+    ASSERT_FALSE(rs);
+    EXPECT_EQ(rs.error().code, ErrorCode::kProtocol);
+    EXPECT_NE(rs.error().detail.find("a description of at most 1 QP"), std::string::npos)
+        << rs.error().ToString();
+  }
+  {
+    // A peer with more QPs than this side is refused by name.
+    auto server = Server();
+    auto fs = std::async(std::launch::async, [&] { return ServeOne(*server, 2s); });
+    auto rc = Client(server->port())->Exchange(MakeEndpoint("c", 3), 2s);
+    auto rs = fs.get();
+    ASSERT_FALSE(rs);
+    EXPECT_EQ(rs.error().code, ErrorCode::kIncompatible);
+    EXPECT_NE(rs.error().detail.find("the peer describes 3 QPs, more than the 1 of this side"),
+              std::string::npos)
+        << rs.error().ToString();
+  }
+}
+
+// Issue 11: during traffic the caller polls the exchanger; a peer that closed,
+// was killed, or aborted is news at once, and a barrier it sent early is kept.
+TEST(TcpExchanger, PollPeerNoticesAClosedOrAbortingPeerAndKeepsAnEarlyBarrier) {
+  for (int scenario = 0; scenario < 3; ++scenario) {
+    SCOPED_TRACE(scenario);
+    auto server = Server(Key("k"));
+    auto client = Client(server->port(), Key("k"));
+    auto fs = std::async(std::launch::async, [&] {
+      auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
+      return r && server->Barrier("rts", 5s);
+    });
+    ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
+    ASSERT_TRUE(client->Barrier("rts", 5s));
+    ASSERT_TRUE(fs.get());
+    EXPECT_TRUE(server->PollPeer());  // nothing yet
+    if (scenario == 0) {
+      client.reset();  // the process went away: its connection closes
+    } else if (scenario == 1) {
+      client->Abort("traffic failed: content mismatch", 1s);
+    } else {
+      auto fb = std::async(std::launch::async, [&] { return client->Barrier("done", 5s); });
+      std::this_thread::sleep_for(100ms);
+      EXPECT_TRUE(server->PollPeer());  // the early barrier is kept, not an error
+      EXPECT_TRUE(server->PollPeer());
+      EXPECT_TRUE(server->Barrier("done", 5s));
+      EXPECT_TRUE(fb.get());
+      continue;
+    }
+    const auto start = Clock::now();
+    Result<void> polled = Ok();
+    while (polled && Clock::now() - start < 2s) {
+      polled = server->PollPeer();
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_FALSE(polled);
+    if (scenario == 0) {
+      EXPECT_EQ(polled.error().code, ErrorCode::kIo) << polled.error().ToString();
+      EXPECT_NE(polled.error().detail.find("closed the connection"), std::string::npos);
+    } else {
+      EXPECT_EQ(polled.error().code, ErrorCode::kProtocol) << polled.error().ToString();
+      EXPECT_NE(polled.error().detail.find("the peer aborted: traffic failed"), std::string::npos);
+    }
+    EXPECT_FALSE(server->PollPeer());  // it stays failed
+  }
 }
 
 TEST(TcpExchanger, DefaultServerClosesItsListenerAfterOneClient) {

@@ -47,6 +47,10 @@ namespace qpconnect::oob {
 //   stay in the channel for the next call. kTimeout if nothing arrived by
 //   `deadline`; kIo (or any code) if the channel broke. REQUIRES (the
 //   exchanger's side): 1 <= max_bytes <= 1 MiB, buf holds max_bytes bytes.
+//   PollPeer() (during traffic) calls receive() with a deadline that has
+//   already passed: return what is there, 0 at end of stream, or kTimeout at
+//   once. A channel that can only block still works; it just cannot report a
+//   peer gone before the next Barrier().
 //
 // Errors are values. A returned Error reaches the caller of Exchange() or
 // Barrier() with its code, errno and detail; its operation is prefixed with
@@ -67,9 +71,9 @@ struct ByteChannel {
 };
 
 // The largest message both sides send at once, before either reads: an abort
-// frame with the longest reason and a MAC (hellos are 28 bytes, barriers at
-// most 144). A channel's send() must complete for this much while the peer
-// is also sending.
+// frame with the longest reason, sealed (hellos are 28 bytes, confirms 80,
+// barriers at most 128). A channel's send() must complete for this much while
+// the peer is also sending.
 inline constexpr size_t kChannelSmallMessageBytes = 2048;
 
 // Who sends the endpoint description first, once the hellos are exchanged.
@@ -92,6 +96,12 @@ struct ChannelOptions {
   // Names the channel in every error ("receive from mpi rank 3: ...").
   std::string name = "channel";
   std::optional<Psk> psk;  // both sides need the same key, or neither
+  // Declared in every frame; two sides that declare the same role refuse
+  // each other (kIncompatible). kNone: no role.
+  OobRole role = OobRole::kNone;
+  // The most QPs the peer's description may hold; 0: as many as this side
+  // publishes. A larger frame is refused before it is read (docs/oob.md).
+  uint32_t max_peer_qps = 0;
   // Cap on the payload of a frame the peer may send (64 ..
   // kMaxPayloadBytesLimit). A larger announced length is refused (kProtocol)
   // before anything is allocated for it; the buffer grows only as bytes
@@ -113,6 +123,8 @@ struct ChannelOptions {
 //   Abort(reason, deadline)    sends an abort message, best effort; the
 //       peer's pending or next call fails with kProtocol "the peer aborted:
 //       <reason>". Sends nothing before the hellos of an Exchange().
+//   PollPeer()                 without waiting: kIo once the peer closed
+//       the channel, kProtocol once it aborted (see receive() above).
 //
 // After a failed call the channel may hold part of a frame: the exchanger
 // cannot resynchronise a byte stream, so call Exchange() again only over a

@@ -6,8 +6,12 @@
 // in the same directory (mode 0600), fsync, rename, fsync of the directory.
 // Each file holds one frame (frame.h). For session S and role R:
 //
+//   S.R.lock        held (flock) by R's process while its exchanger lives
 //   S.R.hello       R's fresh random nonce
+//   S.R.confirm     with a PSK: R's key confirmation, bound to both nonces
 //   S.R.qpc         R's description, bound to R's nonce and the peer's
+//                   (with a PSK encrypted, and written only once the peer's
+//                   confirmation verified)
 //   S.R.barrier-N   R's N-th barrier marker (stage name), bound likewise
 //   S.R.abort       R gave up (Abort()), bound likewise
 //
@@ -32,11 +36,21 @@
 //
 // Waiting uses inotify on the directory where available, plus polling every
 // poll_interval (inotify sees no change made by another NFS client), all
-// bounded by the deadline. Files larger than the frame cap are refused before
-// they are read; symlinks and files owned by another user are refused.
+// bounded by the deadline. A peer file is read only when complete: one that
+// holds less than its frame announces (a copy still in progress) counts as
+// not there yet. Files larger than the frame cap are refused before they are
+// read; symlinks and files owned by another user are refused.
+//
+// A dead peer is noticed within a poll_interval: each side holds an
+// exclusive flock on S.R.lock (taken before the file is renamed into place),
+// and a peer lock once seen held that is then free or gone means the peer's
+// process exited or was killed (kIo "the peer went away"). On NFS, flock is
+// emulated with POSIX locks and a crashed client's lock lasts until the
+// server's lease expires.
 //
 // Thread-safety: one thread at a time. Two processes must not use the same
-// (directory, session, role).
+// (directory, session, role): the second is refused (kIncompatible) while the
+// first holds the role's lock.
 #pragma once
 
 #include <chrono>
@@ -64,6 +78,8 @@ struct FileOptions {
   std::string peer_role = "b";
   std::optional<Psk> psk;  // both sides need the same key, or neither
   uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  // The most QPs the peer's description may hold; 0: as many as ours.
+  uint32_t max_peer_qps = 0;
   std::chrono::milliseconds poll_interval{100};
   bool use_inotify = true;  // false: poll only
 };
@@ -96,7 +112,12 @@ class FileExchanger : public Exchanger {
   // Exchange() does. Does nothing before the peer's nonce is known.
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
 
-  // Path of this side's file of `kind` ("hello", "qpc", "barrier-1").
+  // Without waiting (during traffic): kProtocol once the peer's abort file
+  // is there, kIo once the peer's lock is no longer held (its process exited
+  // or was killed); Ok otherwise.
+  Result<void> PollPeer() override;
+
+  // Path of the file of `role` and `kind` ("hello", "qpc", "barrier-1").
   std::filesystem::path PathOf(std::string_view role, std::string_view kind) const;
 
  private:

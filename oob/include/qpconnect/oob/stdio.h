@@ -50,7 +50,12 @@ inline constexpr std::string_view kStdioLinePrefix = "qpc1:";
 
 struct StdioOptions {
   std::optional<Psk> psk;  // both sides need the same key, or neither
+  // Declared on every line; two sides that declare the same role (both
+  // clients) refuse each other with kIncompatible. kNone: no role.
+  OobRole role = OobRole::kNone;
   uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  // The most QPs the peer's description may hold; 0: as many as ours.
+  uint32_t max_peer_qps = 0;
   // Bytes of other lines (not starting with "qpc") tolerated before a line.
   size_t max_skipped_bytes = 1u << 20;
 };
@@ -79,6 +84,9 @@ class StdioExchanger : public Exchanger {
   Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
   // Writes an abort line (bound and authenticated as the session allows).
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
+  // Without waiting: kIo once the input ended (the peer exited or was
+  // killed), kProtocol once the peer's abort line arrived; Ok otherwise.
+  Result<void> PollPeer() override;
 
  private:
   class Impl;

@@ -15,13 +15,23 @@
 // hellos, send and receive. Expiry closes the connection and yields kTimeout
 // naming what the exchanger was waiting for.
 //
+// A stray client does not end the rendezvous. A client that fails before it
+// has proved itself (garbage or silence instead of a hello, a frame of
+// another version, a PSK on one side only, with a PSK a key confirmation that
+// does not verify) is rejected: the server logs one line naming its address
+// and why (qpconnect/log.h, level warning), closes that connection and serves
+// the next client, within the same deadline. A client gets handshake_timeout
+// to prove itself and can make the server read at most 2 KiB before it has;
+// after max_rejected_clients rejections, or at the deadline, Exchange() fails
+// with the last rejection's error (kAuth for a wrong key), noting how many
+// clients were rejected.
+//
 // Server modes:
-//   default     each Exchange() accepts one client; the listener closes after
+//   default     each Exchange() serves one client; the listener closes after
 //               the first successful exchange (a failed client does not close
 //               it, so the caller may call Exchange() again).
 //   persistent  the listener stays open: each Exchange() closes the previous
-//               client's connection and serves the next one. A bad client
-//               (garbage, silence, early close) fails that Exchange() only.
+//               client's connection and serves the next one.
 //
 // Thread-safety: one thread at a time, like every Exchanger.
 #pragma once
@@ -51,6 +61,14 @@ struct TcpServerOptions {
   bool persistent = false;
   std::optional<Psk> psk;  // both sides need the same key, or neither
   uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  // The most QPs the client's description may hold; 0: as many as ours. Its
+  // frame is refused, before it is read, above what that many QPs can take.
+  uint32_t max_peer_qps = 0;
+  // Time an accepted client has to prove itself (hello, with a PSK the key
+  // confirmation) before it is rejected as a stray; and how many strays one
+  // Exchange() rejects before it gives up.
+  std::chrono::milliseconds handshake_timeout{5000};
+  uint32_t max_rejected_clients = 64;
 };
 
 struct TcpClientOptions {
@@ -58,6 +76,7 @@ struct TcpClientOptions {
   uint16_t port = kDefaultTcpPort;
   std::optional<Psk> psk;
   uint32_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  uint32_t max_peer_qps = 0;  // as for the server
   // A refused connection (server not listening yet) is retried this often
   // until the deadline; zero fails on the first refusal.
   std::chrono::milliseconds retry_interval{100};
@@ -93,6 +112,10 @@ class TcpExchanger : public Exchanger {
   // and closes the connection; the peer's pending Exchange() or Barrier()
   // fails with kProtocol "the peer aborted: <reason>".
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
+
+  // Without waiting (during traffic): an error once the peer closed or reset
+  // the connection or sent an abort; Ok otherwise.
+  Result<void> PollPeer() override;
 
   // Closes the connection (not a persistent server's listener). Idempotent.
   void Close();

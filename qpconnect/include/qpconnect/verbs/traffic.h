@@ -3,14 +3,20 @@
 // content checked both ways; then, per QP, RDMA WRITE into the peer's buffer
 // (RC, UC) and RDMA READ from it (RC), checked on both sides.
 //
-// Every wait is bounded by `timeout`; a failed completion is a kTraffic error
-// whose detail names the likely cause (verbs/completion.h).
+// Every wait is bounded by `timeout` and sleeps after a short spin (bounded
+// back-off, verbs/completion.h) instead of burning a core; a failed completion
+// is a kTraffic error whose detail names the likely cause. With a `watch`
+// (the out-of-band exchanger's PollPeer()), a wait that lasts checks it every
+// `watch_interval`, so a peer that died or gave up is reported within about
+// that long ("the peer went away during traffic (ping-pong): ...") instead
+// of at the deadline.
 //
 // Thread-safety: one thread per Session.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
@@ -35,6 +41,12 @@ struct TrafficOptions {
   std::chrono::milliseconds timeout{10000};       // per wait
   bool rdma = true;                               // RDMA WRITE (RC, UC) and READ (RC) phase
   TrafficPattern pattern = TrafficPattern::kQpc;  // kPingpong: no RDMA phase either
+  // Checked while a wait lasts (about every watch_interval): an error ends the
+  // traffic with that error, its operation naming the wait, its detail "the
+  // peer went away during traffic (<phase>): <the watch's error>" (or "the
+  // peer aborted during traffic ..."), its code the watch's.
+  std::function<Result<void>()> watch;
+  std::chrono::milliseconds watch_interval{100};
 };
 
 struct TrafficReport {
@@ -57,7 +69,8 @@ void FillPingpongContent(uint8_t* out, uint32_t n);
 
 // REQUIRES: session.Connect() succeeded with `remote`, and the peer is at RTS
 // (barrier passed). kTraffic (failed completion, wrong length, content
-// mismatch: the offset is named), kTimeout, kVerbs (post failed).
+// mismatch: the offset is named), kTimeout, kVerbs (post failed), or the
+// watch's code when it reports the peer gone.
 Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, Role role,
                                  const TrafficOptions& options);
 
