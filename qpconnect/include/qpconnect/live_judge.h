@@ -53,6 +53,10 @@ struct LiveJudgeOptions {
   // receiver can seem ahead of a busy sender by the packets sent in between;
   // smaller gaps are not judged from one sample.
   uint32_t single_sample_slack_psns = 64;
+  // PSNs frozen for less than this prove nothing (a retransmission after the
+  // ACK timeout, 67 ms at the usual timeout 14, may still come): samples
+  // closer than this are judged as one sample.
+  double min_stuck_seconds = 0.5;
 };
 
 struct LiveFinding {

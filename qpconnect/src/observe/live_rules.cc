@@ -361,15 +361,19 @@ class Judge {
     const ObservedSample& r1 = r.samples.front();
     const ObservedSample& r2 = r.samples.back();
     if (!s2.sq_psn || !r2.rq_psn) return false;
-    const bool two = s.samples.size() >= 2 && r.samples.size() >= 2 && s1.sq_psn && r1.rq_psn;
-    const bool receiver_frozen = two && *r1.rq_psn == *r2.rq_psn;
-    const double t = two ? r2.at_seconds - r1.at_seconds : 0;
+    const bool sampled_twice =
+        s.samples.size() >= 2 && r.samples.size() >= 2 && s1.sq_psn && r1.rq_psn;
+    const double t = sampled_twice ? r2.at_seconds - r1.at_seconds : 0;
+    const bool receiver_frozen = sampled_twice && *r1.rq_psn == *r2.rq_psn;
+    // Frozen for less than a retransmission takes proves nothing: judge such
+    // samples as one.
+    const bool two = sampled_twice && t >= options_.min_stuck_seconds;
     const bool stopped = IsStopped(r2.process_state);
     std::vector<std::string> rnr;
     const uint64_t rnr_rise =
         CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
 
-    if (two && !receiver_frozen) {
+    if (sampled_twice && !receiver_frozen) {
       // The receiver accepts packets; only a stopped one drawing RNR NAKs is
       // judged: it is using up the receives it posted before it stopped.
       if (!stopped || rnr_rise == 0) return false;
@@ -389,6 +393,8 @@ class Judge {
                          (*s1.sq_psn == *s2.sq_psn
                               ? "frozen at " + std::to_string(*s2.sq_psn)
                               : std::to_string(*s1.sq_psn) + " -> " + std::to_string(*s2.sq_psn)));
+    } else if (sampled_twice) {
+      evidence.push_back("samples " + Seconds(t) + " apart: too close to call the PSNs stuck");
     } else {
       evidence.push_back("one sample: whether the PSNs move is unknown");
     }
@@ -543,7 +549,9 @@ class Judge {
     const ObservedQp& x = Qp(xi);
     std::vector<std::string> evidence = {"QP " + std::to_string(*x.dest_qpn) +
                                          " is in none of the inputs"};
-    const bool two = x.samples.size() >= 2;
+    const bool two =
+        x.samples.size() >= 2 &&
+        x.samples.back().at_seconds - x.samples.front().at_seconds >= options_.min_stuck_seconds;
     const bool frozen = two && x.samples.front().sq_psn == x.samples.back().sq_psn &&
                         x.samples.front().rq_psn == x.samples.back().rq_psn;
     if (x.transport == Transport::kRc && x.state == "RTS" && frozen &&

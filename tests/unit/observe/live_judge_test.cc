@@ -73,6 +73,20 @@ TEST(JudgeLive, ReceiverAheadInOneSampleNeedsMoreThanARaceCanExplain) {
   EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
 }
 
+TEST(JudgeLive, SamplesTooCloseTogetherAreJudgedAsOne) {
+  // Packets outstanding and nothing accepted, but only 10 ms apart.
+  Observation o = LiveViolations().at("psn-stalled")();
+  for (ObservedQp& q : o.qps) q.samples.back().at_seconds = 0.01;
+  for (ObservedPortCounters& p : o.ports) p.interval_seconds = 0.01;
+  LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+  // A far-off PSN is still a mismatch, as with one sample.
+  o = FrozenPair(200000, 1000);
+  for (ObservedQp& q : o.qps) q.samples.back().at_seconds = 0.01;
+  r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"psn-sender-ahead"}) << LiveDump(r);
+}
+
 TEST(JudgeLive, ReceiverAheadButAcceptingIsNotJudged) {
   // rq_psn moves: whatever the reads' order, the receiver takes packets.
   Observation o = FrozenPair(1000, 1003);
