@@ -65,7 +65,7 @@ struct Step {
   // anything is allocated for it), and what the cap stands for, appended to
   // an "oversized" error (may be empty).
   uint32_t max_payload = kSmallFramePayloadBytes;
-  std::string cap_note;
+  std::string cap_note{};
 
   // "hello", "description", "barrier", "abort", "confirm".
   const char* what() const;

@@ -188,7 +188,9 @@ class Driver {
         e.sys_errno = cause.sys_errno;
         e.operation = what;
         e.detail = std::string(aborted ? "the peer aborted" : "the peer went away") +
-                   " during traffic (" + phase_ + "): " + cause.ToString();
+                   " during traffic (" + phase_ +
+                   "): " + (cause.operation.empty() ? std::string() : cause.operation + ": ") +
+                   cause.detail;
         return e;
       };
     }

@@ -648,7 +648,7 @@ TEST(TcpExchanger, StrayClientsDoNotEndTheRendezvous) {
   {
     Raw trickle = Raw::Connect(server->port());
     const std::string hello = Hello(*RandomNonce(), true);
-    for (int i = 0; i < 3; ++i) {  // 300 ms: more it does not get to send
+    for (size_t i = 0; i < 3; ++i) {  // 300 ms: more it does not get to send
       trickle.Send(hello.substr(i, 1));
       std::this_thread::sleep_for(100ms);
     }

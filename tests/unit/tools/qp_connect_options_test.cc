@@ -1,8 +1,12 @@
 // qp-connect's command line: defaults in the pingpong conventions, and every
 // unusable combination refused with the option named.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "exit_codes.h"
 #include "options.h"
@@ -94,6 +98,58 @@ TEST(ConnectRun, UsageErrorsExitTwoAndHelpExitsZero) {
 
 TEST(ConnectOptions, VersionNamesToolProjectAndWireFormat) {
   ExpectVersionContract("qp-connect", RunQpConnect);
+}
+
+// Issue 11: the key file, the exchange directory and the bind address are
+// checked before the device is opened, so their errors are usage errors
+// (exit 2) naming them, not "no RDMA device" (exit 3).
+TEST(ConnectRun, KeyDirectoryAndBindAreCheckedBeforeTheDevice) {
+  char tmpl[] = "/tmp/qpc-cli-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::string short_key = dir + "/short.key";
+  { std::ofstream(short_key) << "fifteen bytes!!\n"; }
+  ::chmod(short_key.c_str(), 0600);
+  struct Case {
+    std::vector<std::string> args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {{"-d", "no-such-dev", "--psk-file", dir + "/missing.key"}, "load PSK file"},
+      {{"-d", "no-such-dev", "--psk-file", short_key}, "at least 16"},
+      {{"-d", "no-such-dev", "--oob", "file", "--role", "server", "--oob-dir", dir + "/none"},
+       "open exchange directory"},
+      {{"-d", "no-such-dev", "--bind", "no-such-host.invalid", "--port", "1"},
+       "resolve bind address"},
+  };
+  for (const auto& c : cases) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunQpConnect(c.args, out, err), kExitUsage) << err.str();
+    EXPECT_NE(err.str().find(c.needle), std::string::npos) << err.str();
+    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 18: --gen-psk writes a fresh 32-byte key, mode 0600, never over an
+// existing file; the key it writes is accepted by --psk-file.
+TEST(ConnectRun, GenPskWritesAFreshOwnerOnlyKeyOnce) {
+  char tmpl[] = "/tmp/qpc-cli-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string key = std::string(tmpl) + "/qpc.key";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunQpConnect({"--gen-psk", key}, out, err), kExitOk) << err.str();
+  EXPECT_NE(out.str().find("32-byte key"), std::string::npos) << out.str();
+  struct stat st {};
+  ASSERT_EQ(::stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_size, 65);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunQpConnect({"--gen-psk", key}, out2, err2), kExitUsage);
+  EXPECT_NE(err2.str().find("refusing to overwrite"), std::string::npos) << err2.str();
+  auto parsed = ParseConnectOptions({"--psk-file", key});
+  ASSERT_TRUE(parsed);
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace

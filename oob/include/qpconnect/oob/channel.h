@@ -5,8 +5,9 @@
 // CreateChannelExchanger() as two functions, send and receive (no subclass),
 // and get the protocol every qpconnect exchanger speaks (docs/oob.md): frames
 // (frame.h) with a version check and a length cap checked before any
-// allocation, a nonce handshake, the optional pre-shared key (psk.h),
-// sequence numbers, Barrier() and Abort(). The tcp exchanger is this same
+// allocation, a nonce handshake, the optional pre-shared key (psk.h: key
+// confirmation, then encryption), sequence numbers, Barrier(), Abort() and
+// PollPeer(). The tcp exchanger is this same
 // protocol over a socket, so the two interoperate byte for byte.
 //
 // Thread-safety: an exchanger is used by one thread at a time. It calls send

@@ -14,11 +14,13 @@
 // input before the line is kIo, naming the lines skipped. A last line without
 // its "\n" is accepted at end of input.
 //
-// Without a PSK, Exchange() costs one line each way. With a PSK it costs two:
-// each side first sends a hello line with its fresh nonce, and its
-// description line is bound to both nonces and carries an HMAC (psk.h). A
-// person relaying lines by hand therefore pastes four lines instead of two.
-// Barrier() costs one line each way.
+// Without a PSK, Exchange() costs one line each way. With a PSK it costs
+// three: each side first sends a hello line with its fresh nonce, then a
+// confirm line proving it holds the key, and only once the peer's confirm
+// verified its description line, bound to both nonces and encrypted (psk.h).
+// A person relaying lines by hand therefore pastes six lines instead of two.
+// Barrier() costs one line each way. A line declares the side's role
+// (StdioOptions::role): two clients refuse each other.
 //
 // Sends and receives are interleaved with poll() (the output fd is made
 // non-blocking for the duration of a call and restored after), so two sides

@@ -2,8 +2,9 @@
 //
 // Roles follow ibv_rc_pingpong: the server listens (default port 18515), the
 // client names the server's host. On one connection each side sends a hello
-// (its nonce), then its description, bound to both nonces (and authenticated
-// with HMAC-SHA256 when a PSK is configured); Barrier() sends and awaits a
+// (its nonce), with a PSK a key confirmation (and nothing else until the
+// peer's verified), then its description, bound to both nonces (with a PSK
+// encrypted and authenticated, AES-256-GCM); Barrier() sends and awaits a
 // small stage message on the same connection. Every message is a frame
 // (frame.h) whose length is checked against a cap before any allocation.
 // The connection is the protocol driver's byte channel, as for a caller's

@@ -34,7 +34,7 @@ struct CompletionWait {
 // A completion with an error status is returned as kTraffic with
 // ExplainWcStatus() in the detail.
 inline constexpr std::chrono::microseconds kCompletionSpin{50};
-inline constexpr std::chrono::microseconds kCompletionMaxSleep{200};
+inline constexpr std::chrono::microseconds kCompletionMaxSleep{1000};
 Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string& what,
                        Transport transport, const CompletionWait& wait = {});
 
