@@ -61,16 +61,18 @@ inline constexpr std::array<RuleInfo, 9> kLiveRules = {{
      "IBA ch. 9.7.5.1 (responder: duplicate detection by PSN); lab: ibv_rc_pingpong with rq_psn "
      "999 ahead"},
     {"psn-sender-ahead", E, kRcOnly, "sq_psn", "live",
-     "A sender with packets stuck is not ahead of its receiver's expected PSN by more than can be "
-     "in flight (LiveJudgeOptions::max_in_flight_psns), and the receiver reports no "
-     "out-of-sequence packets.",
+     "A sender with packets stuck is not ahead of its receiver's expected PSN by more than can "
+     "be in flight (LiveJudgeOptions::max_in_flight_psns), and the pair does not show the NAK "
+     "loop of a mismatch: out-of-sequence NAKs rising on the receiver's port while sequence "
+     "errors rise on the sender's.",
      "The receiver sees PSNs beyond the one it expects: it NAKs them as out of sequence "
      "(out_of_seq_request / out_of_sequence rises) and drops them; the sender cannot resend what "
      "it never sent and ends in IBV_WC_RETRY_EXC_ERR, or hangs.",
      "IBA ch. 9.7.5.1 (responder: PSN sequence error NAK); ibv_modify_qp(3) (sq_psn, rq_psn)"},
     {"psn-stalled", E, kRcOnly, "sq_psn", "live",
-     "Packets a sender had outstanding at the first sample were accepted by the last: the "
-     "receiver's rq_psn moves while the sender's sq_psn is ahead of it.",
+     "A sender that retries (its port's retry counters rise) gets its outstanding packets "
+     "accepted: packets outstanding at the first sample are accepted by the last, samples at "
+     "least LiveJudgeOptions::min_stuck_seconds apart.",
      "The packets never reach the receiving QP, or are dropped before its PSN check (path MTU, "
      "GID or route wrong, a link down, a firewall on UDP 4791): the sender retries (retry "
      "counters rise) until IBV_WC_RETRY_EXC_ERR, or forever with timeout 0.",

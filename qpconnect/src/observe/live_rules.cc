@@ -54,8 +54,12 @@ std::string ProcessStateWords(const std::string& s) {
 // Counter names by what they witness; drivers name them differently (rxe
 // first, then mlx5). Values are per port.
 const std::initializer_list<const char*> kDuplicateCounters = {"duplicate_request"};
-const std::initializer_list<const char*> kOutOfSequenceCounters = {
-    "out_of_seq_request", "out_of_sequence", "rcvd_seq_err", "packet_seq_err"};
+// Out-of-sequence packets NAKed by a responder, and those NAKs received by a
+// requester.
+const std::initializer_list<const char*> kOutOfSequenceCounters = {"out_of_seq_request",
+                                                                   "out_of_sequence"};
+const std::initializer_list<const char*> kSequenceNakCounters = {"rcvd_seq_err", "packet_seq_err",
+                                                                 "implied_nak_seq_err"};
 const std::initializer_list<const char*> kRetryCounters = {
     "completer_retry_err", "retry_exceeded_err", "local_ack_timeout_err"};
 const std::initializer_list<const char*> kRnrSentCounters = {"send_rnr_err", "out_of_buffer"};
@@ -426,10 +430,12 @@ class Judge {
       NotReady(si, ri, outstanding, std::move(evidence));
       return true;
     }
+    // Sequence errors on both ends of the pair are the NAK loop of a PSN
+    // mismatch; on one port alone they may come from any of its QPs.
     std::vector<std::string> oos;
-    const uint64_t oos_rise =
-        CounterRise(r, kOutOfSequenceCounters, &oos) + CounterRise(s, kOutOfSequenceCounters, &oos);
-    if (outstanding > options_.max_in_flight_psns || oos_rise != 0) {
+    const bool oos_both = CounterRise(r, kOutOfSequenceCounters, &oos) != 0 &&
+                          CounterRise(s, kSequenceNakCounters, &oos) != 0;
+    if (outstanding > options_.max_in_flight_psns || (two && oos_both)) {
       evidence.insert(evidence.end(), oos.begin(), oos.end());
       CounterRise(s, kRetryCounters, &evidence);
       LiveFinding& f = Add(
@@ -444,7 +450,12 @@ class Judge {
       return false;
     }
     if (!two) return false;  // one sample: in flight or stuck cannot be told apart
-    CounterRise(s, kRetryCounters, &evidence, true);
+    // Stuck means the sender retries: a slow one (a starved QP among
+    // thousands, an emulated CPU) is not.
+    std::vector<std::string> retries;
+    if (CounterRise(s, kRetryCounters, &retries) == 0) return false;
+    evidence.insert(evidence.end(), retries.begin(), retries.end());
+    evidence.insert(evidence.end(), oos.begin(), oos.end());
     LiveFinding& f =
         Add(LiveRule("psn-stalled"), si, ri, "sq_psn " + std::to_string(*s2.sq_psn),
             "rq_psn " + std::to_string(*r2.rq_psn),

@@ -103,15 +103,32 @@ TEST(JudgeLive, PsnRulesAreRcOnly) {
   }
 }
 
-TEST(JudgeLive, SenderAheadByOutOfSequenceNaksEvenWhenTheGapIsSmall) {
+TEST(JudgeLive, SenderAheadByTheNakLoopEvenWhenTheGapIsSmall) {
   Observation o = FrozenPair(1020, 1000);
   Rise(o, "rxe1", "out_of_seq_request", 9);
+  Rise(o, "rxe0", "rcvd_seq_err", 9);
   const LiveReport r = JudgeAll(o);
   const LiveFinding* f = FindId(r, "psn-sender-ahead");
   ASSERT_NE(f, nullptr) << LiveDump(r);
   EXPECT_EQ(f->qp, 0u);
   EXPECT_TRUE(EvidenceHas(*f, "out_of_seq_request +9 on rxe1 port 1")) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "rcvd_seq_err +9 on rxe0 port 1")) << LiveDump(r);
   EXPECT_EQ(LiveProblems(r).size(), 1u) << LiveDump(r);
+}
+
+TEST(JudgeLive, SequenceErrorsOnOnePortAloneAreNotAMismatch) {
+  Observation o = FrozenPair(1020, 1000);
+  Rise(o, "rxe1", "out_of_seq_request", 9);  // any QP of rxe1 may have caused it
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+}
+
+TEST(JudgeLive, ASlowSenderThatDoesNotRetryIsNotStalled) {
+  // As with 2000 busy QPs under emulation: a QP is starved for a second.
+  const LiveReport r = JudgeAll(FrozenPair(1010, 1000));
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].progress.rfind("stuck", 0), 0u) << r.pairs[0].progress;
 }
 
 TEST(JudgeLive, SenderAheadAcrossThePsnWrap) {
