@@ -140,7 +140,7 @@ Result<void> ProtocolDriver::Handshake(FramePort& port, Clock::time_point deadli
   pending_.reset();
   gone_.reset();
 
-  Step step{FrameType::kHello, 0, deadline, total};
+  Step step{FrameType::kHello, 0, deadline, total, kSmallFramePayloadBytes, {}};
   QPC_TRY(port.Open(step));
   *connected = true;
   session_.set_channel(port.Name());
@@ -229,7 +229,7 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   }
 
   const uint64_t peer_qps = max_peer_qps_ != 0 ? max_peer_qps_ : local.qps.size();
-  Step step{FrameType::kEndpoint, 0, deadline, total};
+  Step step{FrameType::kEndpoint, 0, deadline, total, kSmallFramePayloadBytes, {}};
   step.max_payload =
       static_cast<uint32_t>(std::min<uint64_t>(max_payload_bytes_, DescriptionBound(peer_qps)));
   if (step.max_payload < max_payload_bytes_) {
@@ -308,7 +308,8 @@ Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
 void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time_point deadline) {
   exchanged_ = false;
   if (handshake() && !session_.peer_nonce()) return;  // nothing the peer could verify
-  const Step step{FrameType::kAbort, send_seq_, deadline, deadline - Clock::now()};
+  const Step step{FrameType::kAbort, send_seq_, deadline, deadline - Clock::now(),
+                  kSmallFramePayloadBytes, {}};
   auto sealed =
       session_.Seal(FrameType::kAbort, reason.substr(0, kMaxAbortReasonBytes), send_seq_++);
   if (sealed) (void)port.Send(step, *sealed);
@@ -317,7 +318,8 @@ void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time
 Result<void> ProtocolDriver::PollPeer(FramePort& port) {
   if (gone_) return *gone_;
   if (!exchanged_ || pending_) return Ok();
-  Step step{FrameType::kBarrier, recv_seq_, Clock::now(), Clock::duration::zero()};
+  Step step{FrameType::kBarrier, recv_seq_, Clock::now(), Clock::duration::zero(),
+            kSmallFramePayloadBytes, {}};
   auto polled = port.Poll(step);
   if (!polled) {
     gone_ = std::move(polled).error();
