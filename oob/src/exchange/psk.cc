@@ -305,87 +305,79 @@ Result<SecretKey> HkdfSha256(std::string_view ikm, std::string_view salt, std::s
   return out;
 }
 
-Result<std::string> AeadSeal(const SecretKey& key, const AeadIv& iv, std::string_view aad,
-                             std::string_view plaintext) {
-  constexpr const char* kOp = "AES-256-GCM seal";
+namespace {
+
+// One AES-256-GCM pass over `in` into `out` (as many bytes) with `aad`:
+// encrypting writes the tag to `tag`; decrypting checks `tag` and yields
+// false when it does not verify. kIo if libcrypto fails.
+Result<bool> GcmPass(bool encrypt, const SecretKey& key, const AeadIv& iv, std::string_view aad,
+                     std::string_view in, unsigned char* out, unsigned char* tag, const char* op) {
   std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter> ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) return CryptoError(kOp, "EVP_CIPHER_CTX_new");
-  if (EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), iv.data()) != 1) {
-    return CryptoError(kOp, "EVP_EncryptInit_ex");
+  if (!ctx) return CryptoError(op, "EVP_CIPHER_CTX_new");
+  if (EVP_CipherInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), iv.data(),
+                        encrypt ? 1 : 0) != 1) {
+    return CryptoError(op, "EVP_CipherInit_ex");
   }
   int n = 0;
   if (!aad.empty() &&
-      EVP_EncryptUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) != 1) {
-    return CryptoError(kOp, "EVP_EncryptUpdate(aad)");
+      EVP_CipherUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) != 1) {
+    return CryptoError(op, "EVP_CipherUpdate(aad)");
   }
-  std::string out(plaintext.size() + kAeadTagBytes, '\0');
-  auto* dst = reinterpret_cast<unsigned char*>(out.data());
   size_t done = 0;
   // EVP lengths are int: feed large descriptions in slices.
   constexpr size_t kSlice = 1u << 30;
-  while (done < plaintext.size()) {
-    const size_t len = std::min(kSlice, plaintext.size() - done);
-    if (EVP_EncryptUpdate(ctx.get(), dst + done, &n, Bytes(plaintext) + done,
-                          static_cast<int>(len)) != 1) {
-      return CryptoError(kOp, "EVP_EncryptUpdate");
+  while (done < in.size()) {
+    const size_t len = std::min(kSlice, in.size() - done);
+    if (EVP_CipherUpdate(ctx.get(), out + done, &n, Bytes(in) + done, static_cast<int>(len)) != 1) {
+      return CryptoError(op, "EVP_CipherUpdate");
     }
     done += static_cast<size_t>(n);
   }
-  if (EVP_EncryptFinal_ex(ctx.get(), dst + done, &n) != 1) {
-    return CryptoError(kOp, "EVP_EncryptFinal_ex");
+  if (!encrypt && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG,
+                                      static_cast<int>(kAeadTagBytes), tag) != 1) {
+    return CryptoError(op, "EVP_CTRL_GCM_SET_TAG");
   }
-  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(kAeadTagBytes),
-                          dst + plaintext.size()) != 1) {
-    return CryptoError(kOp, "EVP_CTRL_GCM_GET_TAG");
+  if (EVP_CipherFinal_ex(ctx.get(), out + done, &n) != 1) {
+    if (!encrypt) return false;  // the tag does not verify
+    return CryptoError(op, "EVP_CipherFinal_ex");
   }
+  if (encrypt && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG,
+                                     static_cast<int>(kAeadTagBytes), tag) != 1) {
+    return CryptoError(op, "EVP_CTRL_GCM_GET_TAG");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::string> AeadSeal(const SecretKey& key, const AeadIv& iv, std::string_view aad,
+                             std::string_view plaintext) {
+  std::string out(plaintext.size() + kAeadTagBytes, '\0');
+  auto* dst = reinterpret_cast<unsigned char*>(out.data());
+  auto ok = GcmPass(true, key, iv, aad, plaintext, dst, dst + plaintext.size(), "AES-256-GCM seal");
+  if (!ok) return std::move(ok).error();
   return out;
 }
 
 Result<std::string> AeadOpen(const SecretKey& key, const AeadIv& iv, std::string_view aad,
                              std::string_view sealed) {
-  constexpr const char* kOp = "AES-256-GCM open";
+  Error refused;
+  refused.code = ErrorCode::kAuth;
+  refused.operation = "AES-256-GCM open";
   if (sealed.size() < kAeadTagBytes) {
-    Error e;
-    e.code = ErrorCode::kAuth;
-    e.operation = kOp;
-    e.detail = "shorter than its " + std::to_string(kAeadTagBytes) + "-byte tag";
-    return e;
+    refused.detail = "shorter than its " + std::to_string(kAeadTagBytes) + "-byte tag";
+    return refused;
   }
   const std::string_view ciphertext = sealed.substr(0, sealed.size() - kAeadTagBytes);
   std::string tag(sealed.substr(ciphertext.size()));
-  std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter> ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) return CryptoError(kOp, "EVP_CIPHER_CTX_new");
-  if (EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), iv.data()) != 1) {
-    return CryptoError(kOp, "EVP_DecryptInit_ex");
-  }
-  int n = 0;
-  if (!aad.empty() &&
-      EVP_DecryptUpdate(ctx.get(), nullptr, &n, Bytes(aad), static_cast<int>(aad.size())) != 1) {
-    return CryptoError(kOp, "EVP_DecryptUpdate(aad)");
-  }
   std::string out(ciphertext.size(), '\0');
-  auto* dst = reinterpret_cast<unsigned char*>(out.data());
-  size_t done = 0;
-  constexpr size_t kSlice = 1u << 30;
-  while (done < ciphertext.size()) {
-    const size_t len = std::min(kSlice, ciphertext.size() - done);
-    if (EVP_DecryptUpdate(ctx.get(), dst + done, &n, Bytes(ciphertext) + done,
-                          static_cast<int>(len)) != 1) {
-      return CryptoError(kOp, "EVP_DecryptUpdate");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(kAeadTagBytes),
-                          tag.data()) != 1) {
-    return CryptoError(kOp, "EVP_CTRL_GCM_SET_TAG");
-  }
-  if (EVP_DecryptFinal_ex(ctx.get(), dst + done, &n) != 1) {
+  auto ok = GcmPass(false, key, iv, aad, ciphertext, reinterpret_cast<unsigned char*>(out.data()),
+                    reinterpret_cast<unsigned char*>(tag.data()), "AES-256-GCM open");
+  if (!ok) return std::move(ok).error();
+  if (!*ok) {
     WipeSecret(out.data(), out.size());
-    Error e;
-    e.code = ErrorCode::kAuth;
-    e.operation = kOp;
-    e.detail = "the authentication tag does not verify";
-    return e;
+    refused.detail = "the authentication tag does not verify";
+    return refused;
   }
   return out;
 }

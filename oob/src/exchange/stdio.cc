@@ -162,6 +162,26 @@ class StdioExchanger::Impl final : public internal::FramePort {
   }
   // The frame on the line taken from line_ (which is cleared).
   Result<Frame> FrameOfLine(const internal::Step& step);
+  // One read() of the input into in_buf_; eof_ at its end. kIo for an error
+  // other than "try again".
+  Result<void> ReadInput() {
+    char buf[kReadChunk];
+    const ssize_t r = ::read(in_, buf, sizeof buf);
+    if (r > 0) {
+      in_buf_.append(buf, static_cast<size_t>(r));
+    } else if (r == 0) {
+      eof_ = true;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return ErrnoError(ErrorCode::kIo, errno, "read from stdio");
+    }
+    return Ok();
+  }
+  // The failure kept from reading ahead (which is cleared).
+  Error TakeReadError() {
+    Error e = std::move(*read_error_);
+    read_error_.reset();
+    return e;
+  }
   // Writes all of `out` (may be empty) while reading input ahead, until
   // `out` is written and, with `want_line`, the peer's next qpc line is in
   // line_. Without `want_line` a read failure is kept for Receive().
@@ -312,16 +332,9 @@ Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::St
       }
     }
     if (in_slot >= 0 && fds[in_slot].revents != 0) {
-      char buf[kReadChunk];
-      const ssize_t r = ::read(in_, buf, sizeof buf);
-      if (r > 0) {
-        in_buf_.append(buf, static_cast<size_t>(r));
-      } else if (r == 0) {
-        eof_ = true;
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        Error e = ErrnoError(ErrorCode::kIo, errno, "read from stdio");
-        if (want_line) return e;
-        read_error_ = std::move(e);
+      if (auto read = ReadInput(); !read) {
+        if (want_line) return std::move(read).error();
+        read_error_ = std::move(read).error();
       }
     }
   }
@@ -359,11 +372,7 @@ Result<Frame> StdioExchanger::Impl::FrameOfLine(const internal::Step& step) {
 
 Result<Frame> StdioExchanger::Impl::Receive(const internal::Step& step) {
   if (!line_ && !read_error_) QPC_TRY(Pump({}, step, /*want_line=*/true));
-  if (read_error_) {
-    Error e = std::move(*read_error_);
-    read_error_.reset();
-    return e;
-  }
+  if (read_error_) return TakeReadError();
   return FrameOfLine(step);
 }
 
@@ -382,27 +391,15 @@ Result<std::optional<Frame>> StdioExchanger::Impl::Poll(const internal::Step& st
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return ErrnoError(ErrorCode::kIo, errno, "poll stdio");
     if (rc == 0) break;
-    char buf[kReadChunk];
-    const ssize_t r = ::read(in_, buf, sizeof buf);
-    if (r > 0) {
-      in_buf_.append(buf, static_cast<size_t>(r));
-    } else if (r == 0) {
-      eof_ = true;
+    QPC_TRY(ReadInput());
+    if (eof_) {
       bool last = false;  // a last line without its '\n'
       auto rest = TakeLine(&last, step.what(), step.max_payload);
       if (!rest) return std::move(rest).error();
       if (last) line_ = std::move(*rest);
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      return ErrnoError(ErrorCode::kIo, errno, "read from stdio");
-    } else {
-      break;
     }
   }
-  if (read_error_) {
-    Error e = std::move(*read_error_);
-    read_error_.reset();
-    return e;
-  }
+  if (read_error_) return TakeReadError();
   if (line_) {
     auto frame = FrameOfLine(step);
     if (!frame) return std::move(frame).error();

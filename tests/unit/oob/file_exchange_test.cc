@@ -110,7 +110,7 @@ std::string DocConfirm(const Psk& key, const Nonce& sender, const Nonce& receive
 AeadIv DocIv(FrameType type, uint32_t seq) {
   AeadIv iv{};
   iv[0] = static_cast<uint8_t>(type);
-  for (int i = 0; i < 4; ++i) iv[8 + i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
+  for (size_t i = 0; i < 4; ++i) iv[8 + i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
   return iv;
 }
 
@@ -535,7 +535,7 @@ TEST_F(FileExchange, ASecondProcessWithTheSameRoleIsRefused) {
   auto first = Make("client", "server");
   auto ff =
       std::async(std::launch::async, [&] { return first->Exchange(MakeEndpoint("a", 1), 1s); });
-  ASSERT_TRUE(WaitFor(P("s1.client.lock"), true));
+  ASSERT_TRUE(WaitFor(P("s1.client.hello"), true));  // the first holds the lock by then
   auto second = Make("client", "server");
   auto r = second->Exchange(MakeEndpoint("b", 1), 1s);
   ASSERT_FALSE(r);
