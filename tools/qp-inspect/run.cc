@@ -267,7 +267,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
 
   if (output) {
     std::ofstream f(*output, std::ios::trunc);
-    f << SnapshotToJson(snapshot).dump(1) << "\n";
+    f << SnapshotToText(snapshot);
     f.close();
     if (!f) {
       const int e = errno;
@@ -276,7 +276,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     }
   }
   if (a.Has("json")) {
-    out << SnapshotToJson(snapshot).dump(1) << "\n";
+    out << SnapshotToText(snapshot);
   } else {
     out << FormatSnapshotText(snapshot);
     if (output)

@@ -437,7 +437,7 @@ Snapshot Sample2() {
 
 TEST(SnapshotJson, RoundTrips) {
   const Snapshot s = Sample2();
-  const std::string text = SnapshotToJson(s).dump(1);
+  const std::string text = SnapshotToText(s);
   EXPECT_TRUE(LooksLikeSnapshot(text));
   Result<Snapshot> back = SnapshotFromJson(text);
   ASSERT_TRUE(back) << back.error().ToString();
@@ -446,7 +446,7 @@ TEST(SnapshotJson, RoundTrips) {
 }
 
 TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {
-  const std::string good = SnapshotToJson(Sample2()).dump();
+  const std::string good = SnapshotToText(Sample2());
   struct Case {
     std::string text;
     std::string field;
@@ -462,7 +462,7 @@ TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {
       {"{", "", "not valid JSON"},
       {"[]", "", "not a JSON object"},
       {replace("qpconnect-snapshot", "qpconnect-trace"), "format", "not a qp-inspect snapshot"},
-      {replace("\"version\":1", "\"version\":2"), "version", "not supported"},
+      {replace("\"version\": 1", "\"version\": 2"), "version", "not supported"},
       {replace("\"lqpn\":17", "\"lqpn\":16777216"), "samples[0].qps[0].lqpn", "above"},
       {replace("\"pid\":811", "\"pid\":-1"), "samples[0].qps[0].pid", "unsigned"},
       {replace("\"sq_psn\":1", "\"sq_psn\":\"1\""), "samples[0].qps[0].sq_psn", "unsigned"},
@@ -470,7 +470,8 @@ TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {
        "samples[0].qps[0].device", "empty"},
       {replace("\"duplicate_request\":5", "\"duplicate_request\":\"x\""),
        "samples[0].ports[0].counters.duplicate_request", "unsigned"},
-      {replace("\"at_seconds\":1.004", "\"at_seconds\":-1.0"), "samples[1].at_seconds", "earlier"},
+      {replace("\"at_seconds\": 1.004", "\"at_seconds\": -1.0"), "samples[1].at_seconds",
+       "earlier"},
       {R"({"format":"qpconnect-snapshot","version":1,"samples":[]})", "samples", "empty"},
       {R"({"format":"qpconnect-snapshot","version":1})", "samples", "missing"},
   };

@@ -69,7 +69,7 @@ class SnapshotMode : public testing::Test {
     return path;
   }
   std::string Write(const std::string& name, const Snapshot& s) {
-    return Write(name, SnapshotToJson(s).dump(1));
+    return Write(name, SnapshotToText(s));
   }
 
   struct Outcome {
@@ -160,8 +160,8 @@ TEST_F(SnapshotMode, MixedWithTraces) {
 }
 
 TEST_F(SnapshotMode, UnusableInputExitsTwoNamingTheField) {
-  std::string text = SnapshotToJson(Pingpong(1, 1, 0)).dump(1);
-  text.replace(text.find("\"lqpn\": 17"), 10, "\"lqpn\": -3");
+  std::string text = SnapshotToText(Pingpong(1, 1, 0));
+  text.replace(text.find("\"lqpn\":17"), 9, "\"lqpn\":-3");
   const std::string bad = Write("bad.json", text);
   Outcome o = Validate({bad});
   EXPECT_EQ(o.code, 2);

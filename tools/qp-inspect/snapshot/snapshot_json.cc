@@ -1,6 +1,7 @@
 #include "snapshot_json.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace qpconnect::tools {
@@ -9,29 +10,36 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-ordered_json OptionalU32(const std::optional<uint32_t>& v) {
-  return v ? ordered_json(*v) : ordered_json();
+// A JSON string, escaped.
+std::string Quote(const std::string& s) { return ordered_json(s).dump(); }
+
+std::string Optional(const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : "null"; }
+
+// One QP as one line of compact JSON.
+void AppendQp(const KernelQp& q, std::string* out) {
+  *out += "{\"device\":" + Quote(q.device) + ",\"port\":" + std::to_string(q.port) +
+          ",\"lqpn\":" + std::to_string(q.lqpn) + ",\"rqpn\":" + Optional(q.rqpn) +
+          ",\"type\":" + Quote(q.type) + ",\"state\":" + Quote(q.state) +
+          ",\"sq_psn\":" + Optional(q.sq_psn) + ",\"rq_psn\":" + Optional(q.rq_psn) +
+          ",\"path_mig_state\":" + Quote(q.path_mig_state) + ",\"pid\":" + std::to_string(q.pid) +
+          ",\"comm\":" + Quote(q.comm) + ",\"process_state\":" + Quote(q.process_state) + "}";
 }
 
-ordered_json QpJson(const KernelQp& q) {
-  return {{"device", q.device},
-          {"port", q.port},
-          {"lqpn", q.lqpn},
-          {"rqpn", OptionalU32(q.rqpn)},
-          {"type", q.type},
-          {"state", q.state},
-          {"sq_psn", OptionalU32(q.sq_psn)},
-          {"rq_psn", OptionalU32(q.rq_psn)},
-          {"path_mig_state", q.path_mig_state},
-          {"pid", q.pid},
-          {"comm", q.comm},
-          {"process_state", q.process_state}};
-}
-
-ordered_json PortJson(const KernelPortCounters& p) {
+void AppendPort(const KernelPortCounters& p, std::string* out) {
   ordered_json counters = ordered_json::object();
   for (const auto& [name, value] : p.counters) counters[name] = value;
-  return {{"device", p.device}, {"port", p.port}, {"counters", std::move(counters)}};
+  *out += "{\"device\":" + Quote(p.device) + ",\"port\":" + std::to_string(p.port) +
+          ",\"counters\":" + counters.dump() + "}";
+}
+
+// Each element on a line of its own, indented.
+template <typename T, typename Fn>
+void AppendLines(const std::vector<T>& items, Fn append, std::string* out) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    *out += "    ";
+    append(items[i], out);
+    *out += i + 1 < items.size() ? ",\n" : "\n";
+  }
 }
 
 // Reads members of one JSON object, remembering the first failure with the
@@ -152,20 +160,26 @@ KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
 
 }  // namespace
 
-ordered_json SnapshotToJson(const Snapshot& snapshot) {
-  ordered_json samples = ordered_json::array();
-  for (const KernelSample& s : snapshot.samples) {
-    ordered_json qps = ordered_json::array();
-    for (const KernelQp& q : s.qps) qps.push_back(QpJson(q));
-    ordered_json ports = ordered_json::array();
-    for (const KernelPortCounters& p : s.ports) ports.push_back(PortJson(p));
-    samples.push_back(
-        {{"at_seconds", s.at_seconds}, {"qps", std::move(qps)}, {"ports", std::move(ports)}});
+std::string SnapshotToText(const Snapshot& snapshot) {
+  std::string out = "{\"format\": " + Quote(std::string(kSnapshotFormat)) +
+                    ", \"version\": " + std::to_string(kSnapshotVersion) +
+                    ",\n \"tool\": " + Quote(snapshot.tool) +
+                    ", \"host\": " + Quote(snapshot.host) +
+                    ", \"taken_at\": " + Quote(snapshot.taken_at) +
+                    ",\n \"interval_seconds\": " + ordered_json(SnapshotInterval(snapshot)).dump() +
+                    ", \"notes\": " + ordered_json(snapshot.notes).dump() + ",\n \"samples\": [";
+  for (size_t i = 0; i < snapshot.samples.size(); ++i) {
+    const KernelSample& s = snapshot.samples[i];
+    out += i == 0 ? "\n" : ",\n";
+    out += "  {\"at_seconds\": " + ordered_json(s.at_seconds).dump() + ",\n   \"qps\": [\n";
+    out.reserve(out.size() + s.qps.size() * 240);
+    AppendLines(s.qps, AppendQp, &out);
+    out += "   ],\n   \"ports\": [\n";
+    AppendLines(s.ports, AppendPort, &out);
+    out += "   ]}";
   }
-  return {{"format", kSnapshotFormat},     {"version", kSnapshotVersion},
-          {"tool", snapshot.tool},         {"host", snapshot.host},
-          {"taken_at", snapshot.taken_at}, {"interval_seconds", SnapshotInterval(snapshot)},
-          {"notes", snapshot.notes},       {"samples", std::move(samples)}};
+  out += "\n ]}\n";
+  return out;
 }
 
 bool LooksLikeSnapshot(std::string_view text) {

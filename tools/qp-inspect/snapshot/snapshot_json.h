@@ -20,7 +20,6 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -32,7 +31,9 @@ namespace qpconnect::tools {
 inline constexpr std::string_view kSnapshotFormat = "qpconnect-snapshot";
 inline constexpr int kSnapshotVersion = 1;
 
-nlohmann::ordered_json SnapshotToJson(const Snapshot& snapshot);
+// The snapshot file's text: the members above, one QP or port per line (so
+// that grep and diff work on it), each as compact JSON.
+std::string SnapshotToText(const Snapshot& snapshot);
 
 // True when `text` starts like a snapshot file (its "format" member is
 // "qpconnect-snapshot"): a cheap test to route an input file.
