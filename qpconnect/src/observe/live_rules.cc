@@ -256,20 +256,22 @@ class Judge {
                                " QP " + std::to_string(b.qpn) + " sent +" + std::to_string(b_sent) +
                                " and received +" + std::to_string(b_got);
     if (a_got + b_got != 0) return "moving" + counts;
-    // Nothing received: the gap between each sender and its receiver says why.
-    bool outstanding = false;
-    bool receiver_ahead = false;
+    // Nothing received: the gaps between each sender and its receiver, at the
+    // first sample and at the last, say why.
+    bool stuck = false;           // outstanding at both samples
+    bool receiver_ahead = false;  // ahead at both samples
     for (const auto& [s, r] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
-      const auto& sq = s->samples.back().sq_psn;
-      const auto& rq = r->samples.back().rq_psn;
-      if (!sq || !rq) continue;
-      outstanding |= Ahead(*sq, *rq) != 0;
-      receiver_ahead |= Ahead(*rq, *sq) != 0;
+      const ObservedSample& s1 = s->samples.front();
+      const ObservedSample& s2 = s->samples.back();
+      const ObservedSample& r1 = r->samples.front();
+      const ObservedSample& r2 = r->samples.back();
+      if (!s1.sq_psn || !s2.sq_psn || !r1.rq_psn || !r2.rq_psn) continue;
+      stuck |= Ahead(*s1.sq_psn, *r1.rq_psn) != 0 && Ahead(*s2.sq_psn, *r2.rq_psn) != 0;
+      receiver_ahead |= Ahead(*r1.rq_psn, *s1.sq_psn) != 0 && Ahead(*r2.rq_psn, *s2.sq_psn) != 0;
     }
     if (receiver_ahead) return "stuck: a receiver expects PSNs not yet sent;" + counts.substr(1);
-    if (outstanding || a_sent + b_sent != 0) {
-      return "stuck: packets outstanding, none accepted;" + counts.substr(1);
-    }
+    if (stuck) return "stuck: packets outstanding, none accepted;" + counts.substr(1);
+    if (a_sent + b_sent != 0) return "sending, nothing accepted yet;" + counts.substr(1);
     return "idle: PSNs unchanged, nothing outstanding";
   }
 
