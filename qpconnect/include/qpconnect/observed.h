@@ -31,19 +31,19 @@ const char* ObservedSourceName(ObservedSource source);
 struct ObservedTransition {
   std::string from;  // "RESET", "INIT", "RTR", "RTS", ... ("" when unknown)
   std::string to;
-  int mask = 0;          // the attr_mask passed
-  QpAttrs attrs;         // the values passed (those outside `mask` are meaningless)
-  int result = 0;        // ibv_modify_qp's return value
-  int sys_errno = 0;     // its errno meaning (0 on success)
+  int mask = 0;       // the attr_mask passed
+  QpAttrs attrs;      // the values passed (those outside `mask` are meaningless)
+  int result = 0;     // ibv_modify_qp's return value
+  int sys_errno = 0;  // its errno meaning (0 on success)
 };
 
 // One sample of a QP's live state (snapshot).
 struct ObservedSample {
-  double at_seconds = 0;             // since the first sample
-  std::string state;                 // "RTS", "ERR", ...
-  std::optional<uint32_t> sq_psn;    // next PSN the sender will use
-  std::optional<uint32_t> rq_psn;    // next PSN the receiver expects
-  std::string process_state;         // "R", "S", "T" (stopped), "Z" (zombie), "" unknown
+  double at_seconds = 0;           // since the first sample
+  std::string state;               // "RTS", "ERR", ...
+  std::optional<uint32_t> sq_psn;  // next PSN the sender will use
+  std::optional<uint32_t> rq_psn;  // next PSN the receiver expects
+  std::string process_state;       // "R", "S", "T" (stopped), "Z" (zombie), "" unknown
 };
 
 struct ObservedQp {
