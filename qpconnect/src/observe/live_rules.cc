@@ -130,7 +130,7 @@ class Judge {
     const std::string where = " on " + q.device + " port " + std::to_string(q.port);
     uint64_t total = 0;
     for (const auto& [name, values] : port->counters) {
-      if (std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) ==
+      if (std::find_if(names.begin(), names.end(), [&name = name](const char* n) { return name == n; }) ==
           names.end()) {
         continue;
       }
