@@ -12,7 +12,7 @@ tools/dev/build.sh -DQPCONNECT_WERROR="$werror"
 
 if [[ -f oob/fuzz/CMakeLists.txt ]]; then
   QPC_BUILD_DIR=build-fuzz tools/dev/build.sh -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DQPCONNECT_BUILD_FUZZERS=ON -DQPCONNECT_BUILD_TOOLS=OFF -DQPCONNECT_BUILD_TESTS=OFF
+    -DQPCONNECT_BUILD_FUZZERS=ON -DQPCONNECT_BUILD_TOOLS=OFF -DQPCONNECT_BUILD_TESTS=OFF -DQPCONNECT_BUILD_EXAMPLES=OFF
   ctest --test-dir build-fuzz -L fuzz --output-on-failure
 fi
 
