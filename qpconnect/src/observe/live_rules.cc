@@ -130,8 +130,8 @@ class Judge {
     const std::string where = " on " + q.device + " port " + std::to_string(q.port);
     uint64_t total = 0;
     for (const auto& [name, values] : port->counters) {
-      if (std::find_if(names.begin(), names.end(), [&name = name](const char* n) { return name == n; }) ==
-          names.end()) {
+      if (std::find_if(names.begin(), names.end(),
+                       [&name = name](const char* n) { return name == n; }) == names.end()) {
         continue;
       }
       if (two && values.second > values.first) {
@@ -241,26 +241,32 @@ class Judge {
                  : Describe(a.destroyed ? a : b) + " gone by the last sample";
     }
     if (a.samples.size() < 2 || b.samples.size() < 2) return "one sample: progress unknown";
+    // Signed movement from x to y: a requester's sq_psn goes back when it
+    // retransmits (go-back-N after a NAK or a timeout).
     auto moved = [](const std::optional<uint32_t>& x, const std::optional<uint32_t>& y) {
-      return x && y ? PsnDistance(*y, *x) : 0u;
+      if (!x || !y) return int64_t{0};
+      const uint32_t back = Ahead(*x, *y);
+      return back != 0 ? -int64_t{back} : int64_t{PsnDistance(*y, *x)};
     };
-    const uint32_t a_sent = moved(a.samples.front().sq_psn, a.samples.back().sq_psn);
-    const uint32_t b_sent = moved(b.samples.front().sq_psn, b.samples.back().sq_psn);
-    const uint32_t a_got = moved(a.samples.front().rq_psn, a.samples.back().rq_psn);
-    const uint32_t b_got = moved(b.samples.front().rq_psn, b.samples.back().rq_psn);
+    auto text = [](int64_t d) { return (d < 0 ? "" : "+") + std::to_string(d); };
+    const int64_t a_sent = moved(a.samples.front().sq_psn, a.samples.back().sq_psn);
+    const int64_t b_sent = moved(b.samples.front().sq_psn, b.samples.back().sq_psn);
+    const int64_t a_got = moved(a.samples.front().rq_psn, a.samples.back().rq_psn);
+    const int64_t b_got = moved(b.samples.front().rq_psn, b.samples.back().rq_psn);
     const double t = std::min(a.samples.back().at_seconds - a.samples.front().at_seconds,
                               b.samples.back().at_seconds - b.samples.front().at_seconds);
-    const std::string counts = " in " + Seconds(t) + ": " + a.device + " QP " +
-                               std::to_string(a.qpn) + " sent +" + std::to_string(a_sent) +
-                               " and received +" + std::to_string(a_got) + " PSNs, " + b.device +
-                               " QP " + std::to_string(b.qpn) + " sent +" + std::to_string(b_sent) +
-                               " and received +" + std::to_string(b_got);
-    if (a_got + b_got != 0) return "moving" + counts;
+    const std::string counts =
+        "in " + Seconds(t) + ": " + a.device + " QP " + std::to_string(a.qpn) + " sent " +
+        text(a_sent) + " and received " + text(a_got) + " PSNs, " + b.device + " QP " +
+        std::to_string(b.qpn) + " sent " + text(b_sent) + " and received " + text(b_got) +
+        (a_sent < 0 || b_sent < 0 ? " (a sender went back to retransmit)" : "");
+    if (a_got != 0 || b_got != 0) return "moving " + counts;
     // Nothing received: the gaps between each sender and its receiver, at the
     // first sample and at the last, say why.
     bool stuck = false;           // outstanding at both samples
     bool receiver_ahead = false;  // ahead at both samples
     for (const auto& [s, r] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+      if (s->state != "RTS" && s->state != "SQD") continue;  // not sending: sq_psn means nothing
       const ObservedSample& s1 = s->samples.front();
       const ObservedSample& s2 = s->samples.back();
       const ObservedSample& r1 = r->samples.front();
@@ -269,9 +275,9 @@ class Judge {
       stuck |= Ahead(*s1.sq_psn, *r1.rq_psn) != 0 && Ahead(*s2.sq_psn, *r2.rq_psn) != 0;
       receiver_ahead |= Ahead(*r1.rq_psn, *s1.sq_psn) != 0 && Ahead(*r2.rq_psn, *s2.sq_psn) != 0;
     }
-    if (receiver_ahead) return "stuck: a receiver expects PSNs not yet sent;" + counts.substr(1);
-    if (stuck) return "stuck: packets outstanding, none accepted;" + counts.substr(1);
-    if (a_sent + b_sent != 0) return "sending, nothing accepted yet;" + counts.substr(1);
+    if (receiver_ahead) return "stuck: a receiver expects PSNs not yet sent; " + counts;
+    if (stuck) return "stuck: packets outstanding, none accepted; " + counts;
+    if (a_sent != 0 || b_sent != 0) return "sending, nothing accepted yet; " + counts;
     return "idle: PSNs unchanged, nothing outstanding";
   }
 

@@ -168,6 +168,25 @@ TEST(JudgeLive, StoppedReceiverStillUsingUpItsReceivesIsNotReady) {
   EXPECT_TRUE(EvidenceHas(*f, "rq_psn still moves (+100 in 1.0 s)")) << LiveDump(r);
 }
 
+TEST(JudgeLive, TheLabsStoppedSendBwReceiverAsMeasured) {
+  // ib_send_bw's server stays in RTR (sq_psn 0, it never sends); the client
+  // went back 7 PSNs to retransmit after RNR NAKs.
+  Observation o = HealthyPair();
+  o.qps[0].state = "RTR";
+  o.qps[0].samples = {Sample(0, "RTR", 0, 12959705, "T"), Sample(1, "RTR", 0, 12959705, "T")};
+  o.qps[1].samples = {Sample(0, "RTS", 12959770, 2901180, "R"),
+                      Sample(1, "RTS", 12959763, 2901180, "R")};
+  Rise(o, "rxe0", "send_rnr_err", 125);
+  Rise(o, "rxe1", "rcvd_rnr_err", 125);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"receiver-not-ready"}) << LiveDump(r);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  const std::string& p = r.pairs[0].progress;
+  EXPECT_EQ(p.rfind("stuck: packets outstanding", 0), 0u) << p;
+  EXPECT_NE(p.find("sent -7"), std::string::npos) << p;
+  EXPECT_NE(p.find("went back to retransmit"), std::string::npos) << p;
+}
+
 TEST(JudgeLive, RnrWhileTrafficMovesIsNotJudged) {
   Observation o = HealthyPair();
   Rise(o, "rxe0", "send_rnr_err", 18);
