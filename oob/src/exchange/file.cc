@@ -158,9 +158,10 @@ class FileExchanger::Impl final : public internal::FramePort {
   // never seen unlocked): kIncompatible when another live process holds it
   // (the same directory, session and role: both sides given one role).
   Result<void> TakeLock();
-  // kIo once the peer's lock, seen held earlier in this Exchange(), is free
-  // or gone: the peer exited or was killed. A lock never seen held (an
-  // earlier run's, or none yet) says nothing.
+  // kIo once the peer's lock, seen held earlier in this Exchange() (looked
+  // at while waiting and on each message of the peer), is free or gone: the
+  // peer exited or was killed. A lock never seen held (an earlier run's, or
+  // none yet) says nothing.
   Result<void> CheckPeerAlive();
   // Waits for a change in the directory, at most poll_interval; false once
   // `deadline` has passed.
@@ -562,6 +563,12 @@ Result<Frame> FileExchanger::Impl::Receive(const internal::Step& step) {
       } else {
         Frame frame = std::move(got->value().frame);
         last_read_ = std::move(got->value());  // its identity, for Settle()
+        // The peer of this session wrote it: its lock, held now, is the one
+        // to watch. A peer whose messages were always there before we looked
+        // would otherwise never be seen holding it (no Poll() ran), and its
+        // death would go unnoticed until the deadline. (A lock not held now
+        // says nothing: files copied by hand come with none.)
+        if (step.type != FrameType::kHello) (void)CheckPeerAlive();
         return frame;
       }
     }

@@ -26,8 +26,9 @@ inline constexpr Severity W = Severity::kWarning;
 inline constexpr std::array<RuleInfo, 9> kLiveRules = {{
     {"peer-qp-gone", E, kRcUc, "rqpn", "live",
      "The QP a connected QP's rqpn names still exists: it is in the last sample. A peer in no "
-     "input is judged gone only when the connected QP shows it unreachable (RC: its PSNs stuck "
-     "while the retry counters of its port rise); otherwise the rule is unchecked.",
+     "input is judged gone only when the connected QP shows it unreachable (RC: its rq_psn "
+     "frozen and its sq_psn frozen, gone back to retransmit, or sending while its port hears "
+     "nothing, while the retry counters of its port rise); otherwise the rule is unchecked.",
      "The survivor stays in RTS and its program waits: RC retries each send until retry_cnt is "
      "spent (IBV_WC_RETRY_EXC_ERR) while completer_retry_err rises; UC sends vanish.",
      "IBA ch. 9.7.6 (requester: timeout and retry); rdma res show qp (the tracker drops a QP when "

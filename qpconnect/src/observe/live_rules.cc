@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -563,6 +564,28 @@ class Judge {
     f.evidence = std::move(evidence);
   }
 
+  // True when q's port sent packets between the samples and received none
+  // (rxe's sent_pkts and rcvd_pkts): no QP of the port hears from any peer.
+  bool PortSilent(const ObservedQp& q, std::vector<std::string>* evidence) const {
+    const ObservedPortCounters* port = PortOf(q);
+    if (port == nullptr || port->interval_seconds <= 0) return false;
+    auto find = [&](std::string_view name) {
+      return std::find_if(port->counters.begin(), port->counters.end(),
+                          [name](const auto& c) { return c.first == name; });
+    };
+    auto sent = find("sent_pkts");
+    auto rcvd = find("rcvd_pkts");
+    if (sent == port->counters.end() || rcvd == port->counters.end()) return false;
+    if (sent->second.second <= sent->second.first || rcvd->second.second != rcvd->second.first) {
+      return false;
+    }
+    evidence->push_back("sent_pkts +" + std::to_string(sent->second.second - sent->second.first) +
+                        " and rcvd_pkts +0 on " + q.device + " port " + std::to_string(q.port) +
+                        " in " + Seconds(port->interval_seconds) +
+                        " (the port sends and hears nothing back: no ACK reaches it)");
+    return true;
+  }
+
   // x's rqpn names a QP in no input: gone if x shows it unreachable.
   void MissingPeer(size_t xi) {
     const ObservedQp& x = Qp(xi);
@@ -571,13 +594,29 @@ class Judge {
     const bool two =
         x.samples.size() >= 2 &&
         x.samples.back().at_seconds - x.samples.front().at_seconds >= options_.min_stuck_seconds;
-    const bool frozen = two && x.samples.front().sq_psn == x.samples.back().sq_psn &&
-                        x.samples.front().rq_psn == x.samples.back().rq_psn;
-    if (x.transport == Transport::kRc && x.state == "RTS" && frozen &&
+    const ObservedSample& first = x.samples.front();
+    const ObservedSample& last = x.samples.back();
+    // No forward progress: sq_psn frozen, or gone back (go-back-N: a sender
+    // that gets no ACK retransmits from the oldest unacknowledged PSN, so two
+    // samples of it move back as often as forward), and nothing received.
+    const bool rq_frozen = first.rq_psn == last.rq_psn;
+    const bool sq_frozen = first.sq_psn == last.sq_psn;
+    const bool sq_back = first.sq_psn && last.sq_psn && Ahead(*first.sq_psn, *last.sq_psn) != 0;
+    std::vector<std::string> silent;
+    const bool stalled =
+        two && rq_frozen && (sq_frozen || sq_back || PortSilent(x, &silent));
+    if (x.transport == Transport::kRc && x.state == "RTS" && stalled &&
         CounterRise(x, kRetryCounters, &evidence) != 0) {
-      evidence.push_back("sq_psn frozen at " + std::to_string(*x.samples.back().sq_psn) +
-                         " across " +
-                         Seconds(x.samples.back().at_seconds - x.samples.front().at_seconds));
+      const std::string across = " across " + Seconds(last.at_seconds - first.at_seconds);
+      if (sq_frozen) {
+        evidence.push_back("sq_psn frozen at " + std::to_string(last.sq_psn.value_or(0)) + across);
+      } else if (sq_back) {
+        evidence.push_back("sq_psn went back from " + std::to_string(*first.sq_psn) + " to " +
+                           std::to_string(*last.sq_psn) + across +
+                           " (retransmitting: nothing it sends is acknowledged)");
+      } else {
+        evidence.insert(evidence.end(), silent.begin(), silent.end());
+      }
       LiveFinding& f = Add(
           LiveRule("peer-qp-gone"), xi, std::nullopt, x.state, "absent",
           "the peer QP no longer exists: its process exited or destroyed it; " + Describe(x) +

@@ -238,6 +238,45 @@ TEST(JudgeLive, PeerInNoInputIsGoneWhenTheSurvivorRetries) {
   EXPECT_TRUE(EvidenceHas(*f, "completer_retry_err +30")) << LiveDump(r);
 }
 
+// The lab's killed ib_send_bw receiver: the survivor retransmits go-back-N,
+// so its second sample may show sq_psn back (here by 46) or forward.
+TEST(JudgeLive, PeerInNoInputIsGoneWhenTheSurvivorGoesBackToRetransmit) {
+  Observation o = FrozenPair(1010, 1000);
+  o.qps.pop_back();
+  o.qps[0].samples.back().sq_psn = 1010 - 46;
+  Rise(o, "rxe0", "completer_retry_err", 15);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"peer-qp-gone"}) << LiveDump(r);
+  const LiveFinding* f = FindId(r, "peer-qp-gone");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(EvidenceHas(*f, "sq_psn went back from 1010 to 964")) << LiveDump(r);
+}
+
+TEST(JudgeLive, PeerInNoInputIsGoneWhenTheSurvivorsPortHearsNothing) {
+  Observation o = FrozenPair(1010, 1000);
+  o.qps.pop_back();
+  o.qps[0].samples.back().sq_psn = 1010 + 40;  // mid-retransmission, ahead
+  Rise(o, "rxe0", "completer_retry_err", 15);
+  Rise(o, "rxe0", "sent_pkts", 1899);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_EQ(LiveProblems(r), std::set<std::string>{"peer-qp-gone"}) << LiveDump(r);
+  const LiveFinding* f = FindId(r, "peer-qp-gone");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(EvidenceHas(*f, "sent_pkts +1899 and rcvd_pkts +0")) << LiveDump(r);
+}
+
+// Moving forward while its port hears ACKs: a live peer on a host not given.
+TEST(JudgeLive, PeerInNoInputIsOnlyANoteWhileTheSurvivorAdvancesAndHearsBack) {
+  Observation o = FrozenPair(1010, 1000);
+  o.qps.pop_back();
+  o.qps[0].samples.back().sq_psn = 1010 + 40;
+  Rise(o, "rxe0", "completer_retry_err", 15);
+  Rise(o, "rxe0", "sent_pkts", 1899);
+  Rise(o, "rxe0", "rcvd_pkts", 1800);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
+}
+
 TEST(JudgeLive, PeerInNoInputIsOnlyANoteWithoutRetries) {
   Observation o = HealthyPair();
   o.qps.pop_back();
