@@ -5,7 +5,7 @@
 //
 //   0  a byte stream (the tcp/channel port), no key: the bytes are the peer's
 //   1  the same with a key
-//   2  an honest keyed peer (the library's own Session on the other end)
+//   2  an honest keyed peer (the library's own Handshake on the other end)
 //      whose description body, barrier stage and one byte flip are taken from
 //      the input: the confirm and sealed messages verify, so the fuzzer
 //      reaches decryption, the codec and the stage check
@@ -26,13 +26,13 @@
 #include <string>
 #include <string_view>
 
+#include "handshake.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/channel.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/stdio.h"
-#include "session.h"
 
 namespace {
 
@@ -105,7 +105,7 @@ void HonestPeer(std::string_view input) {
     body.assign(input.substr(4 + stage_len));
   }
   if (body.empty()) body = EncodeBinary(Local());
-  internal::Session peer(FuzzKey(), OobRole::kClient);
+  internal::Handshake peer(FuzzKey(), OobRole::kClient);
   if (!peer.Begin()) return;
   peer.set_channel("fuzz peer");
   std::string queue;  // what the peer has sent us, not yet read

@@ -13,10 +13,10 @@
 #include <string>
 #include <string_view>
 
+#include "handshake.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/stdio.h"
-#include "session.h"
 
 namespace {
 
@@ -47,7 +47,7 @@ void CheckFrame(std::string_view input) {
   for (bool keyed : {false, true}) {
     std::optional<Psk> psk;
     if (keyed) psk = *Psk::FromBytes("a fuzzing key of 32 bytes.......");
-    internal::Session s(std::move(psk), OobRole::kClient);
+    internal::Handshake s(std::move(psk), OobRole::kClient);
     if (!s.Begin()) Fail("Begin");
     s.set_channel("fuzz");
     (void)s.AcceptHello(*frame);

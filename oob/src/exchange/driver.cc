@@ -69,7 +69,7 @@ Result<std::optional<Frame>> FramePort::Poll(const Step& step) {
 }
 
 ProtocolDriver::ProtocolDriver(DriverOptions options)
-    : session_(std::move(options.psk), options.role),
+    : handshake_(std::move(options.psk), options.role),
       max_payload_bytes_(options.max_payload_bytes),
       max_peer_qps_(options.max_peer_qps),
       peer_handshake_timeout_(options.peer_handshake_timeout),
@@ -81,8 +81,8 @@ ProtocolDriver::ProtocolDriver(DriverOptions options)
 Error ProtocolDriver::PeerAborted(const Frame& frame, FrameType expected) {
   // Open() checks the abort's binding and MAC or AEAD tag, then, since
   // `expected` is not kAbort, refuses it as kProtocol "the peer aborted: ...".
-  const bool learn = handshake() && !peer_confirmed_;
-  auto opened = session_.Open(frame, expected, recv_seq_, learn);
+  const bool learn = exchanges_hellos() && !peer_confirmed_;
+  auto opened = handshake_.Open(frame, expected, recv_seq_, learn);
   return opened ? MakeError(ErrorCode::kProtocol, "receive", "the peer aborted")
                 : std::move(opened).error();
 }
@@ -129,10 +129,10 @@ Error ProtocolDriver::WithPskNote(Error e) const {
   return e;
 }
 
-Result<void> ProtocolDriver::Handshake(FramePort& port, Clock::time_point deadline,
-                                       Clock::duration total, bool* connected) {
+Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
+                                   Clock::duration total, bool* connected) {
   *connected = false;
-  QPC_TRY(session_.Begin());
+  QPC_TRY(handshake_.Begin());
   send_seq_ = 0;
   recv_seq_ = 0;
   peer_confirmed_ = false;
@@ -143,7 +143,7 @@ Result<void> ProtocolDriver::Handshake(FramePort& port, Clock::time_point deadli
   Step step{FrameType::kHello, 0, deadline, total, kSmallFramePayloadBytes, {}};
   QPC_TRY(port.Open(step));
   *connected = true;
-  session_.set_channel(port.Name());
+  handshake_.set_channel(port.Name());
   if (port.AcceptsAnotherPeer()) {
     // A peer that may be a stray has a short time to prove itself, so that
     // it cannot hold the rendezvous (docs/oob.md, "What one bad peer costs").
@@ -151,32 +151,32 @@ Result<void> ProtocolDriver::Handshake(FramePort& port, Clock::time_point deadli
     step.deadline = std::min(deadline, now + peer_handshake_timeout_);
     step.total = step.deadline - now;
   }
-  if (!handshake()) return Ok();
+  if (!exchanges_hellos()) return Ok();
   // Hellos are small: both sides send before reading.
-  QPC_TRY(Send(port, step, session_.EncodeHello()));
+  QPC_TRY(Send(port, step, handshake_.EncodeHello()));
   auto hello = Receive(port, step);
   if (!hello) return std::move(hello).error();
-  QPC_TRY(session_.AcceptHello(*hello, mailbox_ ? &psk_note_ : nullptr));
-  if (!session_.has_psk()) {
+  QPC_TRY(handshake_.AcceptHello(*hello, mailbox_ ? &psk_note_ : nullptr));
+  if (!handshake_.has_psk()) {
     peer_confirmed_ = !mailbox_;
     return Ok();
   }
   // Key confirmation: each side proves it holds the PSK, and sends nothing
   // derived from its description until the peer's proof verified.
   step.type = FrameType::kConfirm;
-  auto confirm = session_.SealConfirm();
+  auto confirm = handshake_.SealConfirm();
   if (!confirm) return std::move(confirm).error();
-  const std::optional<Nonce> bound_to = session_.peer_nonce();
+  const std::optional<Nonce> bound_to = handshake_.peer_nonce();
   QPC_TRY(Send(port, step, *confirm));
   auto frame = Receive(port, step);
   if (!frame) return std::move(frame).error();
-  auto opened = session_.Open(*frame, FrameType::kConfirm, 0, /*learn=*/mailbox_);
+  auto opened = handshake_.Open(*frame, FrameType::kConfirm, 0, /*learn=*/mailbox_);
   if (!opened) return std::move(opened).error();
   peer_confirmed_ = true;
-  if (mailbox_ && session_.peer_nonce() != bound_to) {
+  if (mailbox_ && handshake_.peer_nonce() != bound_to) {
     // Ours was bound to a stale hello: bind it to the nonce the peer's
     // confirm carries and send it again (it replaces the first).
-    auto rebound = session_.SealConfirm();
+    auto rebound = handshake_.SealConfirm();
     if (!rebound) return std::move(rebound).error();
     QPC_TRY(port.Send(step, *rebound));
   }
@@ -201,7 +201,7 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   std::optional<Error> last_rejection;
   for (;;) {
     bool connected = false;
-    auto shaken = Handshake(port, deadline, total, &connected);
+    auto shaken = Greet(port, deadline, total, &connected);
     if (shaken) break;
     Error e = std::move(shaken).error();
     const bool stray = connected && port.AcceptsAnotherPeer() && Clock::now() < deadline &&
@@ -239,21 +239,21 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
                     " takes at most " + std::to_string(step.max_payload) +
                     " bytes: does the peer use more QPs?";
   }
-  auto sealed = session_.Seal(FrameType::kEndpoint, *body, send_seq_);
+  auto sealed = handshake_.Seal(FrameType::kEndpoint, *body, send_seq_);
   if (!sealed) return std::move(sealed).error();
-  const std::optional<Nonce> bound_to = session_.peer_nonce();
+  const std::optional<Nonce> bound_to = handshake_.peer_nonce();
   // Descriptions may far exceed what a channel buffers: unless both sides
   // may send at once, the lower nonce sends first and the other reads first.
   const bool send_first =
-      !handshake() || order_ == SendOrder::kBothFirst || session_.SortsBelowPeer();
+      !exchanges_hellos() || order_ == SendOrder::kBothFirst || handshake_.SortsBelowPeer();
   if (send_first) QPC_TRY(Send(port, step, *sealed));
   auto frame = Receive(port, step);
   if (!frame) return std::move(frame).error();
   // The reader-first side answers even a description it will refuse, so
   // that the peer fails with its own error rather than at its deadline.
   Result<void> answered = send_first ? Ok() : port.Send(step, *sealed);
-  const bool learn = mailbox_ && !session_.has_psk();
-  auto opened = session_.Open(*frame, FrameType::kEndpoint, recv_seq_, learn);
+  const bool learn = mailbox_ && !handshake_.has_psk();
+  auto opened = handshake_.Open(*frame, FrameType::kEndpoint, recv_seq_, learn);
   if (!opened) return std::move(opened).error();
   auto info = DecodePeer(*opened, port.Name());
   if (!info) return info;
@@ -266,10 +266,10 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   }
   if (!answered) return std::move(answered).error();
   peer_confirmed_ = true;
-  if (learn && session_.peer_nonce() != bound_to) {
+  if (learn && handshake_.peer_nonce() != bound_to) {
     // Ours was bound to a stale hello: bind it to the nonce the peer's
     // description carries and send it again (it replaces the first).
-    auto rebound = session_.Seal(FrameType::kEndpoint, *body, send_seq_);
+    auto rebound = handshake_.Seal(FrameType::kEndpoint, *body, send_seq_);
     if (!rebound) return std::move(rebound).error();
     QPC_TRY(port.Send(step, *rebound));
   }
@@ -291,13 +291,13 @@ Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
   exchanged_ = false;  // until this barrier passes
   // Barrier messages are small: both sides send before reading.
   const Step send{FrameType::kBarrier, send_seq_, deadline, total};
-  auto sealed = session_.Seal(FrameType::kBarrier, stage, send_seq_++);
+  auto sealed = handshake_.Seal(FrameType::kBarrier, stage, send_seq_++);
   if (!sealed) return std::move(sealed).error();
   QPC_TRY(Send(port, send, *sealed));
   const Step receive{FrameType::kBarrier, recv_seq_, deadline, total};
   auto frame = Receive(port, receive);
   if (!frame) return std::move(frame).error();
-  auto opened = session_.Open(*frame, FrameType::kBarrier, recv_seq_++);
+  auto opened = handshake_.Open(*frame, FrameType::kBarrier, recv_seq_++);
   if (!opened) return std::move(opened).error();
   QPC_TRY(MatchStage(*opened, stage, port.Name()));
   QPC_TRY(Settle(port, receive));
@@ -307,18 +307,18 @@ Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
 
 void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time_point deadline) {
   exchanged_ = false;
-  if (handshake() && !session_.peer_nonce()) return;  // nothing the peer could verify
-  const Step step{FrameType::kAbort, send_seq_, deadline, deadline - Clock::now(),
+  if (exchanges_hellos() && !handshake_.peer_nonce()) return;  // nothing the peer could verify
+  const Step step{FrameType::kAbort,       send_seq_, deadline, deadline - Clock::now(),
                   kSmallFramePayloadBytes, {}};
   auto sealed =
-      session_.Seal(FrameType::kAbort, reason.substr(0, kMaxAbortReasonBytes), send_seq_++);
+      handshake_.Seal(FrameType::kAbort, reason.substr(0, kMaxAbortReasonBytes), send_seq_++);
   if (sealed) (void)port.Send(step, *sealed);
 }
 
 Result<void> ProtocolDriver::PollPeer(FramePort& port) {
   if (gone_) return *gone_;
   if (!exchanged_ || pending_) return Ok();
-  Step step{FrameType::kBarrier, recv_seq_, Clock::now(), Clock::duration::zero(),
+  Step step{FrameType::kBarrier,     recv_seq_, Clock::now(), Clock::duration::zero(),
             kSmallFramePayloadBytes, {}};
   auto polled = port.Poll(step);
   if (!polled) {

@@ -10,7 +10,7 @@
 // It moves frames through a FramePort, which each transport implements: a
 // byte stream (StreamPort: tcp and caller-supplied ByteChannels), lines of
 // text (stdio), or files in a directory (file). The driver checks this side's
-// description, seals and opens every message (session.h: binding, sequence
+// description, seals and opens every message (handshake.h: binding, sequence
 // numbers, PSK), orders the description sends, checks stages and turns the
 // peer's abort into an error. A port only moves whole frames and words its
 // own waits and failures.
@@ -25,12 +25,12 @@
 #include <string_view>
 #include <utility>
 
+#include "handshake.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/channel.h"
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
-#include "session.h"
 
 namespace qpconnect::oob::internal {
 
@@ -163,15 +163,15 @@ class ProtocolDriver {
   // needs a new Exchange().
   void Forget() { exchanged_ = false; }
 
-  const Session& session() const { return session_; }
+  const Handshake& handshake() const { return handshake_; }
 
  private:
-  bool handshake() const { return hello_without_psk_ || session_.has_psk(); }
+  bool exchanges_hellos() const { return hello_without_psk_ || handshake_.has_psk(); }
   // A new session up to the point where the peer has proved itself: nonce,
   // port.Open(), hellos, and with a PSK the key confirmation. `connected` is
   // set once port.Open() succeeded (a peer is there to reject).
-  Result<void> Handshake(FramePort& port, Clock::time_point deadline, Clock::duration total,
-                         bool* connected);
+  Result<void> Greet(FramePort& port, Clock::time_point deadline, Clock::duration total,
+                     bool* connected);
   // port.Send(). When the channel broke (not a timeout), what the peer sent
   // before it went away (an abort, a cut-off frame) explains more than the
   // broken pipe: that is returned if it arrives within a short grace.
@@ -185,7 +185,7 @@ class ProtocolDriver {
   // a PSK mismatch is reported as that mismatch (kAuth).
   Error WithPskNote(Error e) const;
 
-  Session session_;
+  Handshake handshake_;
   uint32_t max_payload_bytes_;
   uint32_t max_peer_qps_;
   std::chrono::milliseconds peer_handshake_timeout_;

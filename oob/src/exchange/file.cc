@@ -131,7 +131,7 @@ class FileExchanger::Impl final : public internal::FramePort {
   // The file kind of a message: "hello", "confirm", "qpc", "barrier-N",
   // "abort".
   static std::string KindOf(const internal::Step& step);
-  const Nonce& my_nonce() const { return driver_.session().my_nonce(); }
+  const Nonce& my_nonce() const { return driver_.handshake().my_nonce(); }
   // A note on the peer's file of `kind` when it is bound to another run's
   // nonce; empty otherwise.
   std::string StaleNote(std::string_view kind, const internal::Binding& b) const;
@@ -415,18 +415,18 @@ std::string FileExchanger::Impl::StaleNote(std::string_view kind,
                                            const internal::Binding& b) const {
   return PathOf(o_.peer_role, kind).string() + " is bound to nonce " +
          internal::NonceHex(b.receiver) + ", not this run's " + internal::NonceHex(my_nonce()) +
-         (driver_.session().has_psk() ? ": replayed or stale (from another session), refused"
-                                      : ": stale (left by an earlier run), refused");
+         (driver_.handshake().has_psk() ? ": replayed or stale (from another session), refused"
+                                        : ": stale (left by an earlier run), refused");
 }
 
 std::string FileExchanger::Impl::StaleDescriptionNote() {
   auto f = ReadPeer(
-      driver_.session().has_psk() ? "confirm" : "qpc",
-      driver_.session().has_psk() ? internal::kSmallFramePayloadBytes : o_.max_payload_bytes);
+      driver_.handshake().has_psk() ? "confirm" : "qpc",
+      driver_.handshake().has_psk() ? internal::kSmallFramePayloadBytes : o_.max_payload_bytes);
   if (!f || !*f) return {};
   auto b = internal::PeekBinding(f->value().frame);
   return b && b->receiver != my_nonce()
-             ? StaleNote(driver_.session().has_psk() ? "confirm" : "qpc", *b)
+             ? StaleNote(driver_.handshake().has_psk() ? "confirm" : "qpc", *b)
              : std::string();
 }
 
@@ -442,7 +442,7 @@ Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string
   if (!stale.empty()) detail += "; " + stale;
   // With a PSK, a refused message from another session is a replay: kAuth.
   const bool exchange = step.type != FrameType::kBarrier;
-  const bool replay = exchange && !stale.empty() && driver_.session().has_psk();
+  const bool replay = exchange && !stale.empty() && driver_.handshake().has_psk();
   return MakeError(
       replay ? ErrorCode::kAuth : ErrorCode::kTimeout,
       std::string(exchange ? "file exchange" : "file barrier") + " in " + o_.directory.string(),

@@ -1,4 +1,4 @@
-// Session: the nonce handshake, message binding, key confirmation and
+// Handshake: the nonce exchange, message binding, key confirmation and
 // encryption shared by every transport. Private to src/exchange.
 //
 // A session starts with Begin(), which draws this side's nonce. When both
@@ -48,15 +48,15 @@ struct Binding {
 // not bound or too short.
 std::optional<Binding> PeekBinding(const Frame& frame);
 
-class Session {
+class Handshake {
  public:
   // `psk` may be empty (no integrity check, no secrecy). `role` is declared in
   // every frame this side sends (kNone: none).
-  explicit Session(std::optional<Psk> psk, OobRole role = OobRole::kNone)
+  explicit Handshake(std::optional<Psk> psk, OobRole role = OobRole::kNone)
       : psk_(std::move(psk)), role_(role) {}
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  ~Handshake();
+  Handshake(const Handshake&) = delete;
+  Handshake& operator=(const Handshake&) = delete;
 
   // Starts a new session: draws a fresh nonce, forgets the peer's. kIo if the
   // CSPRNG fails.

@@ -1,4 +1,4 @@
-#include "session.h"
+#include "handshake.h"
 
 #include <algorithm>
 #include <climits>
@@ -119,9 +119,9 @@ std::optional<Binding> PeekBinding(const Frame& frame) {
   return b;
 }
 
-Session::~Session() = default;
+Handshake::~Handshake() = default;
 
-Result<void> Session::Begin() {
+Result<void> Handshake::Begin() {
   auto n = RandomNonce();
   if (!n) return std::move(n).error();
   my_nonce_ = *n;
@@ -130,8 +130,8 @@ Result<void> Session::Begin() {
   return Ok();
 }
 
-Result<SecretKey> Session::DeriveKey(std::string_view purpose, const Nonce& sender,
-                                     const Nonce& receiver) const {
+Result<SecretKey> Handshake::DeriveKey(std::string_view purpose, const Nonce& sender,
+                                       const Nonce& receiver) const {
   const bool lo = SortsBelow(sender, receiver);
   std::string salt;
   salt += AsView(lo ? sender : receiver);
@@ -145,7 +145,7 @@ Result<SecretKey> Session::DeriveKey(std::string_view purpose, const Nonce& send
                     info);
 }
 
-Result<void> Session::CheckRole(const Frame& frame) const {
+Result<void> Handshake::CheckRole(const Frame& frame) const {
   const OobRole peer = RoleOfFlags(frame.flags);
   if (role_ == OobRole::kNone || peer != role_) return Ok();
   const std::string name = OobRoleName(role_);
@@ -156,16 +156,16 @@ Result<void> Session::CheckRole(const Frame& frame) const {
                    "role");
 }
 
-Error Session::AuthError(std::string detail) const {
+Error Handshake::AuthError(std::string detail) const {
   return MakeError(ErrorCode::kAuth, "authenticate message from " + channel_, std::move(detail));
 }
 
-Error Session::ProtocolError(std::string detail, std::string attribute) const {
+Error Handshake::ProtocolError(std::string detail, std::string attribute) const {
   return MakeError(ErrorCode::kProtocol, "receive from " + channel_, std::move(detail),
                    std::move(attribute));
 }
 
-std::string Session::EncodeHello() const {
+std::string Handshake::EncodeHello() const {
   Frame f;
   f.type = FrameType::kHello;
   f.flags = static_cast<uint8_t>((psk_ ? kFrameFlagPsk : 0) | RoleFlags(role_));
@@ -173,9 +173,9 @@ std::string Session::EncodeHello() const {
   return EncodeFrame(f);
 }
 
-bool Session::SortsBelowPeer() const { return SortsBelow(my_nonce_, *peer_nonce_); }
+bool Handshake::SortsBelowPeer() const { return SortsBelow(my_nonce_, *peer_nonce_); }
 
-Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch) {
+Result<void> Handshake::AcceptHello(const Frame& frame, std::string* psk_mismatch) {
   if (frame.type != FrameType::kHello) {
     if ((frame.flags & (kFrameFlagMac | kFrameFlagSealed)) != 0 && !psk_) {
       return AuthError(
@@ -217,7 +217,7 @@ Result<void> Session::AcceptHello(const Frame& frame, std::string* psk_mismatch)
   return Ok();
 }
 
-Result<std::string> Session::SealConfirm() {
+Result<std::string> Handshake::SealConfirm() {
   if (!psk_ || !peer_nonce_) {
     return MakeError(ErrorCode::kInvalidArgument, "seal confirm for " + channel_,
                      "key confirmation needs a PSK and the peer's nonce");
@@ -237,7 +237,7 @@ Result<std::string> Session::SealConfirm() {
   return EncodeFrame(f);
 }
 
-Result<std::string> Session::Seal(FrameType type, std::string_view body, uint32_t seq) {
+Result<std::string> Handshake::Seal(FrameType type, std::string_view body, uint32_t seq) {
   Frame f;
   f.type = type;
   f.flags = RoleFlags(role_);
@@ -279,8 +279,8 @@ Result<std::string> Session::Seal(FrameType type, std::string_view body, uint32_
   return EncodeFrame(f);
 }
 
-Result<std::string> Session::Open(const Frame& frame, FrameType expected, uint32_t seq,
-                                  bool learn_peer_nonce) {
+Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint32_t seq,
+                                    bool learn_peer_nonce) {
   if (frame.type == FrameType::kHello) {
     if ((frame.flags & kFrameFlagPsk) != 0 && !psk_) {
       return AuthError(
