@@ -198,6 +198,18 @@ TEST_F(ConnectorLabTest, OwningModeConnectsAndPassesTheTrafficProof) {
   EXPECT_GT(r.a->timings.exchange.count(), 0);
   EXPECT_GT(r.a->timings.connect.count(), 0);
   EXPECT_GT(r.a->timings.barrier.count(), 0);
+  // Issue 15: each verbs step timed per QP, inside its phase.
+  for (const verbs::QpStepTimes* s :
+       {&r.a->timings.create, &r.a->timings.init, &r.a->timings.rtr, &r.a->timings.rts}) {
+    EXPECT_EQ(s->qps, (*a)->num_qps());
+    EXPECT_GT(s->p50.count(), 0);
+    EXPECT_GE(s->p99, s->p50);
+    EXPECT_GE(s->total, s->p99);
+  }
+  EXPECT_LE(r.a->timings.setup + r.a->timings.create.total + r.a->timings.init.total,
+            r.a->timings.open);
+  EXPECT_LE(r.a->timings.rtr.total + r.a->timings.rts.total, r.a->timings.connect);
+  EXPECT_EQ(r.a->timings.round_trips, 2u);  // the exchange and the barrier
 
   verbs::TrafficOptions t;
   t.iters = 50;

@@ -121,6 +121,9 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   }
   s.message_size = s.transport == Transport::kUd ? 1024 : 4096;
   s.rx_depth = 16;
+  // Its traffic has one message in flight at a time across all QPs
+  // (verbs/traffic.h): one buffer slot serves them all (issue 15).
+  s.shared_buffers = true;
   s.device = p.Get("ib-dev").value_or("");
   QPC_TRY(num("ib-port", 1, 255, [&](unsigned long v) { s.port = static_cast<uint8_t>(v); }));
   QPC_TRY(

@@ -68,11 +68,24 @@ ordered_json TimingsJson(const PhaseTimings& t) {
   auto ms = [](std::chrono::nanoseconds d) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
-  return {{"open", ms(t.open)},
-          {"exchange", ms(t.exchange)},
-          {"validate", ms(t.validate)},
-          {"connect", ms(t.connect)},
-          {"barrier", ms(t.barrier)}};
+  return {{"open", ms(t.open)},           {"exchange", ms(t.exchange)},
+          {"validate", ms(t.validate)},   {"connect", ms(t.connect)},
+          {"barrier", ms(t.barrier)},     {"setup", ms(t.setup)},
+          {"create", ms(t.create.total)}, {"init", ms(t.init.total)},
+          {"rtr", ms(t.rtr.total)},       {"rts", ms(t.rts.total)}};
+}
+
+ordered_json PerQpJson(const PhaseTimings& t) {
+  auto us = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
+  auto step = [&](const verbs::QpStepTimes& s) -> ordered_json {
+    return {{"qps", s.qps}, {"p50", us(s.p50)}, {"p99", us(s.p99)}};
+  };
+  return {{"create", step(t.create)},
+          {"init", step(t.init)},
+          {"rtr", step(t.rtr)},
+          {"rts", step(t.rts)}};
 }
 
 }  // namespace qpconnect::tools

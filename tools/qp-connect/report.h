@@ -31,7 +31,13 @@ Result<void> WriteDump(const std::string& path, const EndpointInfo& local,
 // exchange; creates the file if missing, leaves an existing one as it is).
 Result<void> CheckWritable(const std::string& path);
 
-// {"open": ms, "exchange": ms, "validate": ms, "connect": ms, "barrier": ms}.
+// {"open": ms, "exchange": ms, "validate": ms, "connect": ms, "barrier": ms}
+// (the phases, as since version 1), then the verbs steps inside open and
+// connect: "setup", "create", "init", "rtr", "rts" (ms, summed over the QPs).
 nlohmann::ordered_json TimingsJson(const PhaseTimings& t);
+
+// The spread of each verbs step over the QPs, in microseconds:
+// {"create": {"p50": us, "p99": us}, "init": ..., "rtr": ..., "rts": ...}.
+nlohmann::ordered_json PerQpJson(const PhaseTimings& t);
 
 }  // namespace qpconnect::tools

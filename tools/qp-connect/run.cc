@@ -1,7 +1,10 @@
 #include "run.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +12,7 @@
 #include "findings_json.h"
 #include "options.h"
 #include "pingpong_flow.h"
+#include "progress.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/file.h"
@@ -80,8 +84,13 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
 
 class Runner {
  public:
-  Runner(const ConnectOptions& o, std::ostream& out, std::ostream& err)
-      : o_(o), out_(o.oob == OobKind::kStdio ? err : out), err_(err) {}
+  // `progress`: draw a progress line on `err` (a terminal's stderr, no --json).
+  Runner(const ConnectOptions& o, std::ostream& out, std::ostream& err, bool progress)
+      : o_(o),
+        out_(o.oob == OobKind::kStdio ? err : out),
+        err_(err),
+        progress_(err, progress),
+        start_(std::chrono::steady_clock::now()) {}
 
   int Run() {
     report_["result"] = "error";
@@ -93,15 +102,25 @@ class Runner {
   }
 
  private:
+  // A -v step, written and flushed as it happens (the progress line, if
+  // any, erased first).
   void Step(std::string_view text) {
-    if (o_.verbose && !o_.json) out_ << "qp-connect: " << text << std::endl;
+    if (!o_.verbose || o_.json) return;
+    progress_.Clear();
+    out_ << "qp-connect: " << text << std::endl;
   }
 
   int Fail(const std::string& stage, const Error& e, int code) {
+    progress_.Clear();
     report_["stage"] = stage;
     report_["error"] = ErrorJson(e);
     if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
     return code;
+  }
+
+  double MsSinceStart() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+        .count();
   }
 
   // Tells the peer we stop, so it fails promptly instead of waiting for its
@@ -169,7 +188,15 @@ class Runner {
     }
     exchanger_ = std::move(*x);
 
-    auto connector = Connector::Open(o_.session);
+    Step("opening " +
+         (o_.session.device.empty() ? std::string("the first device") : o_.session.device) + ": " +
+         std::to_string(o_.session.num_qps) + " " + TransportName(o_.session.transport) +
+         " QP(s) to create");
+    verbs::SessionOptions so = o_.session;
+    so.on_progress = [this](std::string_view step, size_t done, size_t total) {
+      progress_.Update(step, done, total);
+    };
+    auto connector = Connector::Open(so);
     if (!connector) {
       return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
     }
@@ -194,6 +221,8 @@ class Runner {
     };
     auto connected = connector_->Connect(*exchanger_, co);
     if (!connected) return FailConnect(connected.error());
+    const double to_barrier_ms = MsSinceStart();
+    progress_.Clear();
     const ConnectReport& r = *connected;
     Record(r);
     if (o_.dump_file && !WriteDumpOrFail()) {
@@ -202,7 +231,12 @@ class Runner {
     }
     const EndpointInfo& remote = *r.remote;
     verbs::Session& session = *connector_->session();
+    double traffic_ms = 0;
+    double final_barrier_ms = 0;
     if (o_.verify) {
+      Step("traffic: " + std::to_string(o_.iters) + " round(s) on each of " +
+           std::to_string(session.num_qps()) + " QP(s)");
+      const auto traffic_start = std::chrono::steady_clock::now();
       verbs::TrafficOptions t;
       t.iters = o_.iters;
       t.size = o_.session.message_size;
@@ -210,8 +244,12 @@ class Runner {
       // A peer that died or gave up is noticed within about 100 ms, not at
       // the completion deadline.
       t.watch = [this] { return exchanger_->PollPeer(); };
+      t.on_progress = [this](std::string_view step, size_t done, size_t total) {
+        progress_.Update(step, done, total);
+      };
       auto tr = verbs::RunTraffic(session, remote,
                                   o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
+      progress_.Clear();
       if (!tr) {
         AbortPeer("traffic failed: " + tr.error().ToString());
         return Fail("traffic", tr.error(), kExitTraffic);
@@ -234,12 +272,32 @@ class Runner {
                       tr->rdma_read_checked ? ", RDMA READ checked" : "");
         out_ << line;
       }
+      const auto barrier_start = std::chrono::steady_clock::now();
+      traffic_ms = std::chrono::duration<double, std::milli>(barrier_start - traffic_start).count();
       // Neither side tears down before the other finished checking.
       if (auto b = exchanger_->Barrier("done", o_.timeout); !b) {
         return Fail("final barrier", b.error(), kExitExchange);
       }
+      final_barrier_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - barrier_start)
+                             .count();
     }
-    report_["timings_ms"] = TimingsJson(r.timings);
+    ordered_json timings = TimingsJson(r.timings);
+    timings["traffic"] = traffic_ms;
+    timings["final_barrier"] = final_barrier_ms;
+    timings["to_barrier"] = to_barrier_ms;  // from the start of Run() past the barrier
+    report_["timings_ms"] = std::move(timings);
+    report_["per_qp_us"] = PerQpJson(r.timings);
+    // The exchange: descriptions as encoded by the codec (the frame payload
+    // before any sealing), and the waits for the peer (the exchange, the
+    // barrier after RTS and, with traffic, the final one).
+    // Measured, not computed: the peak resident set of this process so far
+    // (the whole process: libraries, buffers, the QPs' mapped queues).
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0) report_["max_rss_kib"] = ru.ru_maxrss;
+    report_["exchange"] = {{"round_trips", r.timings.round_trips + (o_.verify ? 1U : 0U)},
+                           {"description_bytes_sent", oob::EncodeBinary(local).size()},
+                           {"description_bytes_received", oob::EncodeBinary(remote).size()}};
     report_["result"] = "ok";
     report_.erase("stage");
     if (!o_.json) {
@@ -262,6 +320,8 @@ class Runner {
   const ConnectOptions& o_;
   std::ostream& out_;
   std::ostream& err_;
+  ProgressLine progress_;
+  std::chrono::steady_clock::time_point start_;
   ordered_json report_ = ordered_json::object();
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
@@ -295,7 +355,9 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
     return kExitOk;
   }
   if (o->wire == WireKind::kPingpong) return RunPingpongFlow(*o, out, err);
-  return Runner(*o, out, err).Run();
+  // Only the process's own stderr, when it is a terminal, gets a progress line.
+  const bool progress = &err == &std::cerr && StderrWantsProgress(o->json);
+  return Runner(*o, out, err, progress).Run();
 }
 
 }  // namespace qpconnect::tools

@@ -53,13 +53,26 @@ namespace qpconnect {
 enum class ConnectPhase : uint8_t { kOpen, kExchange, kValidate, kConnect, kBarrier };
 const char* ConnectPhaseName(ConnectPhase phase);
 
-// Wall time spent in each phase (zero for a phase not reached).
+// Wall time spent in each phase (zero for a phase not reached), and inside
+// open and connect, per verbs step, the sum and the spread over the QPs.
 struct PhaseTimings {
   std::chrono::nanoseconds open{0};      // create + describe + INIT (+ receives posted)
   std::chrono::nanoseconds exchange{0};  // Exchange(): both descriptions swapped
   std::chrono::nanoseconds validate{0};  // PlanConnection() + Validate()
   std::chrono::nanoseconds connect{0};   // INIT->RTR->RTS of every QP (+ UD address handles)
   std::chrono::nanoseconds barrier{0};   // Barrier() after RTS
+  // Parts of open: owning mode only (zero when adopted).
+  std::chrono::nanoseconds setup{0};  // device, port, GID, PD, CQs, buffer and MR
+  verbs::QpStepTimes create;          // ibv_create_qp
+  // RESET->INIT (owning: and the receives posted; adopted: only the QPs
+  // adopted in RESET).
+  verbs::QpStepTimes init;
+  // Parts of connect.
+  verbs::QpStepTimes rtr;  // INIT->RTR (UD: and the address handle)
+  verbs::QpStepTimes rts;  // RTR->RTS
+  // Exchanger calls that waited for the peer: Exchange() and Barrier(), one
+  // round trip each.
+  uint32_t round_trips = 0;
 };
 
 // What Connect() learned, filled as far as the flow got (also on failure).
@@ -86,6 +99,9 @@ struct ConnectorOptions {
   // Called as each phase starts and ends, with a one-line human summary
   // ("received the peer's description: hostB mlx5_0"). May be empty.
   std::function<void(ConnectPhase phase, std::string_view what)> on_step;
+  // Called after each QP's RTR and RTS ("rtr"/"rts", done, total). May be
+  // empty (owning mode: the session's own on_progress is used then).
+  verbs::ProgressFn on_progress;
 };
 
 // Adopted mode: one QP the caller created and keeps owning.

@@ -96,13 +96,34 @@ class Connector::Impl {
   size_t NumQps() const { return session ? session->num_qps() : adopted.size(); }
   ibv_qp* Qp(size_t i) const { return session ? session->qp(i) : adopted.at(i); }
 
-  Result<void> Transition(const ConnectionPlan& plan, const std::string& hint) {
-    if (session) return session->Connect(plan, *report.remote, hint);
+  Result<void> Transition(const ConnectionPlan& plan, const std::string& hint,
+                          const verbs::ProgressFn& progress) {
+    if (session) {
+      auto done = session->Connect(plan, *report.remote, hint, progress);
+      report.timings.rtr = session->timings().rtr;
+      report.timings.rts = session->timings().rts;
+      return done;
+    }
     remote_qpns.clear();
     ahs.clear();
+    std::vector<std::chrono::nanoseconds> rtr;
+    std::vector<std::chrono::nanoseconds> rts;
+    rtr.reserve(adopted.size());
+    rts.reserve(adopted.size());
+    // Summarized on every path, as far as the QPs got.
+    struct Summary {
+      ConnectReport& r;
+      std::vector<std::chrono::nanoseconds>& rtr;
+      std::vector<std::chrono::nanoseconds>& rts;
+      ~Summary() {
+        r.timings.rtr = verbs::SummarizeQpStep(rtr);
+        r.timings.rts = verbs::SummarizeQpStep(rts);
+      }
+    } summary{report, rtr, rts};
     for (size_t i = 0; i < adopted.size(); ++i) {
       verbs::VerbsQpControl control(*adopted[i]);
-      QPC_TRY(verbs::MoveToRts(control, transport, plan.qps[i], hint));
+      auto start = Clock::now();
+      QPC_TRY(verbs::MoveToRtr(control, transport, plan.qps[i], hint));
       remote_qpns.push_back(plan.qps[i].dest_qp_num);
       if (transport == Transport::kUd) {
         auto ah = verbs::CreateAh(*adopted[i]->pd, verbs::ToAhAttr(plan.qps[i].ah));
@@ -113,6 +134,12 @@ class Connector::Impl {
         }
         ahs.push_back(std::move(*ah));
       }
+      rtr.push_back(Clock::now() - start);
+      if (progress) progress("rtr", i + 1, adopted.size());
+      start = Clock::now();
+      QPC_TRY(verbs::MoveRtrToRts(control, transport, plan.qps[i], hint));
+      rts.push_back(Clock::now() - start);
+      if (progress) progress("rts", i + 1, adopted.size());
     }
     remote_qkey = verbs::UdSendQkey(plan, report.local.keys.qkey);
     return Ok();
@@ -130,6 +157,10 @@ Result<std::unique_ptr<Connector>> Connector::Open(const verbs::SessionOptions& 
     if (!session) return std::move(session).error();
     impl->session = std::move(*session);
   }
+  const verbs::SessionTimings& st = impl->session->timings();
+  impl->report.timings.setup = st.setup;
+  impl->report.timings.create = st.create;
+  impl->report.timings.init = st.init;
   impl->transport = impl->session->transport();
   impl->report.local = impl->session->Local();
   return std::unique_ptr<Connector>(new Connector(std::move(impl)));
@@ -183,6 +214,7 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   const unsigned access = options.access_flags.value_or(verbs::DefaultAccessFlags(*transport));
   std::vector<uint32_t> qpns;
   std::vector<std::optional<MrDescriptor>> mrs;
+  std::vector<std::chrono::nanoseconds> init_samples;
   for (size_t i = 0; i < qps.size(); ++i) {
     ibv_qp& qp = *qps[i].qp;
     ibv_qp_attr attr{};
@@ -192,7 +224,9 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
     }
     if (attr.qp_state == IBV_QPS_RESET) {
       verbs::VerbsQpControl control(qp);
+      const auto start = Clock::now();
       QPC_TRY(verbs::MoveToInit(control, *transport, init, access));
+      init_samples.push_back(Clock::now() - start);
     } else if (attr.qp_state == IBV_QPS_INIT) {
       // libibverbs reports port_num of an INIT QP; 0 means the provider did not say.
       if (attr.port_num != 0 && attr.port_num != options.port) {
@@ -213,6 +247,7 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   }
   verbs::AddQps(local, qpns, options.psn.value_or(verbs::RandomPsn()), mrs);
   impl->report.local = std::move(local);
+  impl->report.timings.init = verbs::SummarizeQpStep(init_samples);
   return std::unique_ptr<Connector>(new Connector(std::move(impl)));
 }
 
@@ -258,6 +293,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
     PhaseClock clock(r.timings.exchange);
+    ++r.timings.round_trips;
     auto peer = exchanger.Exchange(r.local, options.timeout);
     if (!peer) return std::move(peer).error();
     r.remote = std::move(*peer);
@@ -281,6 +317,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   if (!options.barrier_stage.empty()) {
     step(ConnectPhase::kBarrier, "all QPs at RTS; waiting for the peer (barrier)");
     PhaseClock clock(r.timings.barrier);
+    ++r.timings.round_trips;
     QPC_TRY(exchanger.Barrier(options.barrier_stage, options.timeout));
   }
   r.connected = true;
@@ -312,7 +349,7 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
   step(ConnectPhase::kConnect, "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
   PhaseClock clock(r.timings.connect);
   const std::string hint = HasErrors(r.findings) ? "the validator reported errors above" : "";
-  return impl_->Transition(*r.plan, hint);
+  return impl_->Transition(*r.plan, hint, options.on_progress);
 }
 
 }  // namespace qpconnect

@@ -29,11 +29,21 @@ Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs
   return ApplyTransition(qp, transport, BuildInit(transport, attrs, access_flags));
 }
 
-Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+Result<void> MoveToRtr(QpControl& qp, Transport transport, const QpAttrs& attrs,
                        const std::string& hint) {
   QPC_TRY(CheckAddressVector(attrs.ah));
-  QPC_TRY(ApplyTransition(qp, transport, BuildRtr(transport, attrs), hint));
+  return ApplyTransition(qp, transport, BuildRtr(transport, attrs), hint);
+}
+
+Result<void> MoveRtrToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                          const std::string& hint) {
   return ApplyTransition(qp, transport, BuildRts(transport, attrs), hint);
+}
+
+Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                       const std::string& hint) {
+  QPC_TRY(MoveToRtr(qp, transport, attrs, hint));
+  return MoveRtrToRts(qp, transport, attrs, hint);
 }
 
 }  // namespace qpconnect::verbs

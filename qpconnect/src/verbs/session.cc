@@ -19,7 +19,41 @@ Error Invalid(std::string attribute, std::string detail) {
                std::move(detail)};
 }
 
+using StepClock = std::chrono::steady_clock;
+
+// Per-QP samples of one step, summarized when the step ends (every path).
+class StepSamples {
+ public:
+  StepSamples(QpStepTimes& out, size_t n) : out_(out) { samples_.reserve(n); }
+  ~StepSamples() { out_ = SummarizeQpStep(samples_); }
+  StepSamples(const StepSamples&) = delete;
+  StepSamples& operator=(const StepSamples&) = delete;
+  void Add(StepClock::time_point start) { samples_.push_back(StepClock::now() - start); }
+
+ private:
+  QpStepTimes& out_;
+  std::vector<std::chrono::nanoseconds> samples_;
+};
+
 }  // namespace
+
+QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples) {
+  QpStepTimes t;
+  if (samples.empty()) return t;
+  t.qps = samples.size();
+  for (auto d : samples) t.total += d;
+  // Nearest rank: the smallest sample with at least p% of the samples at or below it.
+  auto rank = [&](size_t percent) {
+    size_t k = (samples.size() * percent + 99) / 100;
+    k = std::max<size_t>(k, 1) - 1;
+    std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(k),
+                     samples.end());
+    return samples[k];
+  };
+  t.p50 = rank(50);
+  t.p99 = rank(99);
+  return t;
+}
 
 void Session::BufferFree::operator()(uint8_t* p) const noexcept { std::free(p); }
 
@@ -41,6 +75,7 @@ Result<std::unique_ptr<Session>> Session::Open(const SessionOptions& options) {
 
 Result<void> Session::CreateResources() {
   const SessionOptions& o = options_;
+  const auto setup_start = StepClock::now();
   auto ctx = OpenDevice(o.device);
   if (!ctx) return std::move(ctx).error();
   ctx_ = std::move(*ctx);
@@ -73,7 +108,8 @@ Result<void> Session::CreateResources() {
 
   // Every size checked against the device, in 64 bits, before anything is
   // created (session_layout.h): nothing is clamped.
-  auto layout = PlanSessionLayout({o.transport, o.num_qps, o.message_size, o.rx_depth}, limits);
+  auto layout = PlanSessionLayout(
+      {o.transport, o.num_qps, o.message_size, o.rx_depth, o.shared_buffers}, limits);
   if (!layout) return std::move(layout).error();
   layout_ = *layout;
   buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, layout_.buffer_bytes)));
@@ -92,8 +128,15 @@ Result<void> Session::CreateResources() {
   auto rcq = CreateCq(*ctx_, layout_.recv_cqe, nullptr);
   if (!rcq) return std::move(rcq).error();
   recv_cq_ = std::move(*rcq);
+  auto mr = RegMr(*pd_, buffer_.get(), layout_.buffer_bytes, DefaultAccessFlags(o.transport));
+  if (!mr) return std::move(mr).error();
+  mr_ = std::move(*mr);
+  timings_.setup = StepClock::now() - setup_start;
 
+  StepSamples samples(timings_.create, o.num_qps);
+  qps_.reserve(o.num_qps);
   for (uint32_t i = 0; i < o.num_qps; ++i) {
+    const auto start = StepClock::now();
     ibv_qp_init_attr init{};
     init.send_cq = send_cq_.get();
     init.recv_cq = recv_cq_.get();
@@ -110,10 +153,9 @@ Result<void> Session::CreateResources() {
       return e;
     }
     qps_.push_back(std::move(*qp));
+    samples.Add(start);
+    if (o.on_progress) o.on_progress("create", i + 1, o.num_qps);
   }
-  auto mr = RegMr(*pd_, buffer_.get(), layout_.buffer_bytes, DefaultAccessFlags(o.transport));
-  if (!mr) return std::move(mr).error();
-  mr_ = std::move(*mr);
 
   // Describe our QPs.
   std::vector<uint32_t> qpns;
@@ -132,7 +174,9 @@ Result<void> Session::CreateResources() {
 }
 
 Result<void> Session::MoveToInit() {
+  StepSamples samples(timings_.init, qps_.size());
   for (size_t i = 0; i < qps_.size(); ++i) {
+    const auto start = StepClock::now();
     QpAttrs a;
     a.port_num = options_.port;
     a.pkey_index = local_.keys.pkey_index;
@@ -140,13 +184,16 @@ Result<void> Session::MoveToInit() {
     VerbsQpControl control(*qps_[i]);
     QPC_TRY(
         verbs::MoveToInit(control, options_.transport, a, DefaultAccessFlags(options_.transport)));
-    for (uint32_t slot = 0; slot < options_.rx_depth; ++slot) QPC_TRY(PostRecv(i, slot));
+    QPC_TRY(PostAllRecvs(i));
+    samples.Add(start);
+    if (options_.on_progress) options_.on_progress("init", i + 1, qps_.size());
   }
   return Ok();
 }
 
 Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
-                              const std::string& hint) {
+                              const std::string& hint, const ProgressFn& progress_fn) {
+  const ProgressFn& progress = progress_fn ? progress_fn : options_.on_progress;
   if (plan.qps.size() != qps_.size()) {
     return Error{ErrorCode::kIncompatible, 0, "connect", "qps",
                  "this side has " + std::to_string(qps_.size()) + " QPs, the plan " +
@@ -154,18 +201,37 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
                      std::to_string(remote.qps.size()) + ")"};
   }
   remote_qpns_.clear();
-  for (size_t i = 0; i < qps_.size(); ++i) {
-    VerbsQpControl control(*qps_[i]);
-    QPC_TRY(MoveToRts(control, options_.transport, plan.qps[i], hint));
-    remote_qpns_.push_back(plan.qps[i].dest_qp_num);
-    if (options_.transport == Transport::kUd) {
-      auto ah = CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));
-      if (!ah) {
-        Error e = std::move(ah).error();
-        if (!hint.empty()) e.detail += "; " + hint;
-        return e;
+  remote_qpns_.reserve(qps_.size());
+  // Every QP to RTR first, then every QP to RTS: each step is timed apart,
+  // and a QP's receive side is ready before any of ours may send.
+  {
+    StepSamples samples(timings_.rtr, qps_.size());
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      const auto start = StepClock::now();
+      VerbsQpControl control(*qps_[i]);
+      QPC_TRY(MoveToRtr(control, options_.transport, plan.qps[i], hint));
+      remote_qpns_.push_back(plan.qps[i].dest_qp_num);
+      if (options_.transport == Transport::kUd) {
+        auto ah = CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));
+        if (!ah) {
+          Error e = std::move(ah).error();
+          if (!hint.empty()) e.detail += "; " + hint;
+          return e;
+        }
+        ahs_.push_back(std::move(*ah));
       }
-      ahs_.push_back(std::move(*ah));
+      samples.Add(start);
+      if (progress) progress("rtr", i + 1, qps_.size());
+    }
+  }
+  {
+    StepSamples samples(timings_.rts, qps_.size());
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      const auto start = StepClock::now();
+      VerbsQpControl control(*qps_[i]);
+      QPC_TRY(MoveRtrToRts(control, options_.transport, plan.qps[i], hint));
+      samples.Add(start);
+      if (progress) progress("rts", i + 1, qps_.size());
     }
   }
   // UD sends carry our own Q_Key unless the plan overrides it: a Q_Key
@@ -192,6 +258,28 @@ Result<void> Session::PostRecv(size_t i, uint32_t slot) {
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_recv(qps_[i].get(), &wr, &bad); rc != 0) {
     return VerbsError("ibv_post_recv", rc);
+  }
+  return Ok();
+}
+
+Result<void> Session::PostAllRecvs(size_t i) {
+  const uint32_t n = options_.rx_depth;
+  std::vector<ibv_sge> sges(n);
+  std::vector<ibv_recv_wr> wrs(n);
+  for (uint32_t slot = 0; slot < n; ++slot) {
+    sges[slot] = ibv_sge{reinterpret_cast<uint64_t>(RecvSlot(i, slot)), RecvSlotBytes(), mr_->lkey};
+    ibv_recv_wr& wr = wrs[slot];
+    wr.wr_id = (uint64_t{i} << 32) | slot;
+    wr.sg_list = &sges[slot];
+    wr.num_sge = 1;
+    wr.next = slot + 1 < n ? &wrs[slot + 1] : nullptr;
+  }
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(qps_[i].get(), wrs.data(), &bad); rc != 0) {
+    const auto at = bad == nullptr ? 0 : static_cast<size_t>(bad - wrs.data());
+    return VerbsError("ibv_post_recv", rc,
+                      "receive " + std::to_string(at) + " of " + std::to_string(n) + " on QP " +
+                          std::to_string(i));
   }
   return Ok();
 }

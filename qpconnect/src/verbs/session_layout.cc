@@ -1,5 +1,6 @@
 #include "qpconnect/verbs/session_layout.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -33,8 +34,12 @@ Result<SessionLayout> PlanSessionLayout(const SessionSizes& s, const DeviceLimit
                                " send WRs each QP needs");
   }
   // CQ depths, in 64 bits: N x rx_depth can exceed 2^31 long before max_cqe.
-  const uint64_t recv_cqe = n * s.rx_depth + 1;
-  const uint64_t send_cqe = n * kSendDepth + 1;
+  uint64_t recv_cqe = n * s.rx_depth + 1;
+  uint64_t send_cqe = n * kSendDepth + 1;
+  if (s.shared) {
+    recv_cqe = std::min(recv_cqe, std::max<uint64_t>(kSharedCqCap, s.rx_depth) + 1);
+    send_cqe = std::min(send_cqe, kSharedCqCap + 1);
+  }
   const uint64_t cqe_cap =
       limits.max_cqe != 0 ? limits.max_cqe : uint64_t{std::numeric_limits<int>::max()};
   if (recv_cqe > cqe_cap) {
@@ -55,11 +60,12 @@ Result<SessionLayout> PlanSessionLayout(const SessionSizes& s, const DeviceLimit
   const uint64_t per_qp = uint64_t{s.message_size} * 4 + uint64_t{s.rx_depth} * recv_slot;
   const uint64_t slot = (per_qp + 63) / 64 * 64;
   const uint64_t max_bytes = uint64_t{std::numeric_limits<size_t>::max()} / 2;
-  if (slot != 0 && n > max_bytes / slot) {
+  const uint64_t slots = s.shared ? 1 : n;
+  if (slot != 0 && slots > max_bytes / slot) {
     return TooLarge("size",
                     "the buffers would need more than " + std::to_string(max_bytes) + " bytes");
   }
-  const uint64_t total = (slot * n + kAlign - 1) / kAlign * kAlign;
+  const uint64_t total = (slot * slots + kAlign - 1) / kAlign * kAlign;
   if (limits.max_mr_size != 0 && total > limits.max_mr_size) {
     return TooLarge("size", "the buffers need " + std::to_string(total) +
                                 " bytes in one memory region, above the device's max_mr_size " +
@@ -71,6 +77,7 @@ Result<SessionLayout> PlanSessionLayout(const SessionSizes& s, const DeviceLimit
   l.rx_depth = s.rx_depth;
   l.recv_slot_bytes = static_cast<uint32_t>(recv_slot);
   l.slot_bytes = static_cast<size_t>(slot);
+  l.stride = s.shared ? 0 : l.slot_bytes;
   l.buffer_bytes = static_cast<size_t>(total);
   l.send_cqe = static_cast<int>(send_cqe);
   l.recv_cqe = static_cast<int>(recv_cqe);

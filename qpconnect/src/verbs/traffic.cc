@@ -105,6 +105,10 @@ class Driver {
           QPC_TRY(Receive(qp, it));
           QPC_TRY(Send(qp, it));
         }
+        if (o_.on_progress) {
+          o_.on_progress("traffic", size_t{it} * s_.num_qps() + qp + 1,
+                         size_t{o_.iters} * s_.num_qps());
+        }
       }
     }
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -157,11 +161,20 @@ class Driver {
                      "the peer published no MR large enough for " + std::to_string(o_.size) +
                          "-byte RDMA on QP index " + std::to_string(qp)};
       }
+      // What the peer reads from QP i is written once the peer read QP i-1's
+      // and before it can read QP i's: with shared buffers (session.h) every
+      // QP's source is the same bytes. QP 0's was written before the
+      // ping-pong. The client writes QP i's before its own turn (the server
+      // reads it after the client's "done"); the server writes QP i+1's after
+      // the client's "done" on QP i (the client read QP i's before it) and
+      // before its own "done" on QP i (after which the client reads QP i+1's).
+      if (role_ == Role::kClient && qp > 0) FillSource(qp);
       if (role_ == Role::kClient) {
         QPC_TRY(RdmaTurn(qp));
         QPC_TRY(RdmaCheck(qp));
       } else {
         QPC_TRY(RdmaCheck(qp));
+        if (qp + 1 < s_.num_qps()) FillSource(qp + 1);
         QPC_TRY(RdmaTurn(qp));
       }
     }
@@ -169,6 +182,10 @@ class Driver {
   }
 
   TrafficReport report() const { return report_; }
+
+  void FillSource(size_t qp) {
+    FillPattern(s_.RdmaSource(qp), o_.size, kReadSeedBase ^ s_.Local().qps[qp].qpn);
+  }
 
  private:
   Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
@@ -248,10 +265,8 @@ Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, R
   if (remote.qps.size() < session.num_qps()) {
     return Error{ErrorCode::kIncompatible, 0, "traffic", "qps", "the peer has fewer QPs"};
   }
-  for (size_t qp = 0; qp < session.num_qps(); ++qp) {
-    FillPattern(session.RdmaSource(qp), options.size, kReadSeedBase ^ session.Local().qps[qp].qpn);
-  }
   Driver d(session, remote, role, options);
+  d.FillSource(0);
   QPC_TRY(d.PingPong());
   if (options.rdma && options.pattern == TrafficPattern::kQpc &&
       session.transport() != Transport::kUd) {

@@ -214,7 +214,7 @@ DeviceLimits RxeLikeLimits() {
 }
 
 TEST(SessionLayout, LaysOutEachQpsAreasWithoutOverlap) {
-  auto l = PlanSessionLayout({Transport::kUd, 3, 1000, 5}, RxeLikeLimits());
+  auto l = PlanSessionLayout({Transport::kUd, 3, 1000, 5, false}, RxeLikeLimits());
   ASSERT_TRUE(l) << l.error().ToString();
   EXPECT_EQ(l->recv_slot_bytes, 1040u);  // + GRH
   EXPECT_EQ(l->slot_bytes % 64, 0u);
@@ -233,36 +233,63 @@ TEST(SessionLayout, LaysOutEachQpsAreasWithoutOverlap) {
 
 TEST(SessionLayout, RefusesWhatTheDeviceCannotMeetInsteadOfClamping) {
   const DeviceLimits limits = RxeLikeLimits();
-  auto qps = PlanSessionLayout({Transport::kRc, 70000, 64, 1}, limits);
+  auto qps = PlanSessionLayout({Transport::kRc, 70000, 64, 1, false}, limits);
   ASSERT_FALSE(qps);
   EXPECT_EQ(qps.error().attribute, "qps");
   EXPECT_NE(qps.error().detail.find("max_qp 65536"), std::string::npos) << qps.error().detail;
 
-  auto depth = PlanSessionLayout({Transport::kRc, 1, 64, 1 << 20}, limits);
+  auto depth = PlanSessionLayout({Transport::kRc, 1, 64, 1 << 20, false}, limits);
   ASSERT_FALSE(depth);
   EXPECT_EQ(depth.error().attribute, "rx-depth");
   EXPECT_NE(depth.error().detail.find("max_qp_wr"), std::string::npos);
 
   // 10,000 QPs x 8 receives: 80,001 CQEs, above max_cqe 32,767 (was clamped).
-  auto cq = PlanSessionLayout({Transport::kRc, 10000, 64, 8}, limits);
+  auto cq = PlanSessionLayout({Transport::kRc, 10000, 64, 8, false}, limits);
   ASSERT_FALSE(cq);
   EXPECT_EQ(cq.error().attribute, "rx-depth");
   EXPECT_NE(cq.error().detail.find("80001"), std::string::npos) << cq.error().detail;
-  EXPECT_TRUE(PlanSessionLayout({Transport::kRc, 10000, 64, 2}, limits));
+  EXPECT_TRUE(PlanSessionLayout({Transport::kRc, 10000, 64, 2, false}, limits));
 
   // 65,536 x 65,536 overflows 32 bits (it wrapped to 1 before): checked in 64.
   DeviceLimits big;
   big.max_cqe = 0x7fffffff;
-  auto wrap = PlanSessionLayout({Transport::kRc, 65536, 64, 65536}, big);
+  auto wrap = PlanSessionLayout({Transport::kRc, 65536, 64, 65536, false}, big);
   ASSERT_FALSE(wrap);
   EXPECT_NE(wrap.error().detail.find("4294967297"), std::string::npos) << wrap.error().detail;
 
   DeviceLimits small_mr = limits;
   small_mr.max_mr_size = 1 << 20;
-  auto mr = PlanSessionLayout({Transport::kRc, 1000, 4096, 8}, small_mr);
+  auto mr = PlanSessionLayout({Transport::kRc, 1000, 4096, 8, false}, small_mr);
   ASSERT_FALSE(mr);
   EXPECT_EQ(mr.error().attribute, "size");
   EXPECT_NE(mr.error().detail.find("max_mr_size"), std::string::npos);
+}
+
+// Issue 15: 10,000 QPs at qp-connect's default sizes (4096 bytes, 16
+// receives) fit in one slot and in CQs the device can create.
+TEST(SessionLayout, SharedBuffersDoNotGrowWithTheQpCount) {
+  auto one = PlanSessionLayout({Transport::kRc, 1, 4096, 16, true}, RxeLikeLimits());
+  auto many = PlanSessionLayout({Transport::kRc, 10000, 4096, 16, true}, RxeLikeLimits());
+  ASSERT_TRUE(one) << one.error().ToString();
+  ASSERT_TRUE(many) << many.error().ToString();
+  EXPECT_EQ(many->buffer_bytes, one->buffer_bytes);
+  EXPECT_EQ(many->stride, 0u);
+  for (size_t i : {size_t{1}, size_t{9999}}) {
+    EXPECT_EQ(many->Send(i), many->Send(0));
+    EXPECT_EQ(many->Recv(i, 15), many->Recv(0, 15));
+    EXPECT_EQ(many->ReadBack(i), many->ReadBack(0));
+  }
+  EXPECT_LE(many->ReadBack(0) + 4096, many->buffer_bytes);
+  EXPECT_EQ(many->recv_cqe, static_cast<int>(kSharedCqCap + 1));
+  EXPECT_EQ(many->send_cqe, static_cast<int>(kSharedCqCap + 1));
+  // Below the cap, every WR still gets its entry.
+  EXPECT_EQ(one->recv_cqe, 16 + 1);
+  EXPECT_EQ(one->send_cqe, static_cast<int>(kSendDepth + 1));
+  // Per-QP buffers, as before: one slot per QP.
+  auto per_qp = PlanSessionLayout({Transport::kRc, 10, 4096, 16, false}, RxeLikeLimits());
+  ASSERT_TRUE(per_qp);
+  EXPECT_EQ(per_qp->stride, per_qp->slot_bytes);
+  EXPECT_GE(per_qp->buffer_bytes, 10 * per_qp->slot_bytes);
 }
 
 }  // namespace

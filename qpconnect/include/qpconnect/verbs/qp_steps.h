@@ -37,4 +37,11 @@ Result<void> MoveToInit(QpControl& qp, Transport transport, const QpAttrs& attrs
 Result<void> MoveToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
                        const std::string& hint = {});
 
+// The two halves of MoveToRts(), for callers that time them apart: INIT->RTR
+// (with the address vector check), then RTR->RTS. Same errors.
+Result<void> MoveToRtr(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                       const std::string& hint = {});
+Result<void> MoveRtrToRts(QpControl& qp, Transport transport, const QpAttrs& attrs,
+                          const std::string& hint = {});
+
 }  // namespace qpconnect::verbs

@@ -16,10 +16,13 @@
 
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qpconnect/endpoint.h"
@@ -34,6 +37,31 @@ namespace qpconnect::verbs {
 
 constexpr uint32_t kUdGrhBytes = 40;           // UD receives carry the GRH first
 constexpr uint32_t kDefaultQkey = 0x11111111;  // the pingpong examples' Q_Key
+
+// Progress of a per-QP step ("create", "init", "rtr", "rts", "traffic"):
+// called after each QP with how many are done and the total. Cheap to call;
+// the receiver throttles its output itself.
+using ProgressFn = std::function<void(std::string_view step, size_t done, size_t total)>;
+
+// The spread of one per-QP verbs step over the QPs it ran on.
+struct QpStepTimes {
+  std::chrono::nanoseconds total{0};  // sum over the QPs
+  std::chrono::nanoseconds p50{0};    // per QP, nearest rank
+  std::chrono::nanoseconds p99{0};
+  size_t qps = 0;  // how many QPs went through the step
+};
+
+// total, p50 and p99 of `samples` (which it reorders); zeros when empty.
+QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples);
+
+// Where Open() and Connect() spent their time.
+struct SessionTimings {
+  std::chrono::nanoseconds setup{0};  // device, port, GID, PD, CQs, buffer and MR
+  QpStepTimes create;                 // ibv_create_qp, per QP
+  QpStepTimes init;                   // RESET->INIT and the receives posted, per QP
+  QpStepTimes rtr;                    // INIT->RTR (UD: and the address handle), per QP
+  QpStepTimes rts;                    // RTR->RTS, per QP
+};
 
 struct SessionOptions {
   std::string device;  // empty: the first device
@@ -54,6 +82,14 @@ struct SessionOptions {
   uint8_t max_rd_atomic = 1;
   uint8_t max_dest_rd_atomic = 1;
   std::string host;  // identity for diagnostics
+  // Every QP's buffer areas at the same place (session_layout.h): for
+  // traffic with one message in flight at a time across all QPs, as
+  // RunTraffic (verbs/traffic.h) runs it; memory and CQ depths then do not
+  // grow with num_qps. false: each QP its own areas, for any traffic.
+  bool shared_buffers = false;
+  // Called after each QP is created and moved to INIT (and, in Connect(),
+  // after each RTR and RTS). May be empty.
+  ProgressFn on_progress;
 };
 
 class Session {
@@ -77,6 +113,8 @@ class Session {
   ibv_ah* ah(size_t i) const { return i < ahs_.size() ? ahs_[i].get() : nullptr; }
   uint32_t remote_qpn(size_t i) const { return i < remote_qpns_.size() ? remote_qpns_[i] : 0; }
   uint32_t send_qkey() const { return send_qkey_; }
+  // Time spent so far by Open() and Connect(), per step.
+  const SessionTimings& timings() const { return timings_; }
 
   // INIT->RTR->RTS for every QP with `plan` (REQUIRES plan.qps.size() ==
   // num_qps()); UD: creates one address handle per peer QP, and sends will
@@ -84,8 +122,9 @@ class Session {
   // the peer's: a mismatch must show, as the validator predicts). `remote` is
   // kept for messages. A refusal names the transition, mask and every value
   // (verbs/transition.h), with `hint` appended.
+  // `progress` (default: options().on_progress) is told after each RTR and RTS.
   Result<void> Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
-                       const std::string& hint = {});
+                       const std::string& hint = {}, const ProgressFn& progress = {});
 
   // ---- data path (used by traffic.cc) ----
   // Buffer areas of QP i, each message_size bytes (recv slots: + GRH on UD).
@@ -99,6 +138,8 @@ class Session {
   uint32_t RecvSlotBytes() const;  // message_size (+40 on UD)
 
   Result<void> PostRecv(size_t i, uint32_t slot);
+  // Receives into slots [0, rx_depth) of QP i, in one chained post.
+  Result<void> PostAllRecvs(size_t i);
   // SEND of `length` bytes from SendArea(i), signaled; wr_id = i.
   Result<void> PostSend(size_t i, uint32_t length);
   // RDMA WRITE from SendArea(i) or RDMA READ into ReadBack(i), signaled.
@@ -119,6 +160,7 @@ class Session {
   SessionOptions options_;
   EndpointInfo local_;
   SessionLayout layout_;
+  SessionTimings timings_;
   uint32_t send_qkey_ = 0;
   std::vector<uint32_t> remote_qpns_;
   // Members in creation order: destroyed in reverse (AHs, MR, QPs, CQs, PD,

@@ -7,6 +7,11 @@
 // Buffer layout, per QP i, at i * slot_bytes (64-byte aligned):
 //   [send: message_size][recv slots: rx_depth x (message_size + GRH on UD)]
 //   [RDMA target: message_size][RDMA source: message_size][read back: message_size]
+// With shared buffers every QP's areas are those of QP 0 (one slot in all):
+// for traffic with one message in flight at a time across all the QPs, as
+// verbs/traffic.h runs it, memory does not grow with the QP count. The CQs
+// are then sized for what such traffic can have outstanding, not for every
+// receive posted (see SessionSizes::shared).
 //
 // Thread-safety: pure functions and plain values.
 #pragma once
@@ -29,18 +34,27 @@ struct SessionSizes {
   uint32_t num_qps = 1;
   uint32_t message_size = 4096;
   uint32_t rx_depth = 8;
+  // One slot shared by every QP, and CQs of at most kSharedCqCap + 1 entries
+  // (or what every WR needs, if less).
+  bool shared = false;
 };
+
+// CQ entries a shared-buffer session asks for at most (plus one): its traffic
+// has one message in flight at a time, and this leaves room for the flushed
+// receives of many QPs that fail at once, while create stays cheap.
+inline constexpr uint64_t kSharedCqCap = 4096;
 
 struct SessionLayout {
   uint32_t message_size = 0;
   uint32_t rx_depth = 0;
   uint32_t recv_slot_bytes = 0;  // message_size, + 40 (GRH) on UD
   size_t slot_bytes = 0;         // one QP's share, 64-byte aligned
-  size_t buffer_bytes = 0;       // all QPs, page aligned
-  int send_cqe = 0;              // num_qps * kSendDepth + 1
-  int recv_cqe = 0;              // num_qps * rx_depth + 1
+  size_t stride = 0;             // from one QP's slot to the next: slot_bytes, 0 if shared
+  size_t buffer_bytes = 0;       // all QPs (one slot if shared), page aligned
+  int send_cqe = 0;              // num_qps * kSendDepth + 1 (shared: capped)
+  int recv_cqe = 0;              // num_qps * rx_depth + 1 (shared: capped)
 
-  size_t Send(size_t qp) const { return qp * slot_bytes; }
+  size_t Send(size_t qp) const { return qp * stride; }
   size_t Recv(size_t qp, uint32_t slot) const {
     return Send(qp) + message_size + size_t{slot} * recv_slot_bytes;
   }

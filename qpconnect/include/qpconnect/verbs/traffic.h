@@ -47,6 +47,9 @@ struct TrafficOptions {
   // peer aborted during traffic ..."), its code the watch's.
   std::function<Result<void>()> watch;
   std::chrono::milliseconds watch_interval{100};
+  // Told after each ping-pong round on a QP ("traffic", rounds done, iters x
+  // QPs). May be empty.
+  ProgressFn on_progress;
 };
 
 struct TrafficReport {
