@@ -13,6 +13,8 @@ pkgs=(
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core
   perftest rdmacm-utils
+  # the `sim` tests (tests/sim): OpenSM on an ibsim fabric, saquery to compare
+  ibsim-utils libumad2sim0 opensm infiniband-diags
 )
 if [[ "${1:-}" == "--fuzz" ]]; then
   pkgs+=(clang-14 libclang-rt-14-dev)

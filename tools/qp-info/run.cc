@@ -5,6 +5,7 @@
 #include "cli_args.h"
 #include "exit_codes.h"
 #include "format.h"
+#include "path_mode.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/device_query.h"
 #include "version.h"
@@ -17,6 +18,12 @@ const std::vector<OptionSpec>& Specs() {
       {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
       {'i', "ib-port", true, "PORT", "only this port (default: all)"},
       {0, "json", false, "", "print one JSON document instead of the table"},
+      {0, "path", true, "DEST",
+       "ask the subnet administrator for the PathRecord to DEST (a LID, decimal or 0x hex, or a "
+       "GID); needs libibumad only"},
+      {0, "pkey", true, "PKEY", "with --path: the partition the path must be in"},
+      {0, "sl", true, "SL", "with --path: the service level the path must have"},
+      {0, "timeout", true, "MS", "with --path: give up after MS milliseconds (default 3000)"},
       {'h', "help", false, "", "show this help"},
       VersionOption(),
   };
@@ -29,8 +36,12 @@ void PrintHelp(std::ostream& out) {
          "active and max MTU, the GID table (type, family, netdev), the P_Key table, and\n"
          "the device limits that matter for connecting queue pairs.\n\nOptions:\n"
       << FormatOptions(Specs())
-      << "\nExit status: 0 ok, 2 usage, 3 no RDMA device (or no such device/port), 6 a\n"
-         "verbs query failed.\n";
+      << "\nWith --path DEST, prints the subnet administrator's PathRecord from the local\n"
+         "port (-d, -i; under ibsim the umad CA ibsim0) to DEST instead: SL, MTU, rate,\n"
+         "packet lifetime, P_Key, hop limit, flow label, traffic class. InfiniBand only.\n"
+         "\nExit status: 0 ok, 2 usage, 3 no RDMA device (or no such device/port), 6 a\n"
+         "verbs query failed, 8 the SA has no path to DEST (or the partition refuses it),\n"
+         "9 no subnet manager or the SA did not answer in time.\n";
 }
 
 }  // namespace
@@ -48,6 +59,13 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (parsed->Has("version")) {
     out << VersionText("qp-info");
     return kExitOk;
+  }
+  if (parsed->Has("path")) return RunPathQuery(*parsed, out, err);
+  for (const char* only_with_path : {"pkey", "sl", "timeout"}) {
+    if (parsed->Has(only_with_path)) {
+      err << "qp-info: --" << only_with_path << " needs --path\nTry 'qp-info --help'.\n";
+      return kExitUsage;
+    }
   }
   if (!parsed->positionals.empty()) {
     err << "qp-info: unexpected argument '" << parsed->positionals.front()

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# `sim` tests (issue 19): qp-info --path against OpenSM on an ibsim fabric.
+# Usage: path_sim.sh QP_INFO SCENARIO
+#   paths      every HCA pair from Hca2 and Hca3, by LID and by GID: our
+#              PathRecord equals saquery's field by field; the narrowed link
+#              to Hca4 shows as a slower rate than the others
+#   partition  P_Key 0x8001 (partitions.conf leaves Hca5 out): refused to Hca5
+#              (exit 8, "partition refused"; saquery finds no record either),
+#              granted to Hca1 with P_Key 0x8001 in the record
+#   lmc        OpenSM with LMC 2: each port has 4 LIDs; a path to each of
+#              them equals saquery's
+#   no_path    a LID nobody has: exit 8, "no path"
+#   no_sm      ibsim without OpenSM: exit 9, "no subnet manager", at once
+#   sa_silent  OpenSM stopped (SIGSTOP) after MASTER: exit 9, "no reply",
+#              within the --timeout given
+# Exit 0 pass, 1 fail, 77 skip (packages missing and no CI; sim_env.sh).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+qp_info=$(realpath "$1")
+scenario=$2
+source "$here/sim_env.sh"
+sim_require
+
+fabric=$here/fabrics/two_switch.net
+partitions=$here/fabrics/two_switch.partitions.conf
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# compare SRC_HOST QPINFO_DEST SAQUERY_ARGS... : our JSON vs saquery's dump.
+compare() {
+  local host=$1 dest=$2
+  shift 2
+  local ours theirs
+  ours=$(sim_run "$host" timeout 20 "$qp_info" --path "$dest" --json) ||
+    { fail "$host -> $dest: qp-info exit $?"; return; }
+  theirs=$(sim_run "$host" timeout 20 saquery -p "$@") ||
+    { fail "$host -> $dest: saquery exit $?"; return; }
+  if python3 "$here/compare_path.py" "$host -> $dest" <(echo "$ours") <(echo "$theirs"); then
+    ok "$host -> $dest equals saquery -p $*"
+  else
+    fail "$host -> $dest differs from saquery -p $*"
+  fi
+}
+
+field() {  # field JSON NAME
+  python3 -c 'import json,sys; print(json.loads(sys.argv[1])["path"][sys.argv[2]])' "$1" "$2"
+}
+
+# expect_exit WANT PATTERN cmd...: exit status and stderr text.
+expect_exit() {
+  local want=$1 pattern=$2
+  shift 2
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $want ]]; then
+    fail "exit $rc (want $want): $*: $out"
+  elif ! grep -qE "$pattern" <<<"$out"; then
+    fail "no '$pattern' in: $out"
+  else
+    ok "exit $rc, '$pattern': ${out//$'\n'/ }"
+  fi
+}
+
+case "$scenario" in
+  paths)
+    sim_start "$fabric" -P "$partitions" || exit 1
+    declare -A lid
+    for h in Hca1 Hca2 Hca3 Hca4 Hca5; do lid[$h]=$(sim_lid "$h"); done
+    echo "LIDs: Hca1=${lid[Hca1]} Hca2=${lid[Hca2]} Hca3=${lid[Hca3]} Hca4=${lid[Hca4]} Hca5=${lid[Hca5]}"
+    for src in Hca2 Hca3; do
+      for dst in Hca1 Hca2 Hca3 Hca4 Hca5; do
+        [[ $src == "$dst" ]] && continue
+        compare "$src" "${lid[$dst]}" --src-to-dst "${lid[$src]}:${lid[$dst]}"
+      done
+    done
+    # By GID (subnet prefix + port GUID), as a remote GID from an exchange is.
+    js=$(sim_run Hca2 "$qp_info" --path "${lid[Hca1]}" --json)
+    sgid=$(field "$js" sgid)
+    dgid=$(field "$js" dgid)
+    compare Hca2 "$dgid" --sgid-to-dgid "$sgid-$dgid"
+    # The fabric's narrowed link: Hca4's path is slower than Hca1's.
+    r4=$(field "$(sim_run Hca2 "$qp_info" --path "${lid[Hca4]}" --json)" rate_gbps)
+    r1=$(field "$js" rate_gbps)
+    if python3 -c "import sys; sys.exit(0 if float('$r4') < float('$r1') else 1)"; then
+      ok "narrowed link: Hca2 -> Hca4 at $r4 Gb/s, Hca2 -> Hca1 at $r1 Gb/s"
+    else
+      fail "narrowed link not seen: Hca4 $r4 Gb/s, Hca1 $r1 Gb/s"
+    fi
+    ;;
+  partition)
+    sim_start "$fabric" -P "$partitions" || exit 1
+    l1=$(sim_lid Hca1)
+    l5=$(sim_lid Hca5)
+    l2=$(sim_lid Hca2)
+    expect_exit 8 "partition refused.*P_Key 0x8001" \
+      sim_run Hca2 timeout 20 "$qp_info" --path "$l5" --pkey 0x8001
+    theirs=$(sim_run Hca2 timeout 20 saquery -p --slid "$l2" --dlid "$l5" --pkey 0x8001)
+    if grep -q "dlid" <<<"$theirs"; then
+      fail "saquery found a path to Hca5 in 0x8001: $theirs"
+    else
+      ok "saquery agrees: no PathRecord to Hca5 in P_Key 0x8001"
+    fi
+    js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l1" --pkey 0x8001 --json) ||
+      fail "Hca2 -> Hca1 in 0x8001 refused"
+    [[ "$(field "$js" pkey)" == "0x8001" ]] && ok "Hca2 -> Hca1 granted in P_Key 0x8001" ||
+      fail "Hca2 -> Hca1 record P_Key $(field "$js" pkey)"
+    # Without a P_Key both share the default partition.
+    js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l5" --json) || fail "Hca2 -> Hca5 refused"
+    [[ "$(field "$js" pkey)" == "0xffff" ]] && ok "Hca2 -> Hca5 in the default partition" ||
+      fail "Hca2 -> Hca5 P_Key $(field "$js" pkey)"
+    ;;
+  lmc)
+    sim_start "$fabric" -l 2 || exit 1
+    l2=$(sim_lid Hca2)
+    l4=$(sim_lid Hca4)
+    lmc=$(sim_run Hca4 ibstat ibsim0 1 | sed -n 's/^LMC: *//p')
+    [[ "$lmc" == 2 ]] && ok "Hca4 has LMC 2 (base LID $l4)" || fail "Hca4 LMC '$lmc', not 2"
+    for off in 0 1 2 3; do
+      compare Hca2 $((l4 + off)) --src-to-dst "$l2:$((l4 + off))"
+    done
+    ;;
+  no_path)
+    sim_start "$fabric" -P "$partitions" || exit 1
+    expect_exit 8 "no path.*LID 999" sim_run Hca2 timeout 20 "$qp_info" --path 999
+    ;;
+  no_sm)
+    sim_start_fabric "$fabric" || exit 1
+    start=$SECONDS
+    expect_exit 9 "no subnet manager" sim_run Hca2 timeout 20 "$qp_info" --path 1
+    ((SECONDS - start <= 5)) || fail "took $((SECONDS - start)) s"
+    ;;
+  sa_silent)
+    sim_start "$fabric" || exit 1
+    kill -STOP "$SIM_OPENSM_PID"
+    start=$(date +%s%N)
+    expect_exit 9 "no reply from the SA" sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout 1000
+    ms=$((($(date +%s%N) - start) / 1000000))
+    if ((ms < 3000)); then ok "gave up in $ms ms (--timeout 1000)"; else fail "took $ms ms"; fi
+    ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2
+    ;;
+esac
+if ((fails > 0)); then
+  echo "sim dir: $SIM_DIR (osm.log, ibsim.log)" >&2
+  tail -n 5 "$SIM_DIR/osm.log" >&2 2>/dev/null
+  exit 1
+fi
+exit 0

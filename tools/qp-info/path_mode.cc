@@ -1,0 +1,185 @@
+#include "path_mode.h"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "exit_codes.h"
+#include "qpconnect/sa/umad_channel.h"
+
+namespace qpconnect::tools {
+namespace {
+
+std::string Hex(unsigned long long v, int width) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", width, v);
+  return buf;
+}
+
+const char* SelectorName(uint8_t s) {
+  switch (s) {
+    case 0:
+      return "greater than";
+    case 1:
+      return "less than";
+    case 2:
+      return "exactly";
+    default:
+      return "largest available";
+  }
+}
+
+std::string Lifetime(uint8_t v) {
+  const double us = static_cast<double>(IbTimeValue(v).count()) / 1000.0;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%u (%.1f us)", unsigned{v}, us);
+  return buf;
+}
+
+int ExitFor(const Error& e) {
+  if (e.code == ErrorCode::kInvalidArgument) return kExitUsage;
+  if (e.attribute == "port") return kExitNoDevice;
+  if (e.code == ErrorCode::kNotFound && e.attribute == "path") return kExitNoPath;
+  if (e.code == ErrorCode::kIncompatible && e.attribute == "pkey") return kExitNoPath;
+  return kExitSa;  // no SM, SA silent, malformed reply, umad failure, Ethernet port
+}
+
+}  // namespace
+
+nlohmann::json PathRecordToJson(const PathRecord& r) {
+  return {{"service_id", Hex(r.service_id, 16)},
+          {"dgid", GidToString(r.dgid)},
+          {"sgid", GidToString(r.sgid)},
+          {"dlid", r.dlid},
+          {"slid", r.slid},
+          {"raw_traffic", r.raw_traffic},
+          {"flow_label", r.flow_label},
+          {"hop_limit", r.hop_limit},
+          {"traffic_class", r.traffic_class},
+          {"reversible", r.reversible},
+          {"numb_path", r.numb_path},
+          {"pkey", Hex(r.pkey, 4)},
+          {"qos_class", r.qos_class},
+          {"sl", r.sl},
+          {"mtu", MtuBytes(r.mtu)},
+          {"mtu_code", static_cast<unsigned>(r.mtu)},
+          {"mtu_selector", r.mtu_selector},
+          {"rate", r.rate},
+          {"rate_gbps", RateGbps(r.rate)},
+          {"rate_selector", r.rate_selector},
+          {"packet_lifetime", r.packet_lifetime},
+          {"packet_lifetime_selector", r.packet_lifetime_selector},
+          {"packet_lifetime_ns", IbTimeValue(r.packet_lifetime).count()},
+          {"ack_timeout", AckTimeoutForPacketLifetime(r.packet_lifetime)},
+          {"preference", r.preference}};
+}
+
+std::string FormatPathRecordText(const sa::SaPort& port, const PathRecord& r) {
+  std::ostringstream o;
+  o << "PathRecord from " << port.ca_name << " port " << unsigned{port.port_num} << " (SA at LID "
+    << port.sm_lid << ")\n"
+    << "  slid " << r.slid << " -> dlid " << r.dlid << "\n"
+    << "  sgid " << GidToString(r.sgid) << "\n"
+    << "  dgid " << GidToString(r.dgid) << "\n"
+    << "  sl " << unsigned{r.sl} << ", qos_class " << r.qos_class << ", pkey " << Hex(r.pkey, 4)
+    << "\n"
+    << "  mtu " << MtuBytes(r.mtu) << " (" << SelectorName(r.mtu_selector) << ")\n"
+    << "  rate " << RateGbps(r.rate) << " Gb/s (code " << unsigned{r.rate} << ", "
+    << SelectorName(r.rate_selector) << ")\n"
+    << "  packet_lifetime " << Lifetime(r.packet_lifetime) << " -> ack_timeout "
+    << unsigned{AckTimeoutForPacketLifetime(r.packet_lifetime)} << "\n"
+    << "  hop_limit " << unsigned{r.hop_limit} << ", flow_label " << Hex(r.flow_label, 5)
+    << ", traffic_class " << unsigned{r.traffic_class} << "\n"
+    << "  reversible " << (r.reversible ? "yes" : "no") << ", preference " << unsigned{r.preference}
+    << "\n";
+  return o.str();
+}
+
+int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
+  auto query = sa::ParseDestination(*args.Get("path"));
+  if (!query) {
+    err << "qp-info: --path: " << query.error().detail << "\n";
+    return kExitUsage;
+  }
+  uint8_t port_num = 0;
+  if (auto p = args.Get("ib-port")) {
+    auto v = ParseUnsigned(*p, "--ib-port", 1, 255);
+    if (!v) {
+      err << "qp-info: " << v.error().detail << "\n";
+      return kExitUsage;
+    }
+    port_num = static_cast<uint8_t>(*v);
+  }
+  if (auto p = args.Get("pkey")) {
+    auto v = ParseUnsigned(*p, "--pkey", 1, 0xffff);
+    if (!v || (*v & 0x7fff) == 0) {
+      err << "qp-info: " << (v ? "--pkey " + *p + " is not a valid P_Key" : v.error().detail)
+          << "\n";
+      return kExitUsage;
+    }
+    query->pkey = static_cast<uint16_t>(*v);
+  }
+  if (auto p = args.Get("sl")) {
+    auto v = ParseUnsigned(*p, "--sl", 0, 15);
+    if (!v) {
+      err << "qp-info: " << v.error().detail << "\n";
+      return kExitUsage;
+    }
+    query->sl = static_cast<uint8_t>(*v);
+  }
+  sa::ResolveOptions options;
+  if (auto p = args.Get("timeout")) {
+    auto v = ParseUnsigned(*p, "--timeout", 10, 600000);
+    if (!v) {
+      err << "qp-info: " << v.error().detail << "\n";
+      return kExitUsage;
+    }
+    options.deadline = std::chrono::milliseconds(*v);
+    options.try_timeout = std::max(std::chrono::milliseconds(10), options.deadline / options.tries);
+  }
+  // A fresh TID per run, so a late reply to an earlier run is never taken.
+  options.first_tid =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) &
+      0xffffff00u;
+
+  auto port = sa::QueryUmadPort(args.Get("ib-dev").value_or(""), port_num);
+  if (!port) {
+    err << "qp-info: " << port.error().ToString() << "\n";
+    return ExitFor(port.error());
+  }
+  std::unique_ptr<sa::MadChannel> channel;
+  if (port->link_layer != LinkLayer::kEthernet && port->state == 4 && port->sm_lid != 0) {
+    auto opened = sa::OpenUmadChannel(*port);
+    if (!opened) {
+      err << "qp-info: " << opened.error().ToString() << "\n";
+      return kExitSa;
+    }
+    channel = std::move(*opened);
+  }
+  struct NoChannel final : sa::MadChannel {  // ResolvePath refuses before using it
+    Result<void> Send(const std::array<uint8_t, sa::kMadSize>&) override {
+      return Error(ErrorCode::kIo, 0, "send", "", "no channel");
+    }
+    Result<std::vector<uint8_t>> Receive(std::chrono::milliseconds) override {
+      return Error(ErrorCode::kIo, 0, "receive", "", "no channel");
+    }
+  } none;
+  auto record = sa::ResolvePath(channel ? *channel : static_cast<sa::MadChannel&>(none), *port,
+                                *query, options);
+  if (!record) {
+    err << "qp-info: " << record.error().ToString() << "\n";
+    return ExitFor(record.error());
+  }
+  if (args.Has("json")) {
+    nlohmann::json doc = {{"ca", port->ca_name},
+                          {"port", port->port_num},
+                          {"sm_lid", port->sm_lid},
+                          {"path", PathRecordToJson(*record)}};
+    out << doc.dump(2) << "\n";
+  } else {
+    out << FormatPathRecordText(*port, *record);
+  }
+  return kExitOk;
+}
+
+}  // namespace qpconnect::tools
