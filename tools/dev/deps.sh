@@ -15,6 +15,8 @@ pkgs=(
   perftest rdmacm-utils
   # the `sim` tests (tests/sim): OpenSM on an ibsim fabric, saquery to compare
   ibsim-utils libumad2sim0 opensm infiniband-diags
+  # the MPI mesh (mesh/, qp-mesh) and its lab tests under mpirun
+  libopenmpi-dev openmpi-bin
 )
 if [[ "${1:-}" == "--fuzz" ]]; then
   pkgs+=(clang-14 libclang-rt-14-dev)
