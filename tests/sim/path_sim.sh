@@ -13,11 +13,16 @@
 #   no_sm      ibsim without OpenSM: exit 9, "no subnet manager", at once
 #   sa_silent  OpenSM stopped (SIGSTOP) after MASTER: exit 9, "no reply",
 #              within the --timeout given
+#   validator  (3rd argument: sa_validate_sim) the validator's SA rules on
+#              OpenSM's paths: a 4096 plan over the 2048 path to Hca4 raises
+#              mtu-above-sa-path, a 2048 plan nothing, P_Key 0xffff against
+#              the SA's 0x8001 path pkey-not-sa-path
 # Exit 0 pass, 1 fail, 77 skip (packages missing and no CI; sim_env.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 qp_info=$(realpath "$1")
 scenario=$2
+helper=${3:+$(realpath "$3")}
 source "$here/sim_env.sh"
 sim_require
 
@@ -138,6 +143,32 @@ case "$scenario" in
     expect_exit 9 "no reply from the SA" sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout 1000
     ms=$((($(date +%s%N) - start) / 1000000))
     if ((ms < 3000)); then ok "gave up in $ms ms (--timeout 1000)"; else fail "took $ms ms"; fi
+    ;;
+  validator)
+    sim_start "$fabric" -P "$partitions" || exit 1
+    l1=$(sim_lid Hca1)
+    l4=$(sim_lid Hca4)
+    # check HELPER_ARGS WANT_LINE... -- UNWANTED_LINE...
+    check() {
+      local args=$1
+      shift
+      local out
+      out=$(sim_run Hca2 timeout 20 "$helper" $args) || { fail "sa_validate_sim $args: exit $?"; return; }
+      local want=1 line
+      for line in "$@"; do
+        if [[ $line == -- ]]; then want=0; continue; fi
+        local present=0
+        grep -qxF -- "$line" <<<"$out" && present=1
+        if ((want == present)); then
+          ok "$args: $( ((want)) && echo "$line" || echo "no $line")"
+        else
+          fail "$args: $( ((want)) && echo "no" || echo "unexpected") $line in: ${out//$'\n'/ | }"
+        fi
+      done
+    }
+    check "$l4 4096 0xffff" "sa-path mtu=2048 pkey=0xffff sl=0" mtu-above-sa-path -- pkey-not-sa-path
+    check "$l4 2048 0xffff" "sa-path mtu=2048 pkey=0xffff sl=0" -- mtu-above-sa-path pkey-not-sa-path sl-not-sa-path
+    check "$l1 2048 0x8001" "sa-path mtu=2048 pkey=0x8001 sl=0" pkey-not-sa-path -- mtu-above-sa-path
     ;;
   *)
     echo "unknown scenario $scenario" >&2

@@ -232,6 +232,7 @@ const char* FamilyTitle(std::string_view family) {
   if (family == "address") return "Address vector: port, LID, GRH, GID";
   if (family == "roce") return "RoCE (Ethernet link layer)";
   if (family == "qkey") return "Q_Key";
+  if (family == "sa") return "Against the subnet administrator's path (InfiniBand)";
   if (family == "live") return "Live rules (kernel snapshots)";
   return "Other";
 }

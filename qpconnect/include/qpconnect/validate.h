@@ -26,6 +26,7 @@
 
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
+#include "qpconnect/path_record.h"
 #include "qpconnect/plan.h"
 
 namespace qpconnect {
@@ -53,6 +54,16 @@ struct ValidateOptions {
 // facts are unknown on a side report an unchecked kInfo finding instead.
 // REQUIRES: input.local != nullptr && input.remote != nullptr.
 std::vector<Finding> Validate(const ValidationInput& input, const ValidateOptions& options = {});
+
+// Validate(), plus the rules against the subnet administrator's view
+// (rules_sa.cc: mtu-above-sa-path, sl-not-sa-path, pkey-not-sa-path,
+// grh-missing-across-routers): the local plan judged against `sa_path`, the
+// SA's PathRecord from the local port to the remote one
+// (qpconnect/sa/path_resolver.h). Those rules apply to InfiniBand ports only;
+// Validate() without a PathRecord never raises them.
+// REQUIRES: input.local != nullptr && input.remote != nullptr.
+std::vector<Finding> Validate(const ValidationInput& input, const PathRecord& sa_path,
+                              const ValidateOptions& options = {});
 
 // Metadata of one rule, as documented in docs/rules.md.
 struct RuleInfo {

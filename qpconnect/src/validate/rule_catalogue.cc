@@ -323,6 +323,38 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "Setting it needs privilege (EPERM at INIT for unprivileged processes); as a remote_qkey "
       "the QP's own Q_Key is sent instead.",
       "IBA ch. 10.2 (controlled Q_Keys); ibv_post_send(3)"}},
+    // ---- rules_sa.cc: the local plan against the SA's PathRecord (given when asked).
+    {Rule::kMtuAboveSaPath,
+     {"mtu-above-sa-path", E, kRcUc, "path_mtu", "sa",
+      "The path_mtu is no larger than the MTU of the SA's PathRecord to the peer (the smallest "
+      "MTU of every link on the path, not only of the two end ports).",
+      "Packets larger than a link between the switches are dropped: RC retries until "
+      "IBV_WC_RETRY_EXC_ERR, UC loses the messages, with both end ports healthy.",
+      "IBA ch. 15.2.5.16 (PathRecord MTU); ibv_modify_qp(3) (path_mtu); peer issue: MTU not "
+      "agreed"}},
+    {Rule::kSlNotSaPath,
+     {"sl-not-sa-path", W, kAll, "ah_attr.sl", "sa",
+      "The address vector's SL is the SL of the SA's PathRecord.",
+      "The subnet manager's routing (LASH, DFSSSP, torus-2QoS use SLs to avoid credit loops) and "
+      "QoS policy assume that SL: another may deadlock the fabric under load, land on the wrong "
+      "VL, or be dropped where the SL maps to VL15.",
+      "IBA ch. 15.2.5.16 (PathRecord SL), ch. 7.6.6 (SL to VL mapping); OpenSM QoS and routing "
+      "engines; peer issue: SL 0 or an environment variable"}},
+    {Rule::kPkeyNotSaPath,
+     {"pkey-not-sa-path", E, kAll, "pkey_index", "sa",
+      "The P_Key the QP uses is the partition of the SA's PathRecord.",
+      "Packets in another partition are dropped by the peer's or a switch's P_Key check "
+      "(silent drop, retry exceeded), and the peer's port counts P_Key violations.",
+      "IBA ch. 10.9 (partitioning), ch. 15.2.5.16 (PathRecord P_Key); peer issue: P_Key index "
+      "0"}},
+    {Rule::kGrhMissingAcrossRouters,
+     {"grh-missing-across-routers", E, kAll, "ah_attr.is_global", "sa",
+      "When the SA's PathRecord has a hop limit above 1 (the path crosses IB routers), the "
+      "address vector carries a GRH with at least that hop limit.",
+      "Without a GRH (or with hop limit 1) a router cannot forward the packet: silent drop, "
+      "retry exceeded.",
+      "IBA ch. 15.2.5.16 (PathRecord HopLimit), ch. 8.3 (GRH); peer issue: hop limit 1 across "
+      "routers"}},
 }};
 
 constexpr std::array<RuleInfo, kRuleCount> Project(const std::array<Entry, kRuleCount>& entries) {

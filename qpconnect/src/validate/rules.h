@@ -83,6 +83,11 @@ enum class Rule : uint16_t {
   // rules_qkey.cc
   kQkeyMismatch,
   kQkeyControlled,
+  // rules_sa.cc
+  kMtuAboveSaPath,
+  kSlNotSaPath,
+  kPkeyNotSaPath,
+  kGrhMissingAcrossRouters,
 
   kCount,
 };
@@ -134,6 +139,8 @@ struct Context {
   SideView remote;
   // QP positions checked pairwise: the minimum over both QP lists and plans.
   size_t n = 0;
+  // The SA's path from the local port to the remote one; nullptr if not asked.
+  const PathRecord* sa_path = nullptr;
 
   bool Applies(Rule rule) const { return Meta(rule).transports.Has(transport); }
 
@@ -193,6 +200,7 @@ void CheckRdAtomicRules(const Context& ctx, FindingSink& sink);
 void CheckAddressRules(const Context& ctx, FindingSink& sink);
 void CheckRoceRules(const Context& ctx, FindingSink& sink);
 void CheckQkeyRules(const Context& ctx, FindingSink& sink);
+void CheckSaRules(const Context& ctx, FindingSink& sink);
 
 // Value formatting shared by the rules (format.cc).
 std::string Hex(uint64_t value, int digits);  // "0x0004b2" for (0x4b2, 6)

@@ -186,7 +186,10 @@ std::vector<Finding> FindingSink::Take() {
 
 }  // namespace validate_internal
 
-std::vector<Finding> Validate(const ValidationInput& input, const ValidateOptions& options) {
+namespace {
+
+std::vector<Finding> Judge(const ValidationInput& input, const PathRecord* sa_path,
+                           const ValidateOptions& options) {
   using namespace validate_internal;
   assert(input.local != nullptr && input.remote != nullptr);
 
@@ -209,6 +212,7 @@ std::vector<Finding> Validate(const ValidationInput& input, const ValidateOption
   ctx.remote.name = "remote";
   ctx.local.Index();
   ctx.remote.Index();
+  ctx.sa_path = sa_path;
   ctx.n = std::min({input.local->qps.size(), input.remote->qps.size(), ctx.local.plan->qps.size(),
                     ctx.remote.plan->qps.size()});
 
@@ -221,7 +225,19 @@ std::vector<Finding> Validate(const ValidationInput& input, const ValidateOption
   CheckAddressRules(ctx, sink);
   CheckRoceRules(ctx, sink);
   CheckQkeyRules(ctx, sink);
+  CheckSaRules(ctx, sink);
   return sink.Take();
+}
+
+}  // namespace
+
+std::vector<Finding> Validate(const ValidationInput& input, const ValidateOptions& options) {
+  return Judge(input, nullptr, options);
+}
+
+std::vector<Finding> Validate(const ValidationInput& input, const PathRecord& sa_path,
+                              const ValidateOptions& options) {
+  return Judge(input, &sa_path, options);
 }
 
 }  // namespace qpconnect

@@ -82,6 +82,7 @@ struct Pair {
   EndpointInfo remote;
   std::optional<ConnectionPlan> local_plan;
   std::optional<ConnectionPlan> remote_plan;
+  std::optional<PathRecord> sa_path;  // the SA's path local -> remote (rules_sa.cc)
 
   // Fills both plans with PlanConnection() of the current endpoints (1 KiB
   // messages, which fit every MTU here), so a test can then change an attribute
@@ -100,15 +101,16 @@ struct Pair {
     in.remote = &remote;
     in.local_plan = local_plan;
     in.remote_plan = remote_plan;
-    return Validate(in, options);
+    return sa_path ? Validate(in, *sa_path, options) : Validate(in, options);
   }
 };
 
 inline Pair IbPair(Transport t, size_t qps = 1) {
-  return {IbEndpoint(t, 0, qps), IbEndpoint(t, 1, qps), std::nullopt, std::nullopt};
+  return {IbEndpoint(t, 0, qps), IbEndpoint(t, 1, qps), std::nullopt, std::nullopt, std::nullopt};
 }
 inline Pair RocePair(Transport t, size_t qps = 1) {
-  return {RoceEndpoint(t, 0, qps), RoceEndpoint(t, 1, qps), std::nullopt, std::nullopt};
+  return {RoceEndpoint(t, 0, qps), RoceEndpoint(t, 1, qps), std::nullopt, std::nullopt,
+          std::nullopt};
 }
 
 // Ids of the findings that are errors or warnings (what a user must act on).

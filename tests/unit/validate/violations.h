@@ -19,6 +19,20 @@ struct Violation {
   std::set<std::string> companions = {};
 };
 
+// The SA's PathRecord that agrees with an IbPair's plan (rules_sa.cc raise
+// nothing on it): the same SL, the local P_Key, MTU 4096, no routers.
+inline PathRecord AgreeingSaPath(const Pair& p) {
+  PathRecord r;
+  r.slid = p.local.port.lid;
+  r.dlid = p.remote.port.lid;
+  r.sl = 0;
+  r.pkey = p.local.keys.pkey;
+  r.mtu = Mtu::k4096;
+  r.mtu_selector = 2;
+  r.reversible = true;
+  return r;
+}
+
 inline Transport OtherTransport(Transport t) {
   return t == Transport::kRc ? Transport::kUc : Transport::kRc;
 }
@@ -33,7 +47,7 @@ inline const std::map<std::string, Violation>& Violations() {
          return p;
        }}},
       {"link-layer-mismatch", {[](Transport t) {
-         return Pair{IbEndpoint(t, 0), RoceEndpoint(t, 1), {}, {}};
+         return Pair{IbEndpoint(t, 0), RoceEndpoint(t, 1), {}, {}, {}};
        }}},
       {"port-not-active", {[](Transport t) {
          Pair p = IbPair(t);
@@ -104,7 +118,7 @@ inline const std::map<std::string, Violation>& Violations() {
          return p;
        }}},
       {"qp-count-mismatch", {[](Transport t) {
-         return Pair{IbEndpoint(t, 0, 2), IbEndpoint(t, 1, 1), {}, {}};
+         return Pair{IbEndpoint(t, 0, 2), IbEndpoint(t, 1, 1), {}, {}, {}};
        }}},
       {"qpn-out-of-range", {[](Transport t) {
          Pair p = IbPair(t);
@@ -302,6 +316,31 @@ inline const std::map<std::string, Violation>& Violations() {
          Pair p = IbPair(t);
          p.local.keys.qkey = 0x80000011;
          p.remote.keys.qkey = 0x80000011;
+         return p;
+       }}},
+      // rules_sa.cc
+      {"mtu-above-sa-path", {[](Transport t) {
+         Pair p = IbPair(t);
+         p.sa_path = AgreeingSaPath(p);
+         p.sa_path->mtu = Mtu::k256;  // a narrow switch link between the two ports
+         return p;
+       }}},
+      {"sl-not-sa-path", {[](Transport t) {
+         Pair p = IbPair(t);
+         p.sa_path = AgreeingSaPath(p);
+         p.sa_path->sl = 3;
+         return p;
+       }}},
+      {"pkey-not-sa-path", {[](Transport t) {
+         Pair p = IbPair(t);
+         p.sa_path = AgreeingSaPath(p);
+         p.sa_path->pkey = 0x8001;
+         return p;
+       }}},
+      {"grh-missing-across-routers", {[](Transport t) {
+         Pair p = IbPair(t);
+         p.sa_path = AgreeingSaPath(p);
+         p.sa_path->hop_limit = 4;
          return p;
        }}},
   };
