@@ -1,0 +1,191 @@
+/* The verbs bound for connecting N RC QP pairs (issue 15, tools/bench/connect.sh).
+ *
+ * Plain libibverbs, no qpconnect code: one thread opens two devices, creates
+ * N RC QPs on each, and moves every QP RESET->INIT->RTR->RTS against its
+ * partner on the other device, with no exchange (both sides are in this
+ * process). Queue sizes are qp-connect's defaults (2 send WRs, 16 receive
+ * WRs, one SGE), so the two do the same verbs work; no receive is posted.
+ * Prints one line: the time of each step over all 2 x N QPs, the total from
+ * the first create to the last RTS, and pairs per second. Then destroys
+ * everything (timed apart).
+ *
+ * Usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct side {
+  struct ibv_context *ctx;
+  struct ibv_pd *pd;
+  struct ibv_cq *cq;
+  struct ibv_qp **qps;
+  union ibv_gid gid;
+  int gid_index;
+  enum ibv_mtu mtu;
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what) {
+  perror(what);
+  exit(1);
+}
+
+static struct ibv_context *open_named(const char *name) {
+  int n = 0;
+  struct ibv_device **list = ibv_get_device_list(&n);
+  struct ibv_context *ctx = NULL;
+  if (list == NULL) die("ibv_get_device_list");
+  for (int i = 0; i < n; ++i) {
+    if (strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
+  }
+  ibv_free_device_list(list);
+  if (ctx == NULL) {
+    fprintf(stderr, "connect_bound: cannot open %s\n", name);
+    exit(1);
+  }
+  return ctx;
+}
+
+static void open_side(struct side *s, const char *dev, int gid_index, uint8_t port, int n) {
+  struct ibv_port_attr pa;
+  s->ctx = open_named(dev);
+  s->gid_index = gid_index;
+  if (ibv_query_port(s->ctx, port, &pa)) die("ibv_query_port");
+  s->mtu = pa.active_mtu;
+  if (ibv_query_gid(s->ctx, port, gid_index, &s->gid)) die("ibv_query_gid");
+  s->pd = ibv_alloc_pd(s->ctx);
+  if (s->pd == NULL) die("ibv_alloc_pd");
+  /* One small CQ: nothing is posted, so nothing completes. */
+  s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
+  if (s->cq == NULL) die("ibv_create_cq");
+  s->qps = calloc((size_t)n, sizeof *s->qps);
+  if (s->qps == NULL) die("calloc");
+}
+
+static void create_qps(struct side *s, int n) {
+  for (int i = 0; i < n; ++i) {
+    struct ibv_qp_init_attr a;
+    memset(&a, 0, sizeof a);
+    a.send_cq = s->cq;
+    a.recv_cq = s->cq;
+    a.qp_type = IBV_QPT_RC;
+    a.cap.max_send_wr = 2;
+    a.cap.max_recv_wr = 16;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    a.sq_sig_all = 1;
+    s->qps[i] = ibv_create_qp(s->pd, &a);
+    if (s->qps[i] == NULL) die("ibv_create_qp");
+  }
+}
+
+static void to_init(struct side *s, int n, uint8_t port) {
+  for (int i = 0; i < n; ++i) {
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = port;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    if (ibv_modify_qp(s->qps[i], &a,
+                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+      die("ibv_modify_qp INIT");
+  }
+}
+
+static void to_rtr(struct side *s, const struct side *peer, int n, uint8_t port) {
+  enum ibv_mtu mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
+  for (int i = 0; i < n; ++i) {
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = mtu;
+    a.dest_qp_num = peer->qps[i]->qp_num;
+    a.rq_psn = (uint32_t)i;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer->gid;
+    a.ah_attr.grh.sgid_index = (uint8_t)s->gid_index;
+    a.ah_attr.grh.hop_limit = 1;
+    a.ah_attr.port_num = port;
+    if (ibv_modify_qp(s->qps[i], &a,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+      die("ibv_modify_qp RTR");
+  }
+}
+
+static void to_rts(struct side *s, int n) {
+  for (int i = 0; i < n; ++i) {
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.sq_psn = (uint32_t)i;
+    a.max_rd_atomic = 1;
+    if (ibv_modify_qp(s->qps[i], &a,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+      die("ibv_modify_qp RTS");
+  }
+}
+
+static void destroy_side(struct side *s, int n) {
+  for (int i = 0; i < n; ++i)
+    if (ibv_destroy_qp(s->qps[i])) die("ibv_destroy_qp");
+  if (ibv_destroy_cq(s->cq)) die("ibv_destroy_cq");
+  if (ibv_dealloc_pd(s->pd)) die("ibv_dealloc_pd");
+  if (ibv_close_device(s->ctx)) die("ibv_close_device");
+  free(s->qps);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT]\n");
+    return 2;
+  }
+  int n = atoi(argv[1]);
+  uint8_t port = (uint8_t)(argc > 6 ? atoi(argv[6]) : 1);
+  if (n < 1) {
+    fprintf(stderr, "connect_bound: N must be at least 1\n");
+    return 2;
+  }
+  struct side a, b;
+  double t0 = now_s();
+  open_side(&a, argv[2], atoi(argv[3]), port, n);
+  open_side(&b, argv[4], atoi(argv[5]), port, n);
+  double t1 = now_s();
+  create_qps(&a, n);
+  create_qps(&b, n);
+  double t2 = now_s();
+  to_init(&a, n, port);
+  to_init(&b, n, port);
+  double t3 = now_s();
+  to_rtr(&a, &b, n, port);
+  to_rtr(&b, &a, n, port);
+  double t4 = now_s();
+  to_rts(&a, n);
+  to_rts(&b, n);
+  double t5 = now_s();
+  destroy_side(&a, n);
+  destroy_side(&b, n);
+  double t6 = now_s();
+  double total = t5 - t1;
+  printf("bound n=%d open_s=%.6f create_s=%.6f init_s=%.6f rtr_s=%.6f rts_s=%.6f total_s=%.6f "
+         "pairs_per_s=%.1f destroy_s=%.6f\n",
+         n, t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, total, (double)n / total, t6 - t5);
+  return 0;
+}
