@@ -16,7 +16,8 @@
 #   validator  (3rd argument: sa_validate_sim) the validator's SA rules on
 #              OpenSM's paths: a 4096 plan over the 2048 path to Hca4 raises
 #              mtu-above-sa-path, a 2048 plan nothing, P_Key 0xffff against
-#              the SA's 0x8001 path pkey-not-sa-path
+#              the SA's 0x8001 path pkey-not-sa-path; a plan made with the
+#              path takes its MTU, SL, DLID and ACK timeout and passes
 # Exit 0 pass, 1 fail, 77 skip (packages missing and no CI; sim_env.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -169,6 +170,12 @@ case "$scenario" in
     check "$l4 4096 0xffff" "sa-path mtu=2048 pkey=0xffff sl=0" mtu-above-sa-path -- pkey-not-sa-path
     check "$l4 2048 0xffff" "sa-path mtu=2048 pkey=0xffff sl=0" -- mtu-above-sa-path pkey-not-sa-path sl-not-sa-path
     check "$l1 2048 0x8001" "sa-path mtu=2048 pkey=0x8001 sl=0" pkey-not-sa-path -- mtu-above-sa-path
+    # Planned from the SA's path: its MTU, SL, DLID and ACK timeout (packet
+    # lifetime + 1, as qp-info --path reports it), and no SA-rule finding.
+    js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l4" --pkey 0xffff --json)
+    plan="plan-with-sa path_mtu=$(field "$js" mtu) sl=$(field "$js" sl)"
+    plan+=" timeout=$(field "$js" ack_timeout) dlid=$l4 from_sa=dlid,sl,path_mtu,timeout"
+    check "$l4 4096 0xffff" "$plan" -- "sa-plan: mtu-above-sa-path" "sa-plan: sl-not-sa-path"
     ;;
   *)
     echo "unknown scenario $scenario" >&2

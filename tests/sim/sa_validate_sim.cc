@@ -3,11 +3,14 @@
 // SA for the path to DLID (in PKEY when given), then validates an RC pair of
 // InfiniBand endpoints whose ports are active at MTU bytes (tests/unit/validate
 // fixtures; the local P_Key is 0xffff) against that path, and prints
-// "sa-path mtu=<bytes> pkey=<hex> sl=<n>" and the id of each finding.
+// "sa-path mtu=<bytes> pkey=<hex> sl=<n>" and the id of each finding; then
+// plans with the path (PlanOptions::sa_path) and prints that plan and any
+// SA-rule finding on it ("sa-plan: <id>").
 //   sa_validate_sim DLID MTU [PKEY]
 // Exit 0 when it printed, 1 when the path query failed, 2 usage.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "qpconnect/sa/path_resolver.h"
 #include "qpconnect/sa/umad_channel.h"
@@ -55,6 +58,22 @@ int main(int argc, char** argv) {
   in.remote = &pair.remote;
   for (const Finding& f : Validate(in, *path)) {
     if (!f.unchecked) std::printf("%s\n", f.id.c_str());
+  }
+  // The plan built from the SA's path (PlanOptions::sa_path), and what the
+  // SA rules say of it ("sa-plan: <id>" lines; none expected).
+  PlanOptions options;
+  options.sa_path = *path;
+  in.local_plan = PlanConnection(pair.local, pair.remote, options);
+  const QpAttrs& q = in.local_plan->qps.at(0);
+  std::string from;
+  for (const auto& name : in.local_plan->from_sa) from += (from.empty() ? "" : ",") + name;
+  std::printf("plan-with-sa path_mtu=%d sl=%u timeout=%u dlid=%u from_sa=%s\n",
+              MtuBytes(q.path_mtu), unsigned{q.ah.sl}, unsigned{q.timeout}, unsigned{q.ah.dlid},
+              from.c_str());
+  for (const Finding& f : Validate(in, *path)) {
+    if (!f.unchecked && f.id.find("sa-path") != std::string::npos) {
+      std::printf("sa-plan: %s\n", f.id.c_str());
+    }
   }
   return 0;
 }

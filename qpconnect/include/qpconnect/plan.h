@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "qpconnect/endpoint.h"
+#include "qpconnect/path_record.h"
 
 namespace qpconnect {
 
@@ -68,6 +70,10 @@ struct ConnectionPlan {
   std::vector<QpAttrs> qps;
   // Largest message this side will send (UD: must fit the path MTU).
   uint32_t message_size = 0;
+  // The attributes taken from PlanOptions::sa_path ("dlid", "sl", "path_mtu",
+  // "timeout", "hop_limit", "flow_label", "traffic_class"), in that order;
+  // empty when no PathRecord was given.
+  std::vector<std::string> from_sa;
 
   friend bool operator==(const ConnectionPlan&, const ConnectionPlan&) = default;
 };
@@ -82,6 +88,10 @@ struct PlanOptions {
   uint8_t retry_cnt = 7;
   uint8_t rnr_retry = 7;
   uint32_t message_size = 4096;
+  // The subnet administrator's PathRecord from the local port to the remote
+  // one (qpconnect/sa/path_resolver.h), on InfiniBand. When set, the plan
+  // takes from it what rdma_cm takes: see PlanConnection.
+  std::optional<PathRecord> sa_path;
 };
 
 // Derives the attributes `local` applies to connect each of its QPs to the
@@ -106,6 +116,15 @@ struct PlanOptions {
 //                InfiniBand across subnets, 1 otherwise (or local.path.hop_limit
 //                if larger)
 //   qkey       = local.keys.qkey; remote_qkey = local.keys.remote_qkey
+// With options.sa_path (the SA's PathRecord), as rdma_cm programs a resolved
+// route: ah.dlid = its DLID (when non-zero); ah.sl = its SL; path_mtu = the
+// smaller of the above and its MTU unless options.mtu forces one; timeout =
+// its packet lifetime + 1 (AckTimeoutForPacketLifetime); and when its hop
+// limit is above 1 (the path crosses routers) is_global with its hop limit,
+// flow label and traffic class. plan.from_sa names what it changed or
+// confirmed. Its P_Key and rate are not applied here (the P_Key index and the
+// static rate are the caller's; the validator's pkey-not-sa-path checks the
+// former).
 // When the QP counts differ, only min(N, M) entries are produced.
 ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& remote,
                               const PlanOptions& options = {});

@@ -85,6 +85,32 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
   ah.traffic_class = local.path.traffic_class;
   ah.flow_label = local.path.flow_label;
 
+  // The SA's path, as rdma_cm applies a resolved route (ucma/ib_cm init the
+  // address vector from the PathRecord and the ACK timeout from its packet
+  // lifetime).
+  uint8_t timeout = options.timeout;
+  if (const auto& sa = options.sa_path) {
+    if (sa->dlid != 0) {
+      ah.dlid = sa->dlid;
+      plan.from_sa.push_back("dlid");
+    }
+    ah.sl = sa->sl;
+    plan.from_sa.push_back("sl");
+    if (!options.mtu && IsValidMtu(sa->mtu)) {
+      path_mtu = NegotiateMtu({path_mtu, sa->mtu});
+      plan.from_sa.push_back("path_mtu");
+    }
+    timeout = AckTimeoutForPacketLifetime(sa->packet_lifetime);
+    plan.from_sa.push_back("timeout");
+    if (sa->hop_limit > 1) {
+      ah.is_global = true;
+      ah.hop_limit = options.hop_limit.value_or(sa->hop_limit);
+      ah.flow_label = sa->flow_label;
+      ah.traffic_class = sa->traffic_class;
+      plan.from_sa.insert(plan.from_sa.end(), {"hop_limit", "flow_label", "traffic_class"});
+    }
+  }
+
   // Outstanding reads/atomics as initiator: what we ask for, never more than
   // the peer accepts as responder nor our device allows (as rdma_cm
   // negotiates initiator_depth against the peer's responder_resources); as
@@ -117,7 +143,7 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
     a.max_rd_atomic = max_rd_atomic;
     a.max_dest_rd_atomic = max_dest_rd_atomic;
     a.min_rnr_timer = options.min_rnr_timer;
-    a.timeout = options.timeout;
+    a.timeout = timeout;
     a.retry_cnt = options.retry_cnt;
     a.rnr_retry = options.rnr_retry;
     a.ah = ah;

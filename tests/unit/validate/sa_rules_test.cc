@@ -3,6 +3,8 @@
 // check the silence around them and the values reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fixtures.h"
 #include "qpconnect/validate.h"
 #include "violations.h"
@@ -73,6 +75,66 @@ TEST(SaRules, GrhWithTooLowHopLimitAcrossRouters) {
   EXPECT_EQ(f->local_value, "GRH hop limit 1");
   p.local_plan->qps[0].ah.hop_limit = 3;
   EXPECT_EQ(Find(p.Run(), "grh-missing-across-routers"), nullptr);
+}
+
+TEST(PlanWithSaPath, TakesDlidSlMtuAndAckTimeoutAndSaysSo) {
+  Pair p = IbPair(Transport::kRc);
+  PathRecord sa = AgreeingSaPath(p);
+  sa.mtu = Mtu::k2048;  // the ports are at 4096; a link between is not
+  sa.sl = 3;
+  sa.packet_lifetime = 18;
+  PlanOptions options;
+  options.sa_path = sa;
+  const ConnectionPlan plan = PlanConnection(p.local, p.remote, options);
+  ASSERT_EQ(plan.qps.size(), 1u);
+  EXPECT_EQ(plan.qps[0].path_mtu, Mtu::k2048);
+  EXPECT_EQ(plan.qps[0].ah.sl, 3);
+  EXPECT_EQ(plan.qps[0].ah.dlid, sa.dlid);
+  EXPECT_EQ(plan.qps[0].timeout, 19);
+  EXPECT_FALSE(plan.qps[0].ah.is_global);
+  EXPECT_EQ(plan.from_sa, (std::vector<std::string>{"dlid", "sl", "path_mtu", "timeout"}));
+  // Without the SA: the guesses (port MTU, SL 0, timeout 14), nothing from the SA.
+  const ConnectionPlan guessed = PlanConnection(p.local, p.remote);
+  EXPECT_EQ(guessed.qps[0].path_mtu, Mtu::k4096);
+  EXPECT_EQ(guessed.qps[0].timeout, 14);
+  EXPECT_TRUE(guessed.from_sa.empty());
+}
+
+TEST(PlanWithSaPath, AcrossRoutersAddsTheGrhOfThePath) {
+  Pair p = IbPair(Transport::kRc);
+  PathRecord sa = AgreeingSaPath(p);
+  sa.hop_limit = 4;
+  sa.flow_label = 0x12345;
+  sa.traffic_class = 104;
+  PlanOptions options;
+  options.sa_path = sa;
+  const ConnectionPlan plan = PlanConnection(p.local, p.remote, options);
+  EXPECT_TRUE(plan.qps[0].ah.is_global);
+  EXPECT_EQ(plan.qps[0].ah.hop_limit, 4);
+  EXPECT_EQ(plan.qps[0].ah.flow_label, 0x12345u);
+  EXPECT_EQ(plan.qps[0].ah.traffic_class, 104);
+  EXPECT_EQ(plan.from_sa.back(), "traffic_class");
+  // The plan built from the SA's path passes the SA rules.
+  ValidationInput in;
+  in.local = &p.local;
+  in.remote = &p.remote;
+  in.local_plan = plan;
+  const auto findings = Validate(in, sa);
+  for (const char* id : {"mtu-above-sa-path", "sl-not-sa-path", "grh-missing-across-routers"}) {
+    EXPECT_EQ(Find(findings, id), nullptr) << id << "\n" << Dump(findings);
+  }
+}
+
+TEST(PlanWithSaPath, AForcedMtuWins) {
+  Pair p = IbPair(Transport::kUc);
+  PathRecord sa = AgreeingSaPath(p);
+  sa.mtu = Mtu::k1024;
+  PlanOptions options;
+  options.sa_path = sa;
+  options.mtu = Mtu::k4096;
+  const ConnectionPlan plan = PlanConnection(p.local, p.remote, options);
+  EXPECT_EQ(plan.qps[0].path_mtu, Mtu::k4096);
+  EXPECT_EQ(std::count(plan.from_sa.begin(), plan.from_sa.end(), "path_mtu"), 0);
 }
 
 }  // namespace
