@@ -11,6 +11,8 @@
 #             rank 3 and the finding; nothing modified, no QP left
 #   json3     --json: one JSON document per rank, one entry per peer, rank 0
 #             with the mesh summary
+#   example   QP_MESH is examples/mesh_mpi's binary: -np 4, every rank lists
+#             its 3 edges at RTS with traffic ok
 set -uo pipefail
 mesh=${1:?usage: mesh_lab.sh QP_MESH SCENARIO}
 scenario=${2:?usage: mesh_lab.sh QP_MESH SCENARIO}
@@ -94,6 +96,13 @@ assert root["mesh"]["failures"] == [], root
 assert all("mesh" not in d for d in docs if d["rank"] != 0)
 print("json ok:", len(docs), "documents")
 PY
+    left_qps
+    ;;
+  example)
+    run 4 -np 4 "$mesh" "$QPC_DEV0,$QPC_DEV1"
+    ((rc == 0)) || fail "mpirun exited $rc, want 0"
+    n=$(grep -c "<stdout>:rank [0-3] -> rank [0-3]: QP 0x[0-9a-f]* -> 0x[0-9a-f]* on rxe[01], traffic ok" "$w/out")
+    ((n == 12)) || fail "$n of 12 edge lines (4 ranks x 3 peers)"
     left_qps
     ;;
   *)
