@@ -53,8 +53,9 @@ double RateGbps(uint8_t rate);
 std::chrono::nanoseconds IbTimeValue(uint8_t value);
 
 // The local ACK timeout to program for a path of this packet lifetime: the
-// round trip is two lifetimes, so lifetime + 1 (as librdmacm's
-// ucma_set_ib_route/ib_cm do), capped at 31.
+// round trip is two lifetimes, so lifetime + 1 (the kernel's ib_cm, which
+// rdma_cm connections use, starts from the same value and then allows for
+// the HCA's ACK delay, which a PathRecord does not carry), capped at 31.
 uint8_t AckTimeoutForPacketLifetime(uint8_t packet_lifetime);
 
 }  // namespace qpconnect
