@@ -76,8 +76,9 @@ echo "qp-inspect (list), median of $runs, wall ms:                  $(median_ms 
 echo "qp-inspect -o --interval 0.01 (2 listings + file), wall ms:  $(median_ms "$runs" "$qi" -o "$w/fast.json" --interval 0.01)"
 echo "rdma resource show qp, median of $runs, wall ms:               $(median_ms "$runs" rdma resource show qp)"
 "$qi" -o "$w/snap.json" >/dev/null  # the default: two samples 1 s apart
-# Judged with the traffic stopped: busy-polling perftest holds both vCPUs.
-for p in "${procs[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
+# Judged with the programs stopped (SIGSTOP): busy-polling perftest holds both
+# vCPUs, and tearing 2000 QPs down under TCG takes minutes, so that waits for
+# the end.
+for p in "${procs[@]}"; do kill -STOP "$p" 2>/dev/null || true; done
 echo "qp-validate SNAPSHOT ($((2 * n)) QPs, 1 s apart), median of $runs, wall ms: $(median_ms "$runs" "$qv" "$w/snap.json")"
 { "$qv" "$w/snap.json" || true; } | tail -n 1
