@@ -225,6 +225,61 @@ TEST_F(ConnectorLabTest, OwningModeConnectsAndPassesTheTrafficProof) {
   EXPECT_TRUE(client->rdma_read_checked);
 }
 
+// Issue 15, pool mode: a connector that carried traffic is recycled (its QPs
+// back to INIT, not destroyed) and connects to a new peer, whose traffic
+// proof passes on the same QPNs.
+TEST_F(ConnectorLabTest, RecycledQpsConnectToANewPeer) {
+  verbs::SessionOptions oa = Owning(0, Transport::kRc);
+  oa.num_qps = 4;
+  verbs::SessionOptions ob = Owning(1, Transport::kRc);
+  ob.num_qps = 4;
+  auto a = Connector::Open(oa);
+  ASSERT_TRUE(a) << a.error().ToString();
+  verbs::TrafficOptions t;
+  t.iters = 20;
+  t.timeout = 5000ms;
+  auto traffic = [&](Connector& x, Connector& y) {
+    auto server = std::async(std::launch::async, [&] {
+      return verbs::RunTraffic(*y.session(), x.Local(), verbs::Role::kServer, t);
+    });
+    auto client = verbs::RunTraffic(*x.session(), y.Local(), verbs::Role::kClient, t);
+    auto s = server.get();
+    EXPECT_TRUE(client) << client.error().ToString();
+    EXPECT_TRUE(s) << s.error().ToString();
+    return client && s && client->rdma_read_checked;
+  };
+  std::vector<uint32_t> qpns;
+  {
+    auto b = Connector::Open(ob);
+    ASSERT_TRUE(b) << b.error().ToString();
+    Both r = ConnectBoth(**a, **b, Quick(), Quick());
+    ASSERT_TRUE(r.a && r.b);
+    ASSERT_TRUE(traffic(**a, **b));
+    for (const auto& q : (*a)->Local().qps) qpns.push_back(q.qpn);
+  }  // the first peer is gone
+  ASSERT_TRUE((*a)->Recycle());
+  EXPECT_FALSE((*a)->report().connected);
+  EXPECT_GT((*a)->report().timings.open.count(), 0);
+  EXPECT_EQ((*a)->report().timings.init.qps, 4u);
+  ASSERT_EQ((*a)->Local().qps.size(), 4u);
+  for (size_t i = 0; i < qpns.size(); ++i) EXPECT_EQ((*a)->Local().qps[i].qpn, qpns[i]);
+
+  auto c = Connector::Open(ob);
+  ASSERT_TRUE(c) << c.error().ToString();
+  Both r = ConnectBoth(**a, **c, Quick(), Quick());
+  ASSERT_TRUE(r.a) << r.a.error().ToString();
+  ASSERT_TRUE(r.b) << r.b.error().ToString();
+  EXPECT_TRUE(traffic(**a, **c));
+
+  auto adopted_own = MakeOwnQps(env_.dev0, IBV_QPT_RC, 1);
+  ASSERT_TRUE(adopted_own);
+  auto adopted = Connector::Adopt(Adoptable(*adopted_own), Adopting(0));
+  ASSERT_TRUE(adopted);
+  auto refused = (*adopted)->Recycle();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST_F(ConnectorLabTest, AdoptedRcQpsConnectAndCarryTheCallersOwnSendAndWrite) {
   const size_t n = 2;
   auto own_a = MakeOwnQps(env_.dev0, IBV_QPT_RC, n);

@@ -20,6 +20,10 @@
 #            wall (fork to exit), and its peak RSS;
 #   rdma_cm  cmtime -c N, server bound to rxe0's address, client to rxe1's:
 #            the client's process wall;
+#   pool     pool_bench N ROUNDS (tools/bench/pool_bench.cc, built with the
+#            project): two owning Connectors in one process reconnect N pairs
+#            by Connector::Recycle + Connect against cold Open + Connect +
+#            destroy, median per round of each;
 # and after each, `rdma resource show qp` must list no RC QP.
 set -uo pipefail
 
@@ -94,6 +98,13 @@ PY
     echo "RESULT kind=rdma_cm n=$n wall_s=$(awk -v d=$(( t1 - t0 )) 'BEGIN {printf "%.6f", d / 1e9}') client_exit=$crc"
     sed "s/^/# cmtime -c $n client: /" /tmp/bench_cm_client.out
     echo "RESULT kind=left after=rdma_cm n=$n rc_qps=$(rc_left)"
+
+    # Pool mode: Connector::Recycle (RTS -> RESET -> INIT) and a new Connect
+    # against cold Open + Connect + destroy, median of a few rounds.
+    rounds=5; [[ $n -ge 10000 ]] && rounds=2
+    line=$("$build/tools/bench/pool_bench" "$n" "$rounds" 2>&1 | tail -1)
+    echo "RESULT kind=${line}"
+    echo "RESULT kind=left after=pool n=$n rc_qps=$(rc_left)"
   done
   exit 0
 fi
@@ -145,6 +156,8 @@ for line in open(sys.argv[1]):
         r["rss"] = int(f["rss_kib"])
     elif f["kind"] == "rdma_cm" and f.get("client_exit") == "0":
         r["cm"] = float(f["wall_s"])
+    elif f["kind"] == "pool" and "pooled_s" in f:
+        r["cold"] = float(f["cold_s"]); r["pooled"] = float(f["pooled_s"])
     elif f["kind"] == "left" and f["rc_qps"] != "0":
         left.append(line.strip())
 def ps(n, t):
@@ -169,6 +182,12 @@ if len(rss) >= 2:
     lo, hi = min(rss), max(rss)
     print("\nclient resident memory per QP (peak RSS at N=%d minus at N=%d, over %d QPs): %.2f KiB"
           % (hi, lo, hi - lo, (rss[hi] - rss[lo]) / (hi - lo)))
+pool = [(n, r["cold"], r["pooled"]) for n, r in sorted(rows.items()) if "pooled" in r]
+if pool:
+    print("\n| N pairs | cold Open + Connect + destroy s | pooled Recycle + Connect s | pooled / cold (reconnects/s) |")
+    print("|---|---|---|---|")
+    for n, c, p in pool:
+        print("| %d | %.3f | %.3f | %.2f |" % (n, c, p, c / p))
 print("QPs left after a run: " + ("none" if not left else "; ".join(left)))
 PY
 

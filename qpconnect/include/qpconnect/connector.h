@@ -194,6 +194,14 @@ class Connector {
   Result<void> ConnectToPeer(const EndpointInfo& remote, ConnectionPlan plan,
                              const ConnectorOptions& options);
 
+  // Pool mode (owning only): every QP back to INIT with fresh PSNs
+  // (verbs::Session::Recycle), so that Connect() may be called again, with a
+  // new peer over a new exchanger, without destroying and creating the QPs.
+  // The report starts over: Local() keeps the QPNs, timings.open is the
+  // recycle and timings.init its INIT. kInvalidArgument when adopted, kVerbs.
+  // REQUIRES: the traffic of the old connection is over on both sides.
+  Result<void> Recycle();
+
   // The report of the last Connect(), as far as it got.
   const ConnectReport& report() const;
 

@@ -271,6 +271,22 @@ uint32_t Connector::remote_qkey() const {
 }
 
 verbs::Session* Connector::session() { return impl_->session.get(); }
+
+Result<void> Connector::Recycle() {
+  if (!impl_->session) {
+    return Error{ErrorCode::kInvalidArgument, 0, "recycle", "",
+                 "only an owning connector (Open) recycles its QPs; adopted QPs are the "
+                 "caller's"};
+  }
+  ConnectReport& r = impl_->report;
+  r = ConnectReport{};
+  QPC_TRY(impl_->session->Recycle());
+  r.local = impl_->session->Local();
+  r.timings.open = impl_->session->timings().recycle;
+  r.timings.init = impl_->session->timings().init;
+  impl_->connect_called = false;
+  return Ok();
+}
 const ConnectReport& Connector::report() const { return impl_->report; }
 
 Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOptions& options) {

@@ -240,6 +240,41 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
   return Ok();
 }
 
+Result<void> Session::Recycle() {
+  const auto start = StepClock::now();
+  ahs_.clear();
+  remote_qpns_.clear();
+  send_qkey_ = 0;
+  for (size_t i = 0; i < qps_.size(); ++i) {
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RESET;
+    if (int rc = ibv_modify_qp(qps_[i].get(), &attr, IBV_QP_STATE); rc != 0) {
+      return VerbsError("ibv_modify_qp ->RESET", rc, "QP " + std::to_string(i) + " (recycle)");
+    }
+  }
+  // What the old connection left in the CQs belongs to no one now.
+  ibv_wc wc[64];
+  for (ibv_cq* cq : {send_cq_.get(), recv_cq_.get()}) {
+    int n = 0;
+    while ((n = ibv_poll_cq(cq, 64, wc)) > 0) {
+    }
+    if (n < 0) return VerbsError("ibv_poll_cq", -n, "draining the CQ (recycle)");
+  }
+  QPC_TRY(MoveToInit());
+  std::vector<uint32_t> qpns;
+  std::vector<std::optional<MrDescriptor>> mrs;
+  qpns.reserve(local_.qps.size());
+  mrs.reserve(local_.qps.size());
+  for (const QpEntry& q : local_.qps) {
+    qpns.push_back(q.qpn);
+    mrs.push_back(q.mr);
+  }
+  local_.qps.clear();
+  AddQps(local_, qpns, options_.psn.value_or(RandomPsn()), mrs);
+  timings_.recycle = StepClock::now() - start;
+  return Ok();
+}
+
 uint8_t* Session::SendArea(size_t i) { return buffer_.get() + layout_.Send(i); }
 uint32_t Session::RecvSlotBytes() const { return layout_.recv_slot_bytes; }
 uint8_t* Session::RecvSlot(size_t i, uint32_t slot) {

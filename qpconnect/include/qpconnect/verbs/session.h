@@ -56,11 +56,12 @@ QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples);
 
 // Where Open() and Connect() spent their time.
 struct SessionTimings {
-  std::chrono::nanoseconds setup{0};  // device, port, GID, PD, CQs, buffer and MR
-  QpStepTimes create;                 // ibv_create_qp, per QP
-  QpStepTimes init;                   // RESET->INIT and the receives posted, per QP
-  QpStepTimes rtr;                    // INIT->RTR (UD: and the address handle), per QP
-  QpStepTimes rts;                    // RTR->RTS, per QP
+  std::chrono::nanoseconds setup{0};    // device, port, GID, PD, CQs, buffer and MR
+  QpStepTimes create;                   // ibv_create_qp, per QP
+  QpStepTimes init;                     // RESET->INIT and the receives posted, per QP
+  QpStepTimes rtr;                      // INIT->RTR (UD: and the address handle), per QP
+  QpStepTimes rts;                      // RTR->RTS, per QP
+  std::chrono::nanoseconds recycle{0};  // the last Recycle(), whole (its INIT is in `init`)
 };
 
 struct SessionOptions {
@@ -125,6 +126,14 @@ class Session {
   // `progress` (default: options().on_progress) is told after each RTR and RTS.
   Result<void> Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
                        const std::string& hint = {}, const ProgressFn& progress = {});
+
+  // Pool mode: takes every QP back to INIT for a new peer instead of
+  // destroying it (any state -> RESET -> INIT, receives posted again), with
+  // fresh PSNs: Local() then describes the same QPNs and MRs for the next
+  // Connect(). Completions left in the CQs are discarded and UD address
+  // handles released. kVerbs. REQUIRES: nothing of the old connection is
+  // still posted or expected.
+  Result<void> Recycle();
 
   // ---- data path (used by traffic.cc) ----
   // Buffer areas of QP i, each message_size bytes (recv slots: + GRH on UD).
