@@ -105,6 +105,7 @@ std::string Hex(uint64_t value, int digits) {
 
 std::string Qpn(uint32_t qpn) { return Hex(qpn, 6); }
 std::string Psn(uint32_t psn) { return Hex(psn, 6); }
+std::string Lid(uint32_t lid) { return Hex(lid, 4) + " (" + Dec(lid) + ")"; }
 std::string Dec(uint64_t value) { return std::to_string(value); }
 
 std::string MtuText(Mtu mtu) {

@@ -206,6 +206,7 @@ void CheckSaRules(const Context& ctx, FindingSink& sink);
 std::string Hex(uint64_t value, int digits);  // "0x0004b2" for (0x4b2, 6)
 std::string Qpn(uint32_t qpn);                // 24-bit hex
 std::string Psn(uint32_t psn);                // 24-bit hex
+std::string Lid(uint32_t lid);                // "0x0007 (7)": 16-bit hex, decimal alongside
 std::string Dec(uint64_t value);
 std::string MtuText(Mtu mtu);                             // "1024", "invalid (7)"
 std::string GidEntryText(const GidEntry& e);              // "3 ::ffff:10.0.0.1 (roce-v2, ipv4)"

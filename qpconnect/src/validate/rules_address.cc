@@ -26,8 +26,9 @@ bool IsMulticastLid(uint16_t lid) { return lid >= 0xc000 && lid <= 0xfffe; }
 std::string LidRange(const SideView& s) {
   const uint32_t base = s.ep->port.lid;
   const uint32_t last = base + LmcMask(s.ep->port.lmc);
-  if (last == base) return "LID " + Dec(base);
-  return "LIDs " + Dec(base) + ".." + Dec(last) + " (LMC " + Dec(s.ep->port.lmc) + ")";
+  if (last == base) return "LID " + Lid(base);
+  return "LIDs " + Hex(base, 4) + ".." + Hex(last, 4) + " (" + Dec(base) + ".." + Dec(last) +
+         ", LMC " + Dec(s.ep->port.lmc) + ")";
 }
 
 // True when the path from `s` to `d` likely crosses a router: a different IB or
@@ -166,9 +167,9 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
       const bool by_lid = IsMulticastLid(ah.dlid);
       sink.Add(Rule::kUdMulticastDestination, x,
                {.qp = i,
-                .x_value = by_lid ? Dec(ah.dlid) : GidToString(ah.dgid),
+                .x_value = by_lid ? Lid(ah.dlid) : GidToString(ah.dgid),
                 .message = std::string("the ") + x.name + " side sends to multicast " +
-                           (by_lid ? "DLID " + Dec(ah.dlid) : "DGID " + GidToString(ah.dgid)) +
+                           (by_lid ? "DLID " + Lid(ah.dlid) : "DGID " + GidToString(ah.dgid)) +
                            "; the " + y.name + " QP must be attached to that group",
                 .fix = "make sure the receiver calls ibv_attach_mcast for the group (after "
                        "joining it through the SA)",
@@ -191,11 +192,11 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
       } else if (!y.OwnsLid(ah.dlid)) {
         sink.Add(Rule::kDlidNotPeerLid, x,
                  {.qp = i,
-                  .x_value = Dec(ah.dlid),
+                  .x_value = Lid(ah.dlid),
                   .y_value = LidRange(y),
-                  .message = std::string("the ") + x.name + " dlid " + Dec(ah.dlid) +
+                  .message = std::string("the ") + x.name + " dlid " + Lid(ah.dlid) +
                              " is not a LID of the " + y.name + " port (" + LidRange(y) + ")",
-                  .fix = "set dlid to the peer's base LID " + Dec(y.ep->port.lid) +
+                  .fix = "set dlid to the peer's base LID " + Lid(y.ep->port.lid) +
                          " plus its src_path_bits"});
       }
       const AddressVector& peer_ah = y.plan->qps[i].ah;
@@ -205,11 +206,11 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
         sink.Add(
             Rule::kSlidNotPeerDlid, x,
             {.qp = i,
-             .x_value = "src_path_bits " + Dec(ah.src_path_bits) + " (SLID " + Dec(slid) + ")",
-             .y_value = "dlid " + Dec(peer_ah.dlid),
-             .message = std::string("the ") + x.name + " side sends from LID " + Dec(slid) +
-                        " but the " + y.name + " side addresses it as LID " + Dec(peer_ah.dlid),
-             .fix = "make the peer's dlid equal base LID | src_path_bits (" + Dec(slid) +
+             .x_value = "src_path_bits " + Dec(ah.src_path_bits) + ", SLID " + Lid(slid),
+             .y_value = "dlid " + Lid(peer_ah.dlid),
+             .message = std::string("the ") + x.name + " side sends from LID " + Lid(slid) +
+                        " but the " + y.name + " side addresses it as LID " + Lid(peer_ah.dlid),
+             .fix = "make the peer's dlid equal base LID | src_path_bits (" + Lid(slid) +
                     "), or set src_path_bits to " +
                     Dec(static_cast<uint32_t>(peer_ah.dlid - x.ep->port.lid))});
       }

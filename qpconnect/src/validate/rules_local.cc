@@ -66,7 +66,7 @@ void CheckPort(const SideView& x, FindingSink& sink) {
   }
   if (x.IsInfiniBand() && p.lid == 0) {
     sink.Add(Rule::kLidZero, x,
-             {.x_value = "0",
+             {.x_value = Lid(0),
               .message = std::string("the ") + x.name + " InfiniBand port " + Dec(p.port_num) +
                          " has LID 0: no subnet manager has configured it",
               .fix = "start a subnet manager (opensm) on the fabric, or use a RoCE port"});

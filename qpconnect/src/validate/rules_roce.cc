@@ -37,8 +37,8 @@ void CheckOwnAv(const SideView& x, const SideView& y, bool link_mismatch, Findin
     if (x.IsEthernet() && ah.dlid != 0 && !link_mismatch) {
       sink.Add(Rule::kDlidOnEthernet, x,
                {.qp = i,
-                .x_value = Dec(ah.dlid),
-                .message = who + "side sets dlid " + Dec(ah.dlid) +
+                .x_value = Lid(ah.dlid),
+                .message = who + "side sets dlid " + Lid(ah.dlid) +
                            " on an Ethernet port, where LIDs do not exist",
                 .fix = "address the peer by GID only (dlid 0); check the dgid is the peer's"});
     }

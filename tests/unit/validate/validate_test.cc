@@ -244,8 +244,22 @@ TEST(Validate, FlagsDlidOutsideThePeersLids) {
   const auto all_f = Violate("dlid-not-peer-lid", Transport::kUd);
   const Finding* f = FindId(all_f, "dlid-not-peer-lid");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->local_value, "7");
-  EXPECT_EQ(f->remote_value, "LID 2");
+  // LIDs read as QPNs and PSNs do: hex, with the decimal alongside.
+  EXPECT_EQ(f->local_value, "0x0007 (7)");
+  EXPECT_EQ(f->remote_value, "LID 0x0002 (2)");
+  EXPECT_NE(f->message.find("dlid 0x0007 (7)"), std::string::npos) << f->message;
+  EXPECT_NE(f->fix.find("base LID 0x0002 (2)"), std::string::npos) << f->fix;
+}
+
+TEST(Validate, PrintsLidRangesInHex) {
+  Pair p = IbPair(Transport::kRc);
+  p.remote.port.lid = 0x10;
+  p.remote.port.lmc = 2;  // LIDs 0x10..0x13
+  p.WithPlans().local_plan->qps[0].ah.dlid = 0x20;
+  const auto all_f = p.Run();
+  const Finding* f = FindId(all_f, "dlid-not-peer-lid");
+  ASSERT_NE(f, nullptr) << Dump(all_f);
+  EXPECT_EQ(f->remote_value, "LIDs 0x0010..0x0013 (16..19, LMC 2)");
 }
 
 TEST(Validate, SkipsDlidCheckOnRoutedPaths) {
@@ -269,8 +283,8 @@ TEST(Validate, FlagsPeerDlidNotMySourceLid) {
   const auto all_f = Violate("slid-not-peer-dlid", Transport::kRc);
   const Finding* f = FindId(all_f, "slid-not-peer-dlid");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->local_value, "src_path_bits 1 (SLID 5)");
-  EXPECT_EQ(f->remote_value, "dlid 4");
+  EXPECT_EQ(f->local_value, "src_path_bits 1, SLID 0x0005 (5)");
+  EXPECT_EQ(f->remote_value, "dlid 0x0004 (4)");
   EXPECT_FALSE(HasId(Violate("slid-not-peer-dlid", Transport::kUd), "slid-not-peer-dlid"));
 }
 
