@@ -116,6 +116,13 @@ struct SideView {
   // True when `gid` is in the published table.
   bool HasGid(const Gid& gid) const;
   bool TableKnown() const { return !ep->gid_table.empty(); }
+  // True when this side published no GID it sends from (no path.sgid, or the
+  // all-zero GID, as a pingpong peer without -g).
+  bool PublishedNoGid() const { return !ep->path.sgid || IsZeroGid(ep->path.sgid->gid); }
+  // True when the sgid_index of this side's plan is not a fact: the plan was
+  // derived and the side published no GID, so the index is the planner's
+  // default (0), not the GID it sends from.
+  bool SgidUnknown() const { return plan_derived && PublishedNoGid(); }
 
   bool LinkKnown() const { return ep->port.link_layer != LinkLayer::kUnspecified; }
   bool IsInfiniBand() const { return ep->port.link_layer == LinkLayer::kInfiniBand; }

@@ -52,8 +52,40 @@ bool RoutedAv(const SideView& x, const AddressVector& ah) {
   return prefix && GidSubnetPrefix(ah.dgid) != *prefix && !IsMulticastGid(ah.dgid);
 }
 
-// Rules on X's own address vectors.
-void CheckOwnAv(const SideView& x, FindingSink& sink) {
+// The fixes below name what fits the side's link: RoCE habits (GID types,
+// IPv4-mapped GIDs, qpconnect's RoCE hop limit) are not advice for InfiniBand.
+std::string HopLimitFix(const SideView& x) {
+  if (x.IsEthernet()) return "use hop_limit 64 (qpconnect's RoCE default) for routed paths";
+  if (x.IsInfiniBand()) {
+    return "set hop_limit to at least the number of IB routers on the path (the hop limit of "
+           "the SA's PathRecord: qp-info --path DEST); qpconnect uses 64 across InfiniBand "
+           "subnets";
+  }
+  return "use hop_limit 64 for routed paths (qpconnect's default across subnets)";
+}
+
+std::string LinkLocalFix(const SideView& x) {
+  if (x.IsInfiniBand()) {
+    return "across IB routers use GIDs of a routable subnet prefix on both sides (the SM "
+           "assigns it; the default fe80:: prefix is not routed), or stay within one subnet";
+  }
+  return "use routable GIDs (IPv4-mapped or global IPv6 on RoCE v2) on both sides, or "
+         "link-local on both within one L2 segment";
+}
+
+std::string SgidZeroFix(const SideView& x) {
+  if (x.IsInfiniBand()) return "pick a populated GID index (qp-info lists the table)";
+  return "pick another GID index (on Soft-RoCE the link-local entry vanishes when the netdev "
+         "loses its IPv6 address; index 1 is often the IPv4 GID)";
+}
+
+std::string FlowLabelFix(const SideView& x) {
+  if (x.IsInfiniBand()) return "use a flow label of at most 0xfffff (0: none)";
+  return "use a flow label of at most 0xfffff (0 lets RoCE v2 hardware derive one)";
+}
+
+// Rules on X's own address vectors (Y is the peer).
+void CheckOwnAv(const SideView& x, const SideView& y, FindingSink& sink) {
   const std::string who = std::string("the ") + x.name + " ";
   const auto& qps = x.plan->qps;
   for (size_t i = 0; i < qps.size(); ++i) {
@@ -84,7 +116,7 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
                {.qp = i,
                 .x_value = Hex(ah.flow_label, 5),
                 .message = who + "flow_label " + Hex(ah.flow_label, 5) + " exceeds 20 bits",
-                .fix = "use a flow label of at most 0xfffff (0 lets RoCE v2 hardware derive one)"});
+                .fix = FlowLabelFix(x)});
     }
     if (ah.sgid_index > kMaxSgidIndex) {
       sink.Add(Rule::kSgidIndexTooLarge, x,
@@ -99,8 +131,13 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
       continue;
     }
 
-    const GidEntry* sgid = x.SgidEntry(ah.sgid_index);
-    if (sgid == nullptr) {
+    // A derived plan of a side that published no GID holds the planner's
+    // default index, not the GID the side sends from: nothing to judge.
+    const GidEntry* sgid = x.SgidUnknown() ? nullptr : x.SgidEntry(ah.sgid_index);
+    if (x.SgidUnknown()) {
+      sink.Unchecked(Rule::kSgidIndexNotInTable, x.dir,
+                     who + "side published no GID: which one it sends from is unknown", "sgid");
+    } else if (sgid == nullptr) {
       if (!x.TableKnown()) {
         sink.Unchecked(
             Rule::kSgidIndexNotInTable, x.dir,
@@ -119,8 +156,19 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
                {.qp = i,
                 .x_value = SgidText(ah.sgid_index, sgid),
                 .message = who + "GID at sgid_index " + Dec(ah.sgid_index) + " is all zeros",
-                .fix = "pick another GID index (on Soft-RoCE the link-local entry vanishes when "
-                       "the netdev loses its IPv6 address; index 1 is often the IPv4 GID)"});
+                .fix = SgidZeroFix(x)});
+    }
+    if (IsZeroGid(ah.dgid) && x.plan_derived && y.PublishedNoGid()) {
+      // The dgid would be what the peer published: say the peer sent none.
+      sink.Add(Rule::kDgidZero, y,
+               {.x_value = "no GID published",
+                .y_value = "dgid ::",
+                .message = std::string("the ") + y.name + " side published no GID, so the " +
+                           x.name + " side, which sends with a GRH, has no dgid to send to",
+                .fix = std::string("publish the GID the ") + y.name +
+                       " side sends from (qp-connect does; pingpong: pass -g on both sides)",
+                .attribute = "sgid"});
+      continue;
     }
     if (IsZeroGid(ah.dgid)) {
       sink.Add(Rule::kDgidZero, x,
@@ -141,8 +189,7 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
            .x_value = "sgid " + GidToString(s) + " -> dgid " + GidToString(ah.dgid),
            .message = who + "side pairs a link-local GID with a routable one (" + GidToString(s) +
                       " -> " + GidToString(ah.dgid) + "): link-local traffic is not routed",
-           .fix = "use routable GIDs (IPv4-mapped or global IPv6 on RoCE v2) on both sides, "
-                  "or link-local on both within one L2 segment",
+           .fix = LinkLocalFix(x),
            .attribute = IsLinkLocalGid(s) ? "sgid_index" : "dgid"});
     }
     if (ah.hop_limit <= 1 && LikelyRouted(s, ah.dgid)) {
@@ -152,7 +199,7 @@ void CheckOwnAv(const SideView& x, FindingSink& sink) {
            .x_value = Dec(ah.hop_limit),
            .message = who + "hop_limit is " + Dec(ah.hop_limit) + " but " + GidToString(ah.dgid) +
                       " looks like another subnet than " + GidToString(s),
-           .fix = "use hop_limit 64 (qpconnect's RoCE default) for routed paths"});
+           .fix = HopLimitFix(x)});
     }
   }
 }
@@ -241,8 +288,8 @@ void CheckCross(const Context& ctx, const SideView& x, const SideView& y, Findin
 }  // namespace
 
 void CheckAddressRules(const Context& ctx, FindingSink& sink) {
-  CheckOwnAv(ctx.local, sink);
-  CheckOwnAv(ctx.remote, sink);
+  CheckOwnAv(ctx.local, ctx.remote, sink);
+  CheckOwnAv(ctx.remote, ctx.local, sink);
   ctx.BothDirections([&](const SideView& x, const SideView& y) { CheckCross(ctx, x, y, sink); });
 }
 

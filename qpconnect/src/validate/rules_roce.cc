@@ -52,6 +52,19 @@ void CheckGidPair(const Context& ctx, size_t i, FindingSink& sink) {
   const AddressVector& lah = ctx.local.plan->qps[i].ah;
   const AddressVector& rah = ctx.remote.plan->qps[i].ah;
   if (!lah.is_global || !rah.is_global) return;  // grh-required reports it
+  // A side that published no GID is not assumed to send from index 0.
+  if (ctx.local.SgidUnknown() || ctx.remote.SgidUnknown()) {
+    const Direction d = ctx.local.SgidUnknown() && ctx.remote.SgidUnknown() ? Direction::kBoth
+                        : ctx.local.SgidUnknown()                           ? Direction::kLocal
+                                                                            : Direction::kRemote;
+    const std::string what =
+        d == Direction::kBoth
+            ? "neither side published a GID: which GIDs (RoCE v1 or v2) they send from is unknown"
+            : std::string("the ") + (d == Direction::kLocal ? "local" : "remote") +
+                  " side published no GID: which GID (RoCE v1 or v2) it sends from is unknown";
+    sink.Unchecked(Rule::kGidTypeMismatch, d, what);
+    return;
+  }
   const GidEntry* le = ctx.local.SgidEntry(lah.sgid_index);
   const GidEntry* re = ctx.remote.SgidEntry(rah.sgid_index);
   if (le == nullptr || re == nullptr) return;            // sgid-index-not-in-table reports it

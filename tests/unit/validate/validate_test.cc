@@ -378,6 +378,62 @@ TEST(Validate, FlagsHopLimitOneTowardsAnotherSubnet) {
   EXPECT_TRUE(Problems(p.Run()).empty());
 }
 
+TEST(Validate, HopLimitFixFitsTheLink) {
+  const auto roce = Violate("hop-limit-too-low", Transport::kRc);
+  const Finding* r = FindId(roce, "hop-limit-too-low");
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r->fix.find("RoCE default"), std::string::npos) << r->fix;
+
+  // InfiniBand GIDs of two subnets (an IB router between them), hop limit 1.
+  Pair p = IbPair(Transport::kRc);
+  p.local.port.subnet_prefix = 0xfec0000000000000ULL;
+  p.local.gid_table = {Entry(0, "fec0::a", GidType::kIb)};
+  p.local.path.sgid = p.local.gid_table[0];
+  p.remote.port.subnet_prefix = 0xfec0000000000001ULL;
+  p.remote.gid_table = {Entry(0, "fec0::1:0:0:0:b", GidType::kIb)};
+  p.remote.path.sgid = p.remote.gid_table[0];
+  p.WithPlans().local_plan->qps[0].ah.hop_limit = 1;
+  const auto ib = p.Run();
+  const Finding* f = FindId(ib, "hop-limit-too-low");
+  ASSERT_NE(f, nullptr) << Dump(ib);
+  EXPECT_EQ(f->fix.find("RoCE"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("qp-info --path"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("InfiniBand"), std::string::npos) << f->fix;
+}
+
+TEST(Validate, ReportsAPeerThatPublishedNoGidAsSuch) {
+  // The remote publishes its table but no GID it sends from. Its derived
+  // plan's sgid_index 0 (a RoCE v1 GID here) is the planner's default, not a
+  // fact: no GID type mismatch is blamed on it.
+  Pair p = RocePair(Transport::kRc);
+  p.remote.path.sgid.reset();
+  const auto f = p.Run();
+  EXPECT_FALSE(HasId(f, "gid-type-mismatch")) << Dump(f);
+  EXPECT_FALSE(HasId(f, "gid-family-mismatch")) << Dump(f);
+  EXPECT_FALSE(HasId(f, "sgid-index-not-in-table")) << Dump(f);
+  const Finding* type = FindId(f, "gid-type-mismatch");
+  ASSERT_NE(type, nullptr) << Dump(f);
+  EXPECT_TRUE(type->unchecked);
+  EXPECT_EQ(type->direction, Direction::kRemote);
+  EXPECT_NE(type->message.find("remote side published no GID"), std::string::npos) << type->message;
+  // The missing GID itself is the error, on the side that did not publish it.
+  const Finding* dgid = FindId(f, "dgid-zero");
+  ASSERT_NE(dgid, nullptr) << Dump(f);
+  EXPECT_EQ(dgid->severity, Severity::kError);
+  EXPECT_EQ(dgid->direction, Direction::kRemote);
+  EXPECT_EQ(dgid->attribute, "sgid");
+  EXPECT_NE(dgid->message.find("remote side published no GID"), std::string::npos) << dgid->message;
+  EXPECT_EQ(Problems(f), (std::set<std::string>{"dgid-zero"})) << Dump(f);
+}
+
+TEST(Validate, JudgesTheAppliedSgidOfASideThatPublishedNoGid) {
+  // With a dump's plan, the sgid_index is what the side applied: judged.
+  Pair p = RocePair(Transport::kRc);
+  p.WithPlans().remote_plan->qps[0].ah.sgid_index = 2;  // RoCE v1
+  p.remote.path.sgid.reset();
+  EXPECT_TRUE(HasId(p.Run(), "gid-type-mismatch")) << Dump(p.Run());
+}
+
 TEST(Validate, FlagsAllZeroSgidAndDgid) {
   EXPECT_TRUE(HasId(Violate("sgid-zero", Transport::kRc), "sgid-zero"));
   EXPECT_TRUE(HasId(Violate("dgid-zero", Transport::kUd), "dgid-zero"));
