@@ -111,6 +111,18 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "At least one of the two P_Keys is a full member (bit 15 set).",
       "Two limited members cannot talk: silent drop, RC retry exceeded.",
       "seed (all transports); IBA ch. 10.9 (partition membership)"}},
+    {Rule::kPkeyIndexNotPublished,
+     {"pkey-index-not-published", E, kAll, "pkey_index", "pkey",
+      "The pkey_index a side applies (ibv_modify_qp to INIT, as its dump records it) is the "
+      "index whose P_Key it published. The descriptions give the P_Key at that index only: "
+      "what another index holds is unknown, so the P_Key rules are then unchecked for that "
+      "side (an info note says so).",
+      "The QP sends and accepts packets with the P_Key at the index it applied, not the one the "
+      "peer was told of: where that is another partition (index 0 usually holds the default "
+      "0xffff), every packet is dropped, the P_Key violation counters rise and RC ends in retry "
+      "exceeded.",
+      "ibv_modify_qp(3) (pkey_index at INIT); IBA ch. 10.9 (partitioning); peers: "
+      "NVIDIA/nvshmem#82, NVIDIA/nccl#1323 (P_Key index hard-coded to 0)"}},
     // ---- rules_psn_qpn.cc
     {Rule::kQpListEmpty,
      {"qp-list-empty", E, kAll, "qps", "psn_qpn", "A side publishes at least one QP.",

@@ -41,6 +41,7 @@ enum class Rule : uint16_t {
   // rules_pkey.cc
   kPkeyMismatch,
   kPkeyNoFullMember,
+  kPkeyIndexNotPublished,
   // rules_psn_qpn.cc
   kQpListEmpty,
   kQpCountMismatch,

@@ -24,7 +24,19 @@ void CheckSaRules(const Context& ctx, FindingSink& sink) {
   const SideView& x = ctx.local;
   const auto& qps = x.plan->qps;
   const uint16_t pkey = x.ep->keys.pkey;
-  if ((pkey & 0x7fff) != 0 && (sa.pkey & 0x7fff) != 0 && (pkey & 0x7fff) != (sa.pkey & 0x7fff)) {
+  // The published P_Key is the one in use only if the QPs apply its index
+  // (pkey-index-not-published reports the others).
+  bool pkey_in_use_known = true;
+  if (!x.plan_derived) {
+    for (const QpAttrs& q : qps) pkey_in_use_known &= q.pkey_index == x.ep->keys.pkey_index;
+  }
+  if (!pkey_in_use_known) {
+    sink.Unchecked(Rule::kPkeyNotSaPath, x.dir,
+                   "the local QPs apply a pkey_index other than the published " +
+                       Dec(x.ep->keys.pkey_index) + ": the P_Key they use is unknown",
+                   "pkey_index");
+  } else if ((pkey & 0x7fff) != 0 && (sa.pkey & 0x7fff) != 0 &&
+             (pkey & 0x7fff) != (sa.pkey & 0x7fff)) {
     sink.Add(Rule::kPkeyNotSaPath, x,
              {.x_value = Hex(pkey, 4),
               .y_value = "SA " + Hex(sa.pkey, 4),

@@ -115,6 +115,16 @@ TEST(QpValidate, ChecksADumpAgainstItsRecordedPeer) {
   EXPECT_NE(o.out.find("psn-mismatch"), std::string::npos) << o.out;
 }
 
+TEST(QpValidate, FlagsADumpThatAppliesAnotherPkeyIndexThanItPublished) {
+  // Published: P_Key 0x8001 at index 1; applied (the plan): index 0.
+  const Outcome o = RunCli({Data("rc_pkey_index_a.dump.json")});
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  for (const char* s : {"pkey-index-not-published  pkey_index", "applied 0, published 1",
+                        "could not check: the local QPs apply pkey_index 0"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  }
+}
+
 TEST(QpValidate, RefusesASingleEndpointWithoutPeer) {
   const Outcome o = RunCli({Data("rc_clean_a.json")});
   EXPECT_EQ(o.code, 2);

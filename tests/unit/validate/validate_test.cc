@@ -52,6 +52,70 @@ TEST(Validate, ReportsUnstatedPkeyAsUnchecked) {
   EXPECT_EQ(u->direction, Direction::kRemote);
 }
 
+// The hard-coded-index bug: both sides publish partition 0x8001, found at
+// index 1 of their P_Key tables, but the local QPs apply index 0.
+Pair HardCodedPkeyIndex(size_t qps) {
+  Pair p = IbPair(Transport::kRc, qps);
+  for (EndpointInfo* e : {&p.local, &p.remote}) {
+    e->keys.pkey = 0x8001;
+    e->keys.pkey_index = 1;
+  }
+  p.WithPlans();
+  for (QpAttrs& q : p.local_plan->qps) q.pkey_index = 0;
+  return p;
+}
+
+TEST(Validate, FlagsAppliedPkeyIndexOtherThanPublished) {
+  const auto f = HardCodedPkeyIndex(1).Run();
+  const Finding* e = FindId(f, "pkey-index-not-published");
+  ASSERT_NE(e, nullptr) << Dump(f);
+  EXPECT_EQ(e->severity, Severity::kError);
+  EXPECT_EQ(e->attribute, "pkey_index");
+  EXPECT_EQ(e->direction, Direction::kLocal);
+  EXPECT_EQ(e->qp_index, 0u);
+  EXPECT_EQ(e->local_value, "applied 0, published 1");
+  EXPECT_NE(e->message.find("P_Key 0x8001 (full) at index 1"), std::string::npos) << e->message;
+  EXPECT_NE(e->message.find("partition 0x0001"), std::string::npos) << e->message;
+  EXPECT_EQ(Problems(f), (std::set<std::string>{"pkey-index-not-published"})) << Dump(f);
+}
+
+TEST(Validate, SaysThePkeyAtAnAppliedIndexIsUnknown) {
+  const auto f = HardCodedPkeyIndex(1).Run();
+  // Never silence: the P_Key rules say they could not judge the local side.
+  for (const char* id : {"pkey-mismatch", "pkey-no-full-member"}) {
+    const Finding* u = FindId(f, id);
+    ASSERT_NE(u, nullptr) << id << "\n" << Dump(f);
+    EXPECT_TRUE(u->unchecked) << FindingToString(*u);
+    EXPECT_EQ(u->direction, Direction::kLocal);
+    EXPECT_EQ(u->attribute, "pkey_index");
+    EXPECT_NE(u->message.find("apply pkey_index 0"), std::string::npos) << u->message;
+  }
+  // Even when the published P_Keys disagree, a P_Key nobody applies is not judged.
+  Pair p = HardCodedPkeyIndex(1);
+  p.remote.keys.pkey = 0x8002;
+  EXPECT_FALSE(HasId(p.Run(), "pkey-mismatch")) << Dump(p.Run());
+}
+
+TEST(Validate, MergesTheHardCodedPkeyIndexOverQps) {
+  const auto f = HardCodedPkeyIndex(5).Run();
+  size_t n = 0;
+  for (const Finding& x : f) {
+    if (x.id != "pkey-index-not-published") continue;
+    ++n;
+    EXPECT_EQ(x.more_qps, 4u) << FindingToString(x);
+  }
+  EXPECT_EQ(n, 1u) << Dump(f);
+}
+
+TEST(Validate, JudgesTheSaPathPkeyOnlyWhenTheAppliedIndexIsPublished) {
+  Pair p = HardCodedPkeyIndex(1);
+  p.sa_path = AgreeingSaPath(p);
+  const auto f = p.Run();
+  const Finding* u = FindId(f, "pkey-not-sa-path");
+  ASSERT_NE(u, nullptr) << Dump(f);
+  EXPECT_TRUE(u->unchecked);
+}
+
 // ---- PSN and QPN
 
 TEST(Validate, FlagsRqPsnNotEqualToPeerSqPsn) {

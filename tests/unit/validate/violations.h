@@ -111,6 +111,11 @@ inline const std::map<std::string, Violation>& Violations() {
          p.remote.keys.pkey = 0x7fff;
          return p;
        }}},
+      {"pkey-index-not-published", {[](Transport t) {
+         Pair p = IbPair(t);
+         p.WithPlans().local_plan->qps[0].pkey_index = 1;  // published: index 0
+         return p;
+       }}},
       // rules_psn_qpn.cc
       {"qp-list-empty", {[](Transport t) {
          Pair p = IbPair(t);
