@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -278,6 +279,95 @@ TEST_F(ConnectorLabTest, RecycledQpsConnectToANewPeer) {
   auto refused = (*adopted)->Recycle();
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+}
+
+// Issue 19: a path source's PathRecord reaches the real QPs. Soft-RoCE has
+// no subnet administrator, so both sides are given a record as
+// sa::ResolvePeerPath would return it (the `sim` tests prove that function
+// against OpenSM); the QPs then carry its MTU and ACK timeout, the report
+// says what came from it, and the traffic proof passes.
+TEST_F(ConnectorLabTest, APathSourcesRecordIsWhatTheQpsAreProgrammedWith) {
+  auto a = Connector::Open(Owning(0, Transport::kRc));
+  auto b = Connector::Open(Owning(1, Transport::kRc));
+  ASSERT_TRUE(a) << a.error().ToString();
+  ASSERT_TRUE(b) << b.error().ToString();
+  int calls = 0;
+  ConnectorOptions o = Quick();
+  o.path_source = [&calls](const EndpointInfo& local, const EndpointInfo& remote) {
+    ++calls;
+    PathRecord p;
+    p.mtu = Mtu::k256;
+    p.sl = 0;
+    p.packet_lifetime = 17;  // ACK timeout 18
+    p.pkey = local.keys.pkey;
+    p.hop_limit = 0;
+    p.dgid = remote.path.sgid ? remote.path.sgid->gid : Gid{};
+    return Result<PathRecord>(p);
+  };
+  ConnectorOptions ob = Quick();
+  ob.path_source = o.path_source;
+  Both r = ConnectBoth(**a, **b, o, ob);
+  ASSERT_TRUE(r.a) << r.a.error().ToString();
+  ASSERT_TRUE(r.b) << r.b.error().ToString();
+  EXPECT_EQ(calls, 2);
+  ASSERT_TRUE(r.a->sa_path.has_value());
+  EXPECT_EQ(r.a->sa_path->mtu, Mtu::k256);
+  const auto& from = r.a->plan->from_sa;
+  EXPECT_NE(std::find(from.begin(), from.end(), "path_mtu"), from.end());
+  EXPECT_NE(std::find(from.begin(), from.end(), "timeout"), from.end());
+  EXPECT_GT(r.a->timings.path.count(), 0);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  ASSERT_EQ(
+      ibv_query_qp((*a)->qp(0), &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_RTS);
+  EXPECT_EQ(attr.path_mtu, IBV_MTU_256);
+  EXPECT_EQ(attr.timeout, 18);
+
+  verbs::TrafficOptions t;
+  t.iters = 20;
+  t.timeout = 5000ms;
+  auto server = std::async(std::launch::async, [&] {
+    return verbs::RunTraffic(*(*b)->session(), (*a)->Local(), verbs::Role::kServer, t);
+  });
+  auto client = verbs::RunTraffic(*(*a)->session(), (*b)->Local(), verbs::Role::kClient, t);
+  auto s = server.get();
+  ASSERT_TRUE(client) << client.error().ToString();
+  ASSERT_TRUE(s) << s.error().ToString();
+  EXPECT_TRUE(client->rdma_read_checked);
+}
+
+// Issue 19: a path source that fails (here: "no path", as the SA answers for
+// a peer outside every partition) refuses the connect before any modify, and
+// the peer learns it at once, not at its deadline.
+TEST_F(ConnectorLabTest, AFailedPathQueryRefusesBeforeAnyModifyAndTellsThePeer) {
+  auto a = Connector::Open(Owning(0, Transport::kRc));
+  auto b = Connector::Open(Owning(1, Transport::kRc));
+  ASSERT_TRUE(a) << a.error().ToString();
+  ASSERT_TRUE(b) << b.error().ToString();
+  ConnectorOptions o = Quick();
+  o.path_source = [](const EndpointInfo&, const EndpointInfo&) -> Result<PathRecord> {
+    return Error{ErrorCode::kNotFound, 0, "SA PathRecord query", "path", "the SA has no path"};
+  };
+  ConnectorOptions ob = Quick();
+  ob.timeout = 20s;
+  const auto start = std::chrono::steady_clock::now();
+  Both r = ConnectBoth(**a, **b, o, ob);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r.a);
+  EXPECT_EQ(r.a.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(r.a.error().attribute, "path");
+  EXPECT_EQ((*a)->report().reached, ConnectPhase::kValidate);
+  EXPECT_FALSE((*a)->report().plan.has_value());
+  ASSERT_FALSE(r.b);
+  EXPECT_EQ(r.b.error().code, ErrorCode::kProtocol) << r.b.error().ToString();
+  EXPECT_NE(r.b.error().detail.find("no path to the peer"), std::string::npos)
+      << r.b.error().ToString();
+  EXPECT_LT(took, 10s);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  ASSERT_EQ(ibv_query_qp((*a)->qp(0), &attr, IBV_QP_STATE, &init), 0);
+  EXPECT_EQ(attr.qp_state, IBV_QPS_INIT);  // nothing was modified
 }
 
 TEST_F(ConnectorLabTest, AdoptedRcQpsConnectAndCarryTheCallersOwnSendAndWrite) {

@@ -11,6 +11,9 @@
 #              them equals saquery's
 #   no_path    a LID nobody has: exit 8, "no path"
 #   no_sm      ibsim without OpenSM: exit 9, "no subnet manager", at once
+#   connector  (3rd argument: peer_path_sim) the connector's path source
+#              (sa::ResolvePeerPath): its plan equals qp-info --path's values;
+#              the partition that leaves Hca5 out refuses it naming pkey
 #   sa_silent  OpenSM stopped (SIGSTOP) after MASTER: exit 9, "no reply",
 #              within the --timeout given
 #   validator  (3rd argument: sa_validate_sim) the validator's SA rules on
@@ -176,6 +179,30 @@ case "$scenario" in
     plan="plan-with-sa path_mtu=$(field "$js" mtu) sl=$(field "$js" sl)"
     plan+=" timeout=$(field "$js" ack_timeout) dlid=$l4 from_sa=dlid,sl,path_mtu,timeout"
     check "$l4 4096 0xffff" "$plan" -- "sa-plan: mtu-above-sa-path" "sa-plan: sl-not-sa-path"
+    ;;
+  connector)
+    # The connector's path source (3rd argument: peer_path_sim), as
+    # qp-connect --path sa calls it after the exchange: from Hca2's
+    # description to a peer at Hca4's LID the plan takes the SA's DLID, SL,
+    # MTU (2048 over the 4096 both ports offer) and ACK timeout, the values
+    # qp-info --path reports (and `paths` compares with saquery); to Hca5 in
+    # P_Key 0x8001, which leaves Hca5 out, the query is refused naming pkey.
+    sim_start "$fabric" -P "$partitions" || exit 1
+    l4=$(sim_lid Hca4)
+    l5=$(sim_lid Hca5)
+    js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l4" --pkey 0xffff --json)
+    want="peer-path dlid=$l4 sl=$(field "$js" sl) path_mtu=$(field "$js" mtu)"
+    want+=" timeout=$(field "$js" ack_timeout) from_sa=dlid,sl,path_mtu,timeout"
+    out=$(sim_run Hca2 timeout 20 "$helper" "$l4" 0xffff)
+    rc=$?
+    if [[ $rc -eq 0 && $out == "$want" ]]; then
+      ok "Hca2 -> Hca4: $out"
+    else
+      fail "Hca2 -> Hca4: exit $rc, got '$out', want '$want'"
+    fi
+    [[ $(field "$js" mtu) == 2048 ]] && ok "the SA's MTU (2048) is below the ports' 4096" ||
+      fail "the fabric's path to Hca4 is not 2048: $(field "$js" mtu)"
+    expect_exit 1 "^error: pkey" sim_run Hca2 timeout 20 "$helper" "$l5" 0x8001
     ;;
   *)
     echo "unknown scenario $scenario" >&2

@@ -12,8 +12,8 @@ enum ExitCode : int {
   kExitValidation = 5,  // qp-connect: the validator found errors before any modify
   kExitVerbs = 6,       // a verbs call failed (open, create, modify, ...)
   kExitTraffic = 7,     // verification traffic failed (completion error, mismatch)
-  kExitNoPath = 8,      // qp-info --path: the SA has no path, or the partition refuses it
-  kExitSa = 9,          // qp-info --path: no SM, the SA did not answer, or answered wrongly
+  kExitNoPath = 8,  // qp-info --path, qp-connect --path sa: no path, or the partition refuses it
+  kExitSa = 9,      // the same: no SM, the SA did not answer, or answered wrongly
 };
 
 }  // namespace qpconnect::tools

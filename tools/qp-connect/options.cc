@@ -42,6 +42,10 @@ const std::vector<OptionSpec>& Specs() {
        "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
       {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
       {0, "pkey", true, "PKEY", "use the P_Key index holding this P_Key value"},
+      {0, "path", true, "local|sa",
+       "path attributes from both descriptions (default), or on InfiniBand from the subnet "
+       "administrator's PathRecord: DLID, SL, MTU, ACK timeout, GRH across routers (as "
+       "rdma_cm; docs/ib-paths.md)"},
       {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
       {0, "json", false, "", "print one JSON report instead of text"},
       {0, "no-validate", false, "", "connect even when the validator finds errors"},
@@ -76,7 +80,9 @@ std::string ConnectHelp() {
          "  qp-connect --gen-psk qpc.key               # then copy qpc.key to the peer; both\n"
          "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n\n"
          "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
-         "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed.\n";
+         "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed,\n"
+         "8 --path sa: the SA has no path or the partition refuses it, 9 --path sa: no subnet\n"
+         "manager or the SA did not answer.\n";
 }
 
 std::string ConnectVersion() { return VersionText("qp-connect"); }
@@ -217,6 +223,19 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
       s.mtu = Mtu::k1024;
     }
   }
+  if (auto v = p.Get("path")) {
+    if (*v == "local") {
+      o.path = PathKind::kLocal;
+    } else if (*v == "sa") {
+      o.path = PathKind::kSa;
+    } else {
+      return Usage("--path: '" + *v + "' is not local or sa");
+    }
+  }
+  if (o.path == PathKind::kSa && o.wire == WireKind::kPingpong) {
+    return Usage("--path sa is for --wire qpc (the stock pingpong programs guess their path)");
+  }
+  o.sl_given = p.Has("sl");
   o.oob_session = p.Get("session").value_or(o.oob_session);
   o.bind_address = p.Get("bind").value_or("");
   o.psk_file = p.Get("psk-file");

@@ -18,12 +18,17 @@ enum class OobKind { kTcp, kFile, kStdio };
 // The format on the out-of-band channel: ours (docs/wire-format.md) or the
 // stock ibv_*_pingpong record (docs/interop.md; tcp only).
 enum class WireKind { kQpc, kPingpong };
+// Where the path attributes come from: the two descriptions (PlanConnection),
+// or the InfiniBand subnet administrator's PathRecord (docs/ib-paths.md).
+enum class PathKind { kLocal, kSa };
 
 struct ConnectOptions {
   verbs::SessionOptions session;
   PlanOptions plan;
   OobKind oob = OobKind::kTcp;
   WireKind wire = WireKind::kQpc;
+  PathKind path = PathKind::kLocal;
+  bool sl_given = false;            // --sl: with --path sa, asked of the SA
   std::optional<std::string> host;  // tcp: set = client
   bool client = false;              // sends first; tcp: a HOST was given
   uint16_t tcp_port = 18515;

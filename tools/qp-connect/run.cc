@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -19,9 +20,11 @@
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/stdio.h"
 #include "qpconnect/oob/tcp.h"
+#include "qpconnect/sa/peer_path.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/traffic.h"
 #include "report.h"
+#include "sa_report.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -133,11 +136,32 @@ class Runner {
   // once, before anything is modified).
   void Record(const ConnectReport& r) {
     if (r.remote && !report_.contains("remote")) report_["remote"] = SideJson(*r.remote);
+    if (r.sa_path && r.plan && !report_.contains("path")) RecordPath(*r.sa_path, *r.plan);
     if (r.plan && !findings_shown_) {
       findings_shown_ = true;
       report_["findings"] = FindingsToJson(r.findings);
       if (!o_.json) PrintFindings(r.findings);
     }
+  }
+
+  // --path sa: the SA's record and what the plan took from it, always shown
+  // (the user asked where the path comes from).
+  void RecordPath(const PathRecord& p, const ConnectionPlan& plan) {
+    report_["path"] = {
+        {"source", "sa"}, {"record", PathRecordToJson(p)}, {"applied", plan.from_sa}};
+    if (o_.json) return;
+    std::string applied;
+    for (const auto& a : plan.from_sa) applied += (applied.empty() ? "" : ", ") + a;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "qp-connect: path from the subnet administrator: DLID 0x%04x, SL %u, MTU %d, "
+                  "rate %.1f Gb/s, packet lifetime %u -> ACK timeout %u, hop limit %u; applied: "
+                  "%s\n",
+                  unsigned{p.dlid}, unsigned{p.sl}, MtuBytes(p.mtu), RateGbps(p.rate),
+                  unsigned{p.packet_lifetime},
+                  unsigned{AckTimeoutForPacketLifetime(p.packet_lifetime)}, unsigned{p.hop_limit},
+                  applied.empty() ? "nothing" : applied.c_str());
+    out_ << line;
   }
 
   // The connector's failure as qp-connect's stage and exit status.
@@ -150,6 +174,7 @@ class Runner {
       case ConnectPhase::kExchange:
         return Fail("exchange", e, kExitExchange);
       case ConnectPhase::kValidate:
+        if (path_failed_) return Fail("path", e, ExitForSaError(e));
         if (e.operation == "validate") {
           report_["stage"] = "validate";
           if (!o_.json) {
@@ -211,8 +236,30 @@ class Runner {
       if (auto w = CheckWritable(*o_.dump_file); !w) return Fail("dump", w.error(), kExitUsage);
     }
 
+    if (o_.path == PathKind::kSa && local.port.link_layer == LinkLayer::kEthernet) {
+      // Known before the exchange: refused as a usage error.
+      return Fail("path",
+                  Error{ErrorCode::kInvalidArgument, 0, "command line", "--path",
+                        "--path sa: " + local.identity.device + " port " +
+                            std::to_string(local.port.port_num) +
+                            " is Ethernet (RoCE), which has no subnet administrator; its paths "
+                            "come from the GID and the IP route (drop --path sa)"},
+                  kExitUsage);
+    }
+
     ConnectorOptions co;
     co.plan = o_.plan;
+    if (o_.path == PathKind::kSa) {
+      sa::PeerPathOptions po;
+      if (o_.sl_given) po.sl = o_.session.sl;
+      po.resolve.deadline = std::min<std::chrono::milliseconds>(o_.timeout, po.resolve.deadline);
+      co.path_source = [this, po](const EndpointInfo& l, const EndpointInfo& r) {
+        Step("asking the subnet administrator for the path to " + r.identity.host);
+        auto path = sa::ResolvePeerPath(l, r, po);
+        path_failed_ = !path;
+        return path;
+      };
+    }
     co.timeout = o_.timeout;
     co.validate = o_.validate;
     co.on_step = [this](ConnectPhase phase, std::string_view what) {
@@ -326,6 +373,7 @@ class Runner {
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
   bool findings_shown_ = false;
+  bool path_failed_ = false;  // --path sa: the SA query failed
   std::optional<Error> dump_error_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "exit_codes.h"
 #include "qpconnect/sa/umad_channel.h"
+#include "sa_report.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -36,43 +37,7 @@ std::string Lifetime(uint8_t v) {
   return buf;
 }
 
-int ExitFor(const Error& e) {
-  if (e.code == ErrorCode::kInvalidArgument) return kExitUsage;
-  if (e.attribute == "port") return kExitNoDevice;
-  if (e.code == ErrorCode::kNotFound && e.attribute == "path") return kExitNoPath;
-  if (e.code == ErrorCode::kIncompatible && e.attribute == "pkey") return kExitNoPath;
-  return kExitSa;  // no SM, SA silent, malformed reply, umad failure, Ethernet port
-}
-
 }  // namespace
-
-nlohmann::json PathRecordToJson(const PathRecord& r) {
-  return {{"service_id", Hex(r.service_id, 16)},
-          {"dgid", GidToString(r.dgid)},
-          {"sgid", GidToString(r.sgid)},
-          {"dlid", r.dlid},
-          {"slid", r.slid},
-          {"raw_traffic", r.raw_traffic},
-          {"flow_label", r.flow_label},
-          {"hop_limit", r.hop_limit},
-          {"traffic_class", r.traffic_class},
-          {"reversible", r.reversible},
-          {"numb_path", r.numb_path},
-          {"pkey", Hex(r.pkey, 4)},
-          {"qos_class", r.qos_class},
-          {"sl", r.sl},
-          {"mtu", MtuBytes(r.mtu)},
-          {"mtu_code", static_cast<unsigned>(r.mtu)},
-          {"mtu_selector", r.mtu_selector},
-          {"rate", r.rate},
-          {"rate_gbps", RateGbps(r.rate)},
-          {"rate_selector", r.rate_selector},
-          {"packet_lifetime", r.packet_lifetime},
-          {"packet_lifetime_selector", r.packet_lifetime_selector},
-          {"packet_lifetime_ns", IbTimeValue(r.packet_lifetime).count()},
-          {"ack_timeout", AckTimeoutForPacketLifetime(r.packet_lifetime)},
-          {"preference", r.preference}};
-}
 
 std::string FormatPathRecordText(const sa::SaPort& port, const PathRecord& r) {
   std::ostringstream o;
@@ -145,7 +110,7 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   auto port = sa::QueryUmadPort(args.Get("ib-dev").value_or(""), port_num);
   if (!port) {
     err << "qp-info: " << port.error().ToString() << "\n";
-    return ExitFor(port.error());
+    return ExitForSaError(port.error());
   }
   std::unique_ptr<sa::MadChannel> channel;
   if (port->link_layer != LinkLayer::kEthernet && port->state == 4 && port->sm_lid != 0) {
@@ -168,7 +133,7 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
                                 *query, options);
   if (!record) {
     err << "qp-info: " << record.error().ToString() << "\n";
-    return ExitFor(record.error());
+    return ExitForSaError(record.error());
   }
   if (args.Has("json")) {
     nlohmann::json doc = {{"ca", port->ca_name},

@@ -17,7 +17,6 @@ namespace qpconnect::tools {
 int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err);
 
 // The record as qp-info prints it (docs/ib-paths.md lists the fields).
-nlohmann::json PathRecordToJson(const PathRecord& record);
 std::string FormatPathRecordText(const sa::SaPort& port, const PathRecord& record);
 
 }  // namespace qpconnect::tools

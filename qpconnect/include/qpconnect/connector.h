@@ -58,7 +58,8 @@ const char* ConnectPhaseName(ConnectPhase phase);
 struct PhaseTimings {
   std::chrono::nanoseconds open{0};      // create + describe + INIT (+ receives posted)
   std::chrono::nanoseconds exchange{0};  // Exchange(): both descriptions swapped
-  std::chrono::nanoseconds validate{0};  // PlanConnection() + Validate()
+  std::chrono::nanoseconds validate{0};  // PlanConnection() + Validate() (+ path below)
+  std::chrono::nanoseconds path{0};      // ConnectorOptions::path_source, when set
   std::chrono::nanoseconds connect{0};   // INIT->RTR->RTS of every QP (+ UD address handles)
   std::chrono::nanoseconds barrier{0};   // Barrier() after RTS
   // Parts of open: owning mode only (zero when adopted).
@@ -78,17 +79,34 @@ struct PhaseTimings {
 // What Connect() learned, filled as far as the flow got (also on failure).
 struct ConnectReport {
   EndpointInfo local;
-  std::optional<EndpointInfo> remote;          // set once the exchange succeeded
-  std::optional<ConnectionPlan> plan;          // set once planned
+  std::optional<EndpointInfo> remote;  // set once the exchange succeeded
+  std::optional<ConnectionPlan> plan;  // set once planned
+  // The PathRecord ConnectorOptions::path_source gave; plan->from_sa names
+  // the attributes taken from it.
+  std::optional<PathRecord> sa_path;
   std::vector<Finding> findings;               // the validator's, on the plan above
   ConnectPhase reached = ConnectPhase::kOpen;  // the last phase entered
   bool connected = false;                      // every QP at RTS and the barrier passed
   PhaseTimings timings;
 };
 
+// Where the path to the peer comes from, when not from the two descriptions
+// alone: called once per Connect(), after the exchange, with both sides'
+// descriptions. Its PathRecord becomes PlanOptions::sa_path (the plan takes
+// DLID, SL, path MTU, ACK timeout and, across routers, the GRH fields from
+// it) and the validator judges the plan against it (rules_sa.cc). An error
+// refuses the connect before any modify, and the peer is told.
+// sa::ResolvePeerPath (qpconnect/sa/peer_path.h) asks the InfiniBand subnet
+// administrator, as rdma_cm does; tests may give any function.
+using PathSource =
+    std::function<Result<PathRecord>(const EndpointInfo& local, const EndpointInfo& remote)>;
+
 // Options of Connect(), common to both modes.
 struct ConnectorOptions {
   PlanOptions plan;
+  // Empty: the path comes from the descriptions (PlanConnection). Set: see
+  // PathSource. plan.sa_path, if also set, is replaced by its answer.
+  PathSource path_source;
   // Each exchanger call (Exchange, Barrier) gets this deadline.
   std::chrono::milliseconds timeout{30000};
   // Refuse when the validator reports an error (kIncompatible, peer aborted).

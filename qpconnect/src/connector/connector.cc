@@ -317,10 +317,19 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   step(ConnectPhase::kExchange, "received the peer's description: " + r.remote->identity.host +
                                     " " + r.remote->identity.device);
 
+  PlanOptions plan_options = options.plan;
+  if (options.path_source) {
+    step(ConnectPhase::kValidate, "asking for the path to the peer (path source)");
+    PhaseClock clock(r.timings.path);
+    auto path = options.path_source(r.local, *r.remote);
+    if (!path) return fail(std::move(path).error(), "no path to the peer");
+    plan_options.sa_path = *path;
+  }
+  r.sa_path = plan_options.sa_path;
   ConnectionPlan plan;
   {
     PhaseClock clock(r.timings.validate);
-    plan = PlanConnection(r.local, *r.remote, options.plan);
+    plan = PlanConnection(r.local, *r.remote, plan_options);
   }
   if (auto c = ConnectToPeer(*r.remote, std::move(plan), options); !c) {
     Error e = std::move(c).error();
@@ -348,12 +357,14 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
     if (options.on_step) options.on_step(phase, what);
   };
   if (!r.remote || &*r.remote != &remote) r.remote = remote;
+  if (!r.sa_path) r.sa_path = options.plan.sa_path;  // callers other than Connect()
 
   step(ConnectPhase::kValidate, "validating both descriptions and the plan");
   {
     PhaseClock clock(r.timings.validate);
     r.plan = std::move(plan);
-    r.findings = Validate({&r.local, &*r.remote, *r.plan, std::nullopt});
+    const ValidationInput input{&r.local, &*r.remote, *r.plan, std::nullopt};
+    r.findings = r.sa_path ? Validate(input, *r.sa_path) : Validate(input);
   }
   if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
   if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {

@@ -7,6 +7,7 @@
 
 #include "exit_codes.h"
 #include "path_mode.h"
+#include "sa_report.h"
 #include "run.h"
 
 namespace qpconnect::tools {

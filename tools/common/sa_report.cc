@@ -1,0 +1,55 @@
+#include "sa_report.h"
+
+#include <cstdio>
+#include <string>
+
+#include "exit_codes.h"
+
+namespace qpconnect::tools {
+namespace {
+
+std::string Hex(unsigned long long v, int width) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", width, v);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json PathRecordToJson(const PathRecord& r) {
+  return {{"service_id", Hex(r.service_id, 16)},
+          {"dgid", GidToString(r.dgid)},
+          {"sgid", GidToString(r.sgid)},
+          {"dlid", r.dlid},
+          {"slid", r.slid},
+          {"raw_traffic", r.raw_traffic},
+          {"flow_label", r.flow_label},
+          {"hop_limit", r.hop_limit},
+          {"traffic_class", r.traffic_class},
+          {"reversible", r.reversible},
+          {"numb_path", r.numb_path},
+          {"pkey", Hex(r.pkey, 4)},
+          {"qos_class", r.qos_class},
+          {"sl", r.sl},
+          {"mtu", MtuBytes(r.mtu)},
+          {"mtu_code", static_cast<unsigned>(r.mtu)},
+          {"mtu_selector", r.mtu_selector},
+          {"rate", r.rate},
+          {"rate_gbps", RateGbps(r.rate)},
+          {"rate_selector", r.rate_selector},
+          {"packet_lifetime", r.packet_lifetime},
+          {"packet_lifetime_selector", r.packet_lifetime_selector},
+          {"packet_lifetime_ns", IbTimeValue(r.packet_lifetime).count()},
+          {"ack_timeout", AckTimeoutForPacketLifetime(r.packet_lifetime)},
+          {"preference", r.preference}};
+}
+
+int ExitForSaError(const Error& e) {
+  if (e.code == ErrorCode::kInvalidArgument) return kExitUsage;
+  if (e.attribute == "port") return kExitNoDevice;
+  if (e.code == ErrorCode::kNotFound && e.attribute == "path") return kExitNoPath;
+  if (e.code == ErrorCode::kIncompatible && e.attribute == "pkey") return kExitNoPath;
+  return kExitSa;  // no SM, SA silent, malformed reply, umad failure, Ethernet port
+}
+
+}  // namespace qpconnect::tools
