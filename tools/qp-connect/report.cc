@@ -68,11 +68,10 @@ ordered_json TimingsJson(const PhaseTimings& t) {
   auto ms = [](std::chrono::nanoseconds d) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
-  return {{"open", ms(t.open)},           {"exchange", ms(t.exchange)},
-          {"validate", ms(t.validate)},   {"connect", ms(t.connect)},
-          {"barrier", ms(t.barrier)},     {"setup", ms(t.setup)},
-          {"create", ms(t.create.total)}, {"init", ms(t.init.total)},
-          {"rtr", ms(t.rtr.total)},       {"rts", ms(t.rts.total)}};
+  return {{"open", ms(t.open)},         {"exchange", ms(t.exchange)},   {"path", ms(t.path)},
+          {"validate", ms(t.validate)}, {"connect", ms(t.connect)},     {"barrier", ms(t.barrier)},
+          {"setup", ms(t.setup)},       {"create", ms(t.create.total)}, {"init", ms(t.init.total)},
+          {"rtr", ms(t.rtr.total)},     {"rts", ms(t.rts.total)}};
 }
 
 ordered_json PerQpJson(const PhaseTimings& t) {
