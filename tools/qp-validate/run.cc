@@ -124,9 +124,14 @@ Result<Input> Load(const std::string& name, std::istream& in) {
   }
   Result<oob::Dump> dump = oob::DecodeDumpJson(*text);
   if (!dump) {
+    // The codec starts the detail with "line L, column C: " when it knows
+    // where in the text the fault is, and names the field path in it.
     const Error& e = dump.error();
-    std::string what = "not a usable endpoint or dump: " + e.detail;
-    if (!e.attribute.empty()) what += " (field " + e.attribute + ")";
+    std::string what = e.detail;
+    if (what.rfind("line ", 0) != 0) what = "not a usable endpoint or dump: " + what;
+    if (!e.attribute.empty() && what.find(e.attribute) == std::string::npos) {
+      what += " (field " + e.attribute + ")";
+    }
     return Error{e.code, 0, input.name, e.attribute, std::move(what)};
   }
   input.dump = std::move(*dump);

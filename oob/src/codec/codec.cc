@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "codec/convert.h"
+#include "codec/json_check.h"
 #include "codec/wire_ranges.h"
 
 namespace qpconnect::oob {
@@ -33,16 +34,20 @@ Result<T> WithOperation(Result<T> r, const char* operation) {
   return e;
 }
 
-// The parser's message, made safe to print: it may quote the input.
-std::string ParserMessage(std::string_view message) {
-  constexpr size_t kMax = 200;
-  std::string s;
-  for (char c : message.substr(0, kMax)) {
-    const auto u = static_cast<unsigned char>(c);
-    s += (u < 0x20 || u >= 0x7f) ? '?' : c;
+// Puts "line L, column C: " before the detail of an error about JSON `text`
+// when the field it names (Error::attribute) is in the text.
+Error Located(Error e, std::string_view text, const google::protobuf::Descriptor& type) {
+  if (e.attribute.empty() || e.detail.rfind("line ", 0) == 0) return e;
+  if (std::optional<size_t> at = internal::FindJsonPath(text, type, e.attribute)) {
+    e.detail = internal::PositionPrefix(text, *at) + e.detail;
   }
-  if (message.size() > kMax) s += "...";
-  return s;
+  return e;
+}
+
+template <typename T>
+Result<T> LocatedIn(Result<T> r, std::string_view text, const google::protobuf::Descriptor& type) {
+  if (r) return r;
+  return Located(std::move(r).error(), text, type);
 }
 
 Result<void> CheckSize(std::string_view input, size_t cap, const char* operation) {
@@ -54,15 +59,32 @@ Result<void> CheckSize(std::string_view input, size_t cap, const char* operation
   return Ok();
 }
 
+// Protobuf's JSON parser after the strict pass of json_check.h (which gives
+// syntax errors a line and column, and refuses booleans in any form but
+// true/false). What Protobuf still refuses (a string for a number, a number
+// out of range) it names as "(path): what"; the path is then located too.
 Result<void> ParseJson(std::string_view text, google::protobuf::Message* msg,
                        const char* operation) {
+  const google::protobuf::Descriptor& type = *msg->GetDescriptor();
+  QPC_TRY(WithOperation(internal::CheckJson(text, type), operation));
   pbu::JsonParseOptions options;
   options.ignore_unknown_fields = true;
   const auto status = pbu::JsonStringToMessage(
       google::protobuf::StringPiece(text.data(), text.size()), msg, options);
   if (!status.ok()) {
-    return InputError(operation, "input is not valid JSON for this message: " +
-                                     ParserMessage(status.message().as_string()));
+    std::string message = status.message().as_string();
+    std::string path;
+    if (const size_t end = message.find("): "); message.rfind('(', 0) == 0 && end != message.npos) {
+      path = message.substr(1, end - 1);
+      message.erase(0, end + 3);
+    }
+    Error e =
+        InputError(operation, "not valid JSON for this message: " + internal::EscapedText(message));
+    if (!path.empty()) {
+      e.attribute = internal::EscapedText(path);
+      e.detail = e.attribute + ": " + e.detail;
+    }
+    return Located(std::move(e), text, type);
   }
   return Ok();
 }
@@ -110,7 +132,8 @@ Result<EndpointInfo> DecodeJson(std::string_view text) {
   QPC_TRY(CheckSize(text, kMaxJsonBytes, kDecodeJson));
   v1::Endpoint msg;
   QPC_TRY(ParseJson(text, &msg, kDecodeJson));
-  return WithOperation(internal::EndpointFromProto(msg, ""), kDecodeJson);
+  return WithOperation(LocatedIn(internal::EndpointFromProto(msg, ""), text, *msg.GetDescriptor()),
+                       kDecodeJson);
 }
 
 std::string EncodeDumpJson(const Dump& dump) {
@@ -123,10 +146,10 @@ std::string EncodeDumpJson(const Dump& dump) {
   return PrintJson(msg, true);
 }
 
-Result<Dump> DecodeDumpJson(std::string_view text) {
-  QPC_TRY(CheckSize(text, kMaxJsonBytes, kDecodeDump));
-  v1::Dump msg;
-  QPC_TRY(ParseJson(text, &msg, kDecodeDump));
+namespace {
+
+// The dump in `msg`, parsed from `text`.
+Result<Dump> DumpFromProto(const v1::Dump& msg, std::string_view text) {
   Dump dump;
   if (!msg.has_local()) {
     // A plain endpoint: its fields are unknown to Dump and were skipped.
@@ -158,6 +181,15 @@ Result<Dump> DecodeDumpJson(std::string_view text) {
     dump.remote = std::move(*remote);
   }
   return dump;
+}
+
+}  // namespace
+
+Result<Dump> DecodeDumpJson(std::string_view text) {
+  QPC_TRY(CheckSize(text, kMaxJsonBytes, kDecodeDump));
+  v1::Dump msg;
+  QPC_TRY(ParseJson(text, &msg, kDecodeDump));
+  return LocatedIn(DumpFromProto(msg, text), text, *msg.GetDescriptor());
 }
 
 Result<void> CheckWireRanges(const EndpointInfo& info) {

@@ -162,6 +162,80 @@ TEST(QpValidate, MalformedJsonExitsTwoNamingFileAndProblem) {
   EXPECT_NE(o.err.find("JSON"), std::string::npos) << o.err;
 }
 
+// Every byte of `s` is printable ASCII or a newline.
+bool PrintableLines(const std::string& s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c != '\n' && (u < 0x20 || u >= 0x7f)) return false;
+  }
+  return true;
+}
+
+TEST(QpValidate, ParseErrorsNameFileLineColumnAndFieldPath) {
+  // The text ends inside "port" (66 bytes, no newline).
+  const Outcome o = RunCli({Data("bad_truncated.json"), Data("rc_clean_b.json")});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err, "qp-validate: " + Data("bad_truncated.json") +
+                       ": line 1, column 67: port: not valid JSON: syntax error while parsing "
+                       "object - unexpected end of input; expected '}'\n");
+
+  // A doubled comma on line 73 of a dump, inside its first QP.
+  std::string dump = ReadFile(Data("rc_clean_a.dump.json"));
+  const size_t qpn = dump.find("\"qpn\": 17,");
+  ASSERT_NE(qpn, std::string::npos);
+  dump.insert(qpn + std::string("\"qpn\": 17,").size(), ",");
+  const Outcome c = RunCli({"-"}, dump);
+  EXPECT_EQ(c.code, 2);
+  EXPECT_EQ(c.err.rfind("qp-validate: <stdin>: line 73, column 16: local.endpoint.qps[0]: not "
+                        "valid JSON: ",
+                        0),
+            0u)
+      << c.err;
+}
+
+TEST(QpValidate, ParseErrorsCarryNoStrayBytes) {
+  // Protobuf's parser said "Closing quote expected in string.??^" here.
+  const Outcome o = RunCli({"-"}, "{\"version\": 1,\n \"identity\": {\"host\": \"a\xc3\xff\"}}\n");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(PrintableLines(o.err)) << o.err;
+  EXPECT_NE(o.err.find("<stdin>: line 2, column "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("identity.host: not valid JSON"), std::string::npos) << o.err;
+  // ... and ": Root element must be a message." for a document that is no object.
+  const Outcome a = RunCli({"-"}, "[1, 2]\n");
+  EXPECT_EQ(a.code, 2);
+  EXPECT_EQ(a.err,
+            "qp-validate: <stdin>: line 1, column 1: the document is an array, not an "
+            "object\n");
+}
+
+TEST(QpValidate, BooleansAreStrict) {
+  const std::string dump = ReadFile(Data("rc_clean_a.dump.json"));
+  const std::string active = "\"active\": true";
+  ASSERT_NE(dump.find(active), std::string::npos);
+  for (const char* bad : {"\"yes\"", "\"t\""}) {
+    std::string text = dump;
+    text.replace(text.find(active), active.size(), "\"active\": " + std::string(bad));
+    const Outcome o = RunCli({"-"}, text);
+    EXPECT_EQ(o.code, 2) << bad << "\n" << o.out;
+    EXPECT_EQ(o.err,
+              "qp-validate: <stdin>: line 14, column 15: local.endpoint.port.active must "
+              "be true or false, not the string " +
+                  std::string(bad) + "\n");
+  }
+}
+
+TEST(QpValidate, ValueErrorsNameTheirLineToo) {
+  std::string dump = ReadFile(Data("rc_clean_a.dump.json"));
+  const std::string psn = "\"psn\": 1122867";
+  ASSERT_NE(dump.find(psn), std::string::npos);
+  dump.replace(dump.find(psn), psn.size(), "\"psn\": 16777216");
+  const Outcome o = RunCli({"-"}, dump);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.err,
+            "qp-validate: <stdin>: line 78, column 13: local.endpoint.qps[1].psn 0x1000000 "
+            "exceeds 24 bits\n");
+}
+
 TEST(QpValidate, NewerWireVersionExitsTwo) {
   const Outcome o = RunCli({Data("rc_clean_a.json"), Data("bad_newer_version.json")});
   EXPECT_EQ(o.code, 2);
