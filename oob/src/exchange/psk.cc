@@ -7,6 +7,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -223,13 +224,23 @@ Result<void> GeneratePskFile(const std::string& path) {
 }
 
 Result<Nonce> RandomNonce() {
+  // The kernel's CSPRNG directly: OpenSSL's first RAND_bytes() initialises
+  // its DRBG and configuration, which cost 64-92 ms per process in the lab
+  // (TCG), on every exchange without a key (issue 15, docs/performance.md).
   Nonce n{};
-  if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1) {
-    Error e;
-    e.code = ErrorCode::kIo;
-    e.operation = "RAND_bytes";
-    e.detail = "OpenSSL could not produce a random nonce";
-    return e;
+  size_t done = 0;
+  while (done < n.size()) {
+    const ssize_t got = ::getrandom(n.data() + done, n.size() - done, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      Error e;
+      e.code = ErrorCode::kIo;
+      e.sys_errno = errno;
+      e.operation = "getrandom";
+      e.detail = "the kernel could not produce a random nonce";
+      return e;
+    }
+    done += static_cast<size_t>(got);
   }
   return n;
 }

@@ -85,7 +85,7 @@ Result<Psk> LoadPsk(const std::string& path);
 // (`path` exists), kNotFound (its directory does not), kIo.
 Result<void> GeneratePskFile(const std::string& path);
 
-// 16 bytes from OpenSSL's CSPRNG. kIo if RAND_bytes fails.
+// 16 bytes from the kernel CSPRNG (getrandom(2)). kIo if it fails.
 Result<Nonce> RandomNonce();
 
 // HMAC-SHA256 of the concatenation of `parts` under `key`. kIo if libcrypto
