@@ -299,6 +299,7 @@ TEST_F(ConnectorLabTest, APathSourcesRecordIsWhatTheQpsAreProgrammedWith) {
     p.mtu = Mtu::k256;
     p.sl = 0;
     p.packet_lifetime = 17;  // ACK timeout 18
+    p.rate = 3;              // 10 Gb/s: rxe takes the static rate (and ignores it)
     p.pkey = local.keys.pkey;
     p.hop_limit = 0;
     p.dgid = remote.path.sgid ? remote.path.sgid->gid : Gid{};
@@ -315,6 +316,8 @@ TEST_F(ConnectorLabTest, APathSourcesRecordIsWhatTheQpsAreProgrammedWith) {
   const auto& from = r.a->plan->from_sa;
   EXPECT_NE(std::find(from.begin(), from.end(), "path_mtu"), from.end());
   EXPECT_NE(std::find(from.begin(), from.end(), "timeout"), from.end());
+  EXPECT_NE(std::find(from.begin(), from.end(), "static_rate"), from.end());
+  EXPECT_EQ(r.a->plan->qps.at(0).ah.static_rate, 3);
   EXPECT_GT(r.a->timings.path.count(), 0);
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};

@@ -177,14 +177,15 @@ case "$scenario" in
     # lifetime + 1, as qp-info --path reports it), and no SA-rule finding.
     js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l4" --pkey 0xffff --json)
     plan="plan-with-sa path_mtu=$(field "$js" mtu) sl=$(field "$js" sl)"
-    plan+=" timeout=$(field "$js" ack_timeout) dlid=$l4 from_sa=dlid,sl,path_mtu,timeout"
+    plan+=" timeout=$(field "$js" ack_timeout) dlid=$l4 from_sa=dlid,sl,path_mtu,timeout,static_rate"
     check "$l4 4096 0xffff" "$plan" -- "sa-plan: mtu-above-sa-path" "sa-plan: sl-not-sa-path"
     ;;
   connector)
     # The connector's path source (3rd argument: peer_path_sim), as
     # qp-connect --path sa calls it after the exchange: from Hca2's
     # description to a peer at Hca4's LID the plan takes the SA's DLID, SL,
-    # MTU (2048 over the 4096 both ports offer) and ACK timeout, the values
+    # MTU (2048 over the 4096 both ports offer), ACK timeout and rate (the
+    # narrowed link's, as the address vector's static rate), the values
     # qp-info --path reports (and `paths` compares with saquery); to Hca5 in
     # P_Key 0x8001, which leaves Hca5 out, the query is refused naming pkey.
     sim_start "$fabric" -P "$partitions" || exit 1
@@ -192,7 +193,8 @@ case "$scenario" in
     l5=$(sim_lid Hca5)
     js=$(sim_run Hca2 timeout 20 "$qp_info" --path "$l4" --pkey 0xffff --json)
     want="peer-path dlid=$l4 sl=$(field "$js" sl) path_mtu=$(field "$js" mtu)"
-    want+=" timeout=$(field "$js" ack_timeout) from_sa=dlid,sl,path_mtu,timeout"
+    want+=" timeout=$(field "$js" ack_timeout) static_rate=$(field "$js" rate)"
+    want+=" from_sa=dlid,sl,path_mtu,timeout,static_rate"
     out=$(sim_run Hca2 timeout 20 "$helper" "$l4" 0xffff)
     rc=$?
     if [[ $rc -eq 0 && $out == "$want" ]]; then

@@ -4,7 +4,8 @@
 // describes this port as the connector would (device, port, LID, subnet
 // prefix, P_Key), a peer at DLID with the same prefix, both active at 4096,
 // asks the SA for the path between the two descriptions and plans with it:
-//   peer-path dlid=<n> sl=<n> path_mtu=<bytes> timeout=<n> from_sa=<names>
+//   peer-path dlid=<n> sl=<n> path_mtu=<bytes> timeout=<n> static_rate=<code>
+//             from_sa=<names>
 // or, when the query is refused, "error: <attribute>" and the message.
 //   peer_path_sim DLID [PKEY]
 // Exit 0 planned, 1 refused, 2 usage or no port.
@@ -49,8 +50,7 @@ int main(int argc, char** argv) {
 
   auto path = sa::ResolvePeerPath(local, remote);
   if (!path) {
-    std::printf("error: %s\n%s\n", path.error().attribute.c_str(),
-                path.error().ToString().c_str());
+    std::printf("error: %s\n%s\n", path.error().attribute.c_str(), path.error().ToString().c_str());
     return 1;
   }
   PlanOptions options;
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   const QpAttrs& q = plan.qps.at(0);
   std::string from;
   for (const auto& name : plan.from_sa) from += (from.empty() ? "" : ",") + name;
-  std::printf("peer-path dlid=%u sl=%u path_mtu=%d timeout=%u from_sa=%s\n", unsigned{q.ah.dlid},
-              unsigned{q.ah.sl}, MtuBytes(q.path_mtu), unsigned{q.timeout}, from.c_str());
+  std::printf("peer-path dlid=%u sl=%u path_mtu=%d timeout=%u static_rate=%u from_sa=%s\n",
+              unsigned{q.ah.dlid}, unsigned{q.ah.sl}, MtuBytes(q.path_mtu), unsigned{q.timeout},
+              unsigned{q.ah.static_rate}, from.c_str());
   return 0;
 }

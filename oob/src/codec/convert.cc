@@ -238,6 +238,7 @@ void EndpointToProto(const EndpointInfo& info, Form form, v1::Endpoint* out) {
   path->set_flow_label(a.flow_label);
   path->set_src_path_bits(a.src_path_bits);
   path->set_path_mtu_forced(a.path_mtu_forced);
+  path->set_path_from_sa(a.path_from_sa);
 
   v1::Keys* keys = out->mutable_keys();
   keys->set_pkey(info.keys.pkey);
@@ -300,6 +301,7 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
   QPC_TRY(ToEnum(a.path_mtu(), &path.path_mtu, CheckMtu, path_at, "path_mtu"));
   path.use_grh = a.use_grh();
   path.path_mtu_forced = a.path_mtu_forced();
+  path.path_from_sa = a.path_from_sa();
   if (a.has_sgid()) {
     Result<GidEntry> sgid = GidEntryFromProto(a.sgid(), path_at + "sgid");
     if (!sgid) return std::move(sgid).error();
@@ -375,6 +377,7 @@ void PlanToProto(const ConnectionPlan& plan, v1::Plan* out) {
     ah->set_hop_limit(a.ah.hop_limit);
     ah->set_traffic_class(a.ah.traffic_class);
     ah->set_flow_label(a.ah.flow_label);
+    ah->set_static_rate(a.ah.static_rate);
   }
 }
 
@@ -421,6 +424,7 @@ Result<ConnectionPlan> PlanFromProto(const v1::Plan& m, const std::string& prefi
     QPC_TRY(Narrow(ah.hop_limit(), &a.ah.hop_limit, at, "ah.hop_limit"));
     QPC_TRY(Narrow(ah.traffic_class(), &a.ah.traffic_class, at, "ah.traffic_class"));
     a.ah.flow_label = ah.flow_label();
+    QPC_TRY(Narrow(ah.static_rate(), &a.ah.static_rate, at, "ah.static_rate"));
   }
   QPC_TRY(CheckPlanRanges(plan, prefix));
   return plan;

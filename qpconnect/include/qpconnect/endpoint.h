@@ -110,6 +110,11 @@ struct PathParams {
   // True: this side programs path_mtu as-is (qp-connect -m, like the pingpong
   // examples' -m); false: it programs the negotiated minimum (PlanConnection).
   bool path_mtu_forced = false;
+  // True: after the exchange this side takes its path (MTU, SL, rate, ACK
+  // timeout) from the subnet administrator (qp-connect --path sa,
+  // ConnectorOptions::path_source), so the peer's validator expects the
+  // SA's values, not the negotiated ones, in this side's plan.
+  bool path_from_sa = false;
   bool use_grh = false;          // is_global
   std::optional<GidEntry> sgid;  // GID in use (index, bytes, type, family)
   uint8_t sl = 0;

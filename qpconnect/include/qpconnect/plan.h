@@ -36,6 +36,9 @@ struct AddressVector {
   uint8_t hop_limit = 1;
   uint8_t traffic_class = 0;
   uint32_t flow_label = 0;
+  // IBA static-rate code (the values of enum ibv_rate: 2 = 2.5 Gb/s, 3 = 10,
+  // ...): inject no faster than the path allows; 0 = the port's full rate.
+  uint8_t static_rate = 0;
 
   friend bool operator==(const AddressVector&, const AddressVector&) = default;
 };
@@ -71,7 +74,8 @@ struct ConnectionPlan {
   // Largest message this side will send (UD: must fit the path MTU).
   uint32_t message_size = 0;
   // The attributes taken from PlanOptions::sa_path ("dlid", "sl", "path_mtu",
-  // "timeout", "hop_limit", "flow_label", "traffic_class"), in that order;
+  // "timeout", "static_rate", "hop_limit", "flow_label", "traffic_class"), in
+  // that order;
   // empty when no PathRecord was given.
   std::vector<std::string> from_sa;
 
@@ -119,12 +123,12 @@ struct PlanOptions {
 // With options.sa_path (the SA's PathRecord), as rdma_cm programs a resolved
 // route: ah.dlid = its DLID (when non-zero); ah.sl = its SL; path_mtu = the
 // smaller of the above and its MTU unless options.mtu forces one; timeout =
-// its packet lifetime + 1 (AckTimeoutForPacketLifetime); and when its hop
+// its packet lifetime + 1 (AckTimeoutForPacketLifetime); ah.static_rate = its
+// rate (when non-zero; ibv_rate uses the IBA codes); and when its hop
 // limit is above 1 (the path crosses routers) is_global with its hop limit,
 // flow label and traffic class. plan.from_sa names what it changed or
-// confirmed. Its P_Key and rate are not applied here (the P_Key index and the
-// static rate are the caller's; the validator's pkey-not-sa-path checks the
-// former).
+// confirmed. Its P_Key is not applied here (the P_Key index is the caller's;
+// the validator's pkey-not-sa-path checks it).
 // When the QP counts differ, only min(N, M) entries are produced.
 ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& remote,
                               const PlanOptions& options = {});

@@ -306,6 +306,8 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   }
   impl_->connect_called = true;
 
+  // Published, so that the peer's validator expects the SA's path here.
+  r.local.path.path_from_sa = static_cast<bool>(options.path_source);
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
     PhaseClock clock(r.timings.exchange);

@@ -102,6 +102,10 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
     }
     timeout = AckTimeoutForPacketLifetime(sa->packet_lifetime);
     plan.from_sa.push_back("timeout");
+    if (sa->rate != 0) {
+      ah.static_rate = sa->rate;
+      plan.from_sa.push_back("static_rate");
+    }
     if (sa->hop_limit > 1) {
       ah.is_global = true;
       ah.hop_limit = options.hop_limit.value_or(sa->hop_limit);

@@ -188,15 +188,35 @@ std::vector<Finding> FindingSink::Take() {
 
 namespace {
 
+// The same path seen from its destination.
+PathRecord ReversedPath(PathRecord p) {
+  std::swap(p.dlid, p.slid);
+  std::swap(p.dgid, p.sgid);
+  return p;
+}
+
 std::vector<Finding> Judge(const ValidationInput& input, const PathRecord* sa_path,
                            const ValidateOptions& options) {
   using namespace validate_internal;
   assert(input.local != nullptr && input.remote != nullptr);
 
+  // A side that takes its path from the SA (path_from_sa) plans with the
+  // SA's record; the remote with the same path seen from its end (a
+  // PathRecord is reversible: same MTU, SL, rate and lifetime).
+  PlanOptions local_options;
+  PlanOptions remote_options;
+  if (sa_path != nullptr) {
+    if (input.local->path.path_from_sa) local_options.sa_path = *sa_path;
+    if (input.remote->path.path_from_sa) remote_options.sa_path = ReversedPath(*sa_path);
+  }
   std::optional<ConnectionPlan> derived_local;
   std::optional<ConnectionPlan> derived_remote;
-  if (!input.local_plan) derived_local = PlanConnection(*input.local, *input.remote);
-  if (!input.remote_plan) derived_remote = PlanConnection(*input.remote, *input.local);
+  if (!input.local_plan) {
+    derived_local = PlanConnection(*input.local, *input.remote, local_options);
+  }
+  if (!input.remote_plan) {
+    derived_remote = PlanConnection(*input.remote, *input.local, remote_options);
+  }
 
   Context ctx;
   ctx.transport = input.local->transport;

@@ -53,6 +53,7 @@ std::string DescribeAh(const ibv_ah_attr& ah) {
                   " src_path_bits=" + std::to_string(ah.src_path_bits) +
                   " port_num=" + std::to_string(ah.port_num) +
                   " is_global=" + std::to_string(ah.is_global);
+  if (ah.static_rate != 0) s += " static_rate=" + std::to_string(ah.static_rate);
   if (ah.is_global != 0) {
     Gid g{};
     std::memcpy(g.data(), ah.grh.dgid.raw, g.size());
@@ -207,6 +208,7 @@ ibv_ah_attr ToAhAttr(const AddressVector& av) {
   ah.src_path_bits = av.src_path_bits;
   ah.port_num = av.port_num;
   ah.is_global = av.is_global ? 1 : 0;
+  ah.static_rate = av.static_rate;  // IBA code == enum ibv_rate
   if (av.is_global) {
     std::memcpy(ah.grh.dgid.raw, av.dgid.data(), av.dgid.size());
     ah.grh.sgid_index = static_cast<uint8_t>(av.sgid_index);  // REQUIRES: <= 255

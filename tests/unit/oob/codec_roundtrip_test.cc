@@ -53,6 +53,7 @@ TEST(CodecRoundTrip, ExtremeValuesSurvive) {
   e.port.subnet_prefix = ~0ULL;
   e.path.sl = 15;
   e.path.flow_label = 0xfffff;
+  e.path.path_from_sa = true;
   e.path.traffic_class = 255;
   e.path.hop_limit = 0;  // 0 must not become the core default (1)
   e.path.src_path_bits = 127;
@@ -159,6 +160,21 @@ TEST(CodecDump, RoundTripsWithPlanAndRemote) {
   EXPECT_EQ(back->local.plan, dump.local.plan);
   EXPECT_EQ(back->remote, dump.remote);
   EXPECT_NE(json.find("\"dgid\": \"fe80::202:c9ff:fe01:204\""), std::string::npos) << json;
+}
+
+// Issue 19: a plan made from the SA's path carries its static rate.
+TEST(CodecDump, APlansStaticRateRoundTrips) {
+  Dump dump;
+  dump.local.endpoint = SampleRc();
+  dump.local.plan = SamplePlan();
+  ASSERT_FALSE(dump.local.plan->qps.empty());
+  dump.local.plan->qps[0].ah.static_rate = 3;  // 10 Gb/s
+  const std::string json = EncodeDumpJson(dump);
+  Result<Dump> back = DecodeDumpJson(json);
+  ASSERT_TRUE(back) << back.error().ToString() << "\n" << json;
+  ASSERT_TRUE(back->local.plan.has_value());
+  EXPECT_EQ(back->local.plan->qps[0].ah.static_rate, 3);
+  EXPECT_NE(json.find("\"static_rate\": 3"), std::string::npos) << json;
 }
 
 TEST(CodecDump, RoundTripsWithoutPlanOrRemote) {

@@ -137,5 +137,48 @@ TEST(PlanWithSaPath, AForcedMtuWins) {
   EXPECT_EQ(std::count(plan.from_sa.begin(), plan.from_sa.end(), "path_mtu"), 0);
 }
 
+// rdma_cm programs the path's rate as the address vector's static rate; so
+// does the plan, and only when the SA gave one.
+TEST(PlanWithSaPath, TakesTheStaticRateWhenTheSaGivesOne) {
+  Pair p = IbPair(Transport::kRc);
+  PathRecord sa = AgreeingSaPath(p);
+  sa.rate = 3;  // 10 Gb/s
+  PlanOptions options;
+  options.sa_path = sa;
+  ConnectionPlan plan = PlanConnection(p.local, p.remote, options);
+  EXPECT_EQ(plan.qps.at(0).ah.static_rate, 3);
+  EXPECT_EQ(plan.from_sa,
+            (std::vector<std::string>{"dlid", "sl", "path_mtu", "timeout", "static_rate"}));
+  sa.rate = 0;
+  options.sa_path = sa;
+  plan = PlanConnection(p.local, p.remote, options);
+  EXPECT_EQ(plan.qps.at(0).ah.static_rate, 0);
+  EXPECT_EQ(std::count(plan.from_sa.begin(), plan.from_sa.end(), "static_rate"), 0);
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps.at(0).ah.static_rate, 0);
+}
+
+// --path sa on both sides: each plans the SA's MTU (below both ports'), and
+// the validator, told by path_from_sa that the peer does too, expects it
+// there; a peer that does not ask the SA keeps the negotiated MTU, which is
+// then a real mismatch.
+TEST(PlanWithSaPath, BothSidesOnTheSaAgreeOnItsMtuAndOneSideAloneDoesNot) {
+  Pair p = IbPair(Transport::kRc);
+  PathRecord sa = AgreeingSaPath(p);
+  sa.mtu = Mtu::k1024;  // the ports are at 4096
+  p.local.path.path_from_sa = true;
+  PlanOptions options;
+  options.sa_path = sa;
+  ValidationInput in;
+  in.local = &p.local;
+  in.remote = &p.remote;
+  in.local_plan = PlanConnection(p.local, p.remote, options);
+  ASSERT_EQ(in.local_plan->qps.at(0).path_mtu, Mtu::k1024);
+
+  p.remote.path.path_from_sa = true;
+  EXPECT_EQ(Problems(Validate(in, sa)).count("mtu-mismatch"), 0u);
+  p.remote.path.path_from_sa = false;
+  EXPECT_EQ(Problems(Validate(in, sa)).count("mtu-mismatch"), 1u);
+}
+
 }  // namespace
 }  // namespace qpconnect::test
