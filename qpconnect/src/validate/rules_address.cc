@@ -158,8 +158,11 @@ void CheckOwnAv(const SideView& x, const SideView& y, FindingSink& sink) {
                 .message = who + "GID at sgid_index " + Dec(ah.sgid_index) + " is all zeros",
                 .fix = SgidZeroFix(x)});
     }
-    if (IsZeroGid(ah.dgid) && x.plan_derived && y.PublishedNoGid()) {
-      // The dgid would be what the peer published: say the peer sent none.
+    if (IsZeroGid(ah.dgid) && y.SgidUnknown()) {
+      // The peer published no GID and applied none we know of (no plan of
+      // its own): the dgid had nothing to come from. Say so, on the peer. A
+      // peer whose own plan names an sgid_index is judged by that instead
+      // (sgid-index-not-in-table, or this rule on X below).
       sink.Add(Rule::kDgidZero, y,
                {.x_value = "no GID published",
                 .y_value = "dgid ::",

@@ -490,6 +490,18 @@ TEST(Validate, ReportsAPeerThatPublishedNoGidAsSuch) {
   EXPECT_EQ(Problems(f), (std::set<std::string>{"dgid-zero"})) << Dump(f);
 }
 
+TEST(Validate, NamesThePeerWithoutGidAlsoWhenTheLocalPlanIsGiven) {
+  // qp-connect's own case: its plan is given, the peer's description has no GID.
+  Pair p = RocePair(Transport::kRc);
+  p.remote.path.sgid.reset();
+  p.local_plan = PlanConnection(p.local, p.remote);
+  const auto f = p.Run();
+  const Finding* dgid = FindId(f, "dgid-zero");
+  ASSERT_NE(dgid, nullptr) << Dump(f);
+  EXPECT_EQ(dgid->direction, Direction::kRemote);
+  EXPECT_NE(dgid->message.find("remote side published no GID"), std::string::npos) << dgid->message;
+}
+
 TEST(Validate, JudgesTheAppliedSgidOfASideThatPublishedNoGid) {
   // With a dump's plan, the sgid_index is what the side applied: judged.
   Pair p = RocePair(Transport::kRc);
