@@ -62,7 +62,7 @@ std::string Describe(Kind kind, const std::string* text) {
     case Kind::kNumber:
       return "a number";
     case Kind::kString:
-      return "the string \"" + EscapedText(*text, 40) + "\"";
+      return text == nullptr ? "a string" : "the string \"" + EscapedText(*text, 40) + "\"";
     case Kind::kObject:
       return "an object";
     case Kind::kArray:

@@ -2,6 +2,7 @@
 // column and field path, quotes nothing raw, and booleans are strict.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,35 @@ TEST(CodecJsonErrors, DeepNestingIsRefusedWithItsPlace) {
   const Error e = ErrorOf(DecodeJson(deep));
   EXPECT_NE(e.detail.find("nested more than 64 levels deep"), std::string::npos) << e.detail;
   EXPECT_EQ(e.detail.rfind("line 1, column 70: ", 0), 0u) << e.detail;
+}
+
+TEST(CodecJsonErrors, MutatedDumpsFailCleanlyWithPrintableErrors) {
+  const std::string dump = EncodeDumpJson(SampleDump());
+  std::mt19937 rng(14);
+  const std::string alphabet = "{}[]:,\"\\ \n0123456789tfnuley-\xc3\xff\x01";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = dump;
+    for (int k = 0, n = static_cast<int>(rng() % 4) + 1; k < n; ++k) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0:
+          text[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          text.erase(at, rng() % 8 + 1);
+          break;
+        default:
+          text.insert(at, 1, alphabet[rng() % alphabet.size()]);
+      }
+      if (text.empty()) text = "{";
+    }
+    const Result<Dump> r = DecodeDumpJson(text);
+    if (r) continue;
+    EXPECT_TRUE(r.error().code == ErrorCode::kProtocol ||
+                r.error().code == ErrorCode::kIncompatible)
+        << r.error().ToString();
+    EXPECT_TRUE(Printable(r.error().detail)) << r.error().detail;
+  }
 }
 
 }  // namespace
