@@ -13,6 +13,9 @@
 #             with the mesh summary
 #   example   QP_MESH is examples/mesh_mpi's binary: -np 4, every rank lists
 #             its 3 edges at RTS with traffic ok
+#   qp_connect  (3rd argument: qp-connect) `qp-connect --oob mpi` under
+#             mpirun -np 4 hands over to qp-mesh (found in the build tree):
+#             the rc4 checks
 set -uo pipefail
 mesh=${1:?usage: mesh_lab.sh QP_MESH SCENARIO}
 scenario=${2:?usage: mesh_lab.sh QP_MESH SCENARIO}
@@ -50,9 +53,14 @@ left_qps() {
 devs=(--devices "$QPC_DEV0,$QPC_DEV1")
 
 case $scenario in
-  rc4 | uc4 | ud4)
+  rc4 | uc4 | ud4 | qp_connect)
     t=${scenario%4}
-    run 4 -np 4 "$mesh" "${devs[@]}" -t "$t" -q 2 -n 20
+    if [[ $scenario == qp_connect ]]; then
+      t=rc
+      run 4 -np 4 "${3:?qp_connect needs qp-connect as 3rd argument}" --oob mpi "${devs[@]}" -t rc -q 2 -n 20
+    else
+      run 4 -np 4 "$mesh" "${devs[@]}" -t "$t" -q 2 -n 20
+    fi
     ((rc == 0)) || fail "mpirun exited $rc, want 0"
     for r in 0 1 2 3; do
       n=$(grep -c "^\[1,$r\]<stdout>:qp-mesh:   rank $r -> rank [0-3] (.*): connected, traffic ok$" "$w/out")

@@ -21,7 +21,9 @@ const std::vector<OptionSpec>& Specs() {
       {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
       {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
       {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
-      {0, "oob", true, "tcp|file|stdio", "out-of-band channel (default tcp)"},
+      {0, "oob", true, "tcp|file|stdio|mpi",
+       "out-of-band channel (default tcp); mpi: under mpirun, every rank to every other (runs "
+       "qp-mesh with the other options; docs/mesh.md)"},
       {0, "wire", true, "qpc|pingpong",
        "exchange format: ours (default), or that of ibv_rc/uc/ud_pingpong (tcp only; "
        "docs/interop.md)"},
@@ -78,7 +80,8 @@ std::string ConnectHelp() {
          "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n"
          "  qp-connect --wire pingpong -d rxe1 10.99.0.1  # peer: ibv_rc_pingpong -d rxe0 -g 1\n"
          "  qp-connect --gen-psk qpc.key               # then copy qpc.key to the peer; both\n"
-         "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n\n"
+         "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n"
+         "  mpirun -np 4 qp-connect --oob mpi --devices rxe0,rxe1   # an all-to-all mesh\n\n"
          "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed,\n"
          "8 --path sa: the SA has no path or the partition refuses it, 9 --path sa: no subnet\n"
@@ -178,7 +181,7 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
     else if (*k == "stdio")
       o.oob = OobKind::kStdio;
     else
-      return Usage("--oob: '" + *k + "' is not tcp, file or stdio");
+      return Usage("--oob: '" + *k + "' is not tcp, file, stdio or mpi");
   }
   if (p.positionals.size() > 1) return Usage("at most one HOST, got '" + p.positionals[1] + "'");
   if (!p.positionals.empty()) o.host = p.positionals.front();

@@ -11,6 +11,7 @@
 
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "mesh_handoff.h"
 #include "options.h"
 #include "pingpong_flow.h"
 #include "progress.h"
@@ -380,6 +381,7 @@ class Runner {
 }  // namespace
 
 int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (auto handed = HandOffToMesh(args, err)) return *handed;  // --oob mpi: qp-mesh
   auto o = ParseConnectOptions(args);
   if (!o) {
     err << "qp-connect: " << o.error().detail << "\nTry 'qp-connect --help'.\n";
