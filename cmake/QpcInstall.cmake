@@ -1,6 +1,7 @@
 # Installs the libraries, headers, the qpconnect CMake package
 # (find_package(qpconnect) -> qpconnect::shared, and the static qpconnect::core,
-# qpconnect::qpconnect, qpconnect::oob) and the pkg-config file qpconnect.pc
+# qpconnect::qpconnect, qpconnect::oob, qpconnect::sa, qpconnect::mesh and,
+# built with MPI, qpconnect::mesh_mpi) and the pkg-config file qpconnect.pc
 # (the shared library). docs/packaging.md.
 include(CMakePackageConfigHelpers)
 set(QPC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qpconnect)
@@ -8,12 +9,21 @@ set(QPC_EXPORTED qpconnect_core qpconnect qpconnect_shared)
 if(TARGET qpconnect_oob)
   list(APPEND QPC_EXPORTED qpconnect_oob)
 endif()
+# SA PathRecords (qpconnect::sa) and the mesh (qpconnect::mesh, and
+# qpconnect::mesh_mpi when MPI was found: the package then finds MPI too).
+list(APPEND QPC_EXPORTED qpconnect_sa qpconnect_mesh)
+set(QPC_PACKAGE_NEEDS_MPI OFF)
+if(TARGET qpconnect_mesh_mpi)
+  list(APPEND QPC_EXPORTED qpconnect_mesh_mpi)
+  set(QPC_PACKAGE_NEEDS_MPI ON)
+endif()
 install(TARGETS ${QPC_EXPORTED} EXPORT qpconnectTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY qpconnect/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY oob/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY mesh/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT qpconnectTargets NAMESPACE qpconnect:: DESTINATION ${QPC_CMAKE_DIR})
 configure_package_config_file(cmake/qpconnectConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/qpconnectConfig.cmake INSTALL_DESTINATION ${QPC_CMAKE_DIR})

@@ -82,6 +82,7 @@ expect_from_prefix "$work/cxx/c_shared"
 [[ -z "$(resolved "$work/cxx/c_static")" ]] || fail "c_static needs libqpconnect.so"
 "$work/cxx/c_shared" || fail "c_shared (qpconnect::shared) exited $?"
 "$work/cxx/c_static" || fail "c_static (static parts) exited $?"
+"$work/cxx/c_mesh_sa" || fail "c_mesh_sa (qpconnect::mesh, qpconnect::sa) exited $?"
 
 # The C consumer, through pkg-config and the C API.
 [[ -f "$includedir/qpconnect/qpconnect.h" ]] ||
@@ -103,7 +104,7 @@ for page in "$build"/tools/*/*.1; do
     fail "$(basename "$page") is not installed in $prefix/share/man/man1"
 done
 
-echo "package_test: ok: $soname, C++ consumer (shared and static), C consumer ($out)"
+echo "package_test: ok: $soname, C++ consumer (shared, static, mesh and sa), C consumer ($out)"
 [[ -n "$keep" ]] || exit 0
 cat <<EOF
 QPC_PKG_PREFIX=$prefix
