@@ -17,6 +17,7 @@
 #             mpirun -np 4 hands over to qp-mesh (found in the build tree):
 #             the rc4 checks
 set -uo pipefail
+qpc_root=$(cd "$(dirname "$0")/../.." && pwd)
 mesh=${1:?usage: mesh_lab.sh QP_MESH SCENARIO}
 scenario=${2:?usage: mesh_lab.sh QP_MESH SCENARIO}
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
@@ -88,15 +89,7 @@ case $scenario in
   json3)
     run 3 -np 3 "$mesh" "${devs[@]}" --json
     ((rc == 0)) || fail "mpirun exited $rc, want 0"
-    python3 -c '
-import re, sys
-parts = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"\[1,(\d+)\]<stdout>:(.*)", line.rstrip("\n"))
-    if m: parts.setdefault(int(m.group(1)), []).append(m.group(2))
-# mpirun --tag-output cuts long lines into 1024-byte pieces: one document per rank
-for r in sorted(parts): print("".join(parts[r]))
-' "$w/out" >"$w/json"
+    python3 "$qpc_root/tools/dev/mpi_rank_output.py" "$w/out" >"$w/json"
     python3 - "$w/json" <<'PY' || fail "JSON check failed"
 import json, sys
 docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

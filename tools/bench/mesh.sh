@@ -10,6 +10,7 @@
 # rank's), then the pairs connected. Under TCG with 2 vCPUs, ranks above 2 share
 # the CPUs: compare the figures of one boot, as ratios.
 set -euo pipefail
+qpc_root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?usage: mesh.sh BUILD_DIR [QPS] [RANKS...]}
 qps=${2:-1}
 shift $(($# >= 2 ? 2 : 1))
@@ -28,15 +29,7 @@ for np in "${ranks[@]}"; do
     --devices "$QPC_DEV0,$QPC_DEV1" -q "$qps" --no-verify --json >"$w/out" 2>&1 ||
     { cat "$w/out"; exit 1; }
   wall=$((($(date +%s%N) - start) / 1000000))
-  python3 -c '
-import re, sys
-parts = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"\[1,(\d+)\]<stdout>:(.*)", line.rstrip("\n"))
-    if m: parts.setdefault(int(m.group(1)), []).append(m.group(2))
-# mpirun --tag-output cuts long lines into 1024-byte pieces: one document per rank
-for r in sorted(parts): print("".join(parts[r]))
-' "$w/out" >"$w/json"
+  python3 "$qpc_root/tools/dev/mpi_rank_output.py" "$w/out" >"$w/json"
   python3 - "$w/json" "$np" "$qps" "$wall" <<'PY'
 import json, statistics, sys
 docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
