@@ -41,6 +41,8 @@ class ChannelExchanger final : public Exchanger {
 
   Result<void> PollPeer() override { return driver_.PollPeer(port_); }
 
+  ExchangeStats stats() const override { return driver_.stats(); }
+
  private:
   internal::StreamPort port_;
   internal::ProtocolDriver driver_;

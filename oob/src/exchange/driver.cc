@@ -95,6 +95,7 @@ Result<Frame> ProtocolDriver::Receive(FramePort& port, const Step& step) {
   } else {
     auto got = port.Receive(step);
     if (!got) return WithPskNote(std::move(got).error());
+    CountReceived(*got);
     frame = std::move(*got);
   }
   if (frame->type == FrameType::kAbort) return PeerAborted(*frame, step.type);
@@ -102,22 +103,40 @@ Result<Frame> ProtocolDriver::Receive(FramePort& port, const Step& step) {
 }
 
 Result<void> ProtocolDriver::Send(FramePort& port, const Step& step, std::string_view bytes) {
-  auto sent = port.Send(step, bytes);
+  auto sent = PortSend(port, step, bytes);
   if (sent || sent.error().code == ErrorCode::kTimeout) return sent;
   Step look = step;
   look.deadline = std::min(step.deadline, Clock::now() + kGraceAfterBrokenSend);
   look.max_payload = kSmallFramePayloadBytes;
   auto frame = port.Receive(look);
   if (frame) {
+    CountReceived(*frame);
     return frame->type == FrameType::kAbort ? Result<void>(PeerAborted(*frame, step.type)) : sent;
   }
   return frame.error().code == ErrorCode::kTimeout ? sent : std::move(frame).error();
 }
 
+Result<void> ProtocolDriver::PortSend(FramePort& port, const Step& step, std::string_view bytes) {
+  auto sent = port.Send(step, bytes);
+  if (sent) {
+    ++stats_.frames_sent;
+    stats_.bytes_sent += bytes.size();
+  }
+  return sent;
+}
+
+void ProtocolDriver::CountReceived(const Frame& frame) {
+  ++stats_.frames_received;
+  stats_.bytes_received += kFrameHeaderBytes + frame.payload.size() + frame.mac.size();
+}
+
 Result<void> ProtocolDriver::Settle(FramePort& port, const Step& step) {
   auto settled = port.Settle(step);
   if (!settled) return std::move(settled).error();
-  if (*settled) return PeerAborted(**settled, step.type);
+  if (*settled) {
+    CountReceived(**settled);
+    return PeerAborted(**settled, step.type);
+  }
   return Ok();
 }
 
@@ -178,7 +197,7 @@ Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
     // confirm carries and send it again (it replaces the first).
     auto rebound = handshake_.SealConfirm();
     if (!rebound) return std::move(rebound).error();
-    QPC_TRY(port.Send(step, *rebound));
+    QPC_TRY(PortSend(port, step, *rebound));
   }
   return Ok();
 }
@@ -251,7 +270,7 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   if (!frame) return std::move(frame).error();
   // The reader-first side answers even a description it will refuse, so
   // that the peer fails with its own error rather than at its deadline.
-  Result<void> answered = send_first ? Ok() : port.Send(step, *sealed);
+  Result<void> answered = send_first ? Ok() : PortSend(port, step, *sealed);
   const bool learn = mailbox_ && !handshake_.has_psk();
   auto opened = handshake_.Open(*frame, FrameType::kEndpoint, recv_seq_, learn);
   if (!opened) return std::move(opened).error();
@@ -271,7 +290,7 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
     // description carries and send it again (it replaces the first).
     auto rebound = handshake_.Seal(FrameType::kEndpoint, *body, send_seq_);
     if (!rebound) return std::move(rebound).error();
-    QPC_TRY(port.Send(step, *rebound));
+    QPC_TRY(PortSend(port, step, *rebound));
   }
   QPC_TRY(Settle(port, step));
   send_seq_ = 1;
@@ -312,7 +331,7 @@ void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time
                   kSmallFramePayloadBytes, {}};
   auto sealed =
       handshake_.Seal(FrameType::kAbort, reason.substr(0, kMaxAbortReasonBytes), send_seq_++);
-  if (sealed) (void)port.Send(step, *sealed);
+  if (sealed) (void)PortSend(port, step, *sealed);
 }
 
 Result<void> ProtocolDriver::PollPeer(FramePort& port) {
@@ -326,6 +345,7 @@ Result<void> ProtocolDriver::PollPeer(FramePort& port) {
     return *gone_;
   }
   if (!*polled) return Ok();
+  CountReceived(**polled);
   if ((*polled)->type == FrameType::kAbort) {
     gone_ = PeerAborted(**polled, FrameType::kBarrier);
     return *gone_;

@@ -165,6 +165,10 @@ class ProtocolDriver {
 
   const Handshake& handshake() const { return handshake_; }
 
+  // Frames and bytes through every port given to this driver (Exchanger::
+  // stats()).
+  const ExchangeStats& stats() const { return stats_; }
+
  private:
   bool exchanges_hellos() const { return hello_without_psk_ || handshake_.has_psk(); }
   // A new session up to the point where the peer has proved itself: nonce,
@@ -185,7 +189,13 @@ class ProtocolDriver {
   // a PSK mismatch is reported as that mismatch (kAuth).
   Error WithPskNote(Error e) const;
 
+  // The port's Send(), counted in stats_ when it succeeds.
+  Result<void> PortSend(FramePort& port, const Step& step, std::string_view bytes);
+  // Counts a frame the port handed over.
+  void CountReceived(const Frame& frame);
+
   Handshake handshake_;
+  ExchangeStats stats_;
   uint32_t max_payload_bytes_;
   uint32_t max_peer_qps_;
   std::chrono::milliseconds peer_handshake_timeout_;

@@ -96,6 +96,7 @@ class FileExchanger::Impl final : public internal::FramePort {
     driver_.Abort(*this, reason, deadline);
   }
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  const ExchangeStats& stats() const { return driver_.stats(); }
   // Removes this side's files; with `keep_abort`, not its abort file; with
   // `keep_lock`, not the lock file this side holds.
   void RemoveOwnFiles(bool keep_abort = false, bool keep_lock = false);
@@ -669,6 +670,8 @@ void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds dea
 }
 
 Result<void> FileExchanger::PollPeer() { return impl_->PollPeer(); }
+
+ExchangeStats FileExchanger::stats() const { return impl_->stats(); }
 
 std::filesystem::path FileExchanger::PathOf(std::string_view role, std::string_view kind) const {
   return impl_->PathOf(role, kind);

@@ -140,6 +140,7 @@ class StdioExchanger::Impl final : public internal::FramePort {
       : in_(in_fd), out_(out_fd), max_skipped_(o.max_skipped_bytes), driver_(DriverOptionsOf(o)) {}
 
   internal::ProtocolDriver& driver() { return driver_; }
+  const internal::ProtocolDriver& driver() const { return driver_; }
 
   // FramePort.
   std::string Name() const override { return "stdio"; }
@@ -439,5 +440,7 @@ void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds de
 }
 
 Result<void> StdioExchanger::PollPeer() { return impl_->driver().PollPeer(*impl_); }
+
+ExchangeStats StdioExchanger::stats() const { return impl_->driver().stats(); }
 
 }  // namespace qpconnect::oob

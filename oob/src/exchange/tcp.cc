@@ -77,6 +77,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  const ExchangeStats& stats() const { return driver_.stats(); }
   void Close();
 
   // FramePort: each Exchange() starts on a new connection; a server drops a
@@ -463,6 +464,8 @@ void TcpExchanger::Abort(std::string_view reason, std::chrono::milliseconds dead
 }
 
 Result<void> TcpExchanger::PollPeer() { return impl_->PollPeer(); }
+
+ExchangeStats TcpExchanger::stats() const { return impl_->stats(); }
 
 void TcpExchanger::Close() { impl_->Close(); }
 

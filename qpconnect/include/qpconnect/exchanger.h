@@ -18,6 +18,14 @@
 
 namespace qpconnect {
 
+// Exchanger::stats(): frames and their bytes, each direction.
+struct ExchangeStats {
+  uint64_t frames_sent = 0;
+  uint64_t frames_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+};
+
 class Exchanger {
  public:
   virtual ~Exchanger() = default;
@@ -54,6 +62,12 @@ class Exchanger {
   // meanwhile (its next barrier) is kept for the next Barrier(). The default
   // knows nothing: Ok.
   virtual Result<void> PollPeer() { return Ok(); }
+
+  // What this exchanger moved since it was created, as frames (header,
+  // payload and trailer: docs/oob.md), in both directions. The channel's own
+  // framing under them (stdio's text line, the file exchanger's files) is
+  // not counted. The default moved nothing it knows of.
+  virtual ExchangeStats stats() const { return {}; }
 };
 
 }  // namespace qpconnect

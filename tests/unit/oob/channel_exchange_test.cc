@@ -166,6 +166,35 @@ TEST(ChannelExchanger, ExchangesAndPassesBarriersOverTwoLambdas) {
   ExpectBarrierPassesThenMismatchIsRefused(*a, *b, 3);
 }
 
+// Exchanger::stats(): what one side sent is what the other received, frame
+// by frame (hello, description, barrier), and the description frame is the
+// codec's bytes plus the frame's header and binding.
+TEST(ChannelExchanger, CountsTheFramesAndBytesEachWay) {
+  using namespace std::chrono_literals;
+  SocketPair pair;
+  auto a = Make(SocketChannel(pair.a));
+  auto b = Make(SocketChannel(pair.b));
+  EXPECT_EQ(a->stats().frames_sent, 0u);
+  const EndpointInfo ea = MakeEndpoint("a", 100);
+  auto fb = std::async(std::launch::async, [&] {
+    auto r = b->Exchange(MakeEndpoint("b-with-a-longer-name", 100), 5s);
+    return r && b->Barrier("rts", 5s);
+  });
+  ASSERT_TRUE(a->Exchange(ea, 5s));
+  ASSERT_TRUE(a->Barrier("rts", 5s));
+  ASSERT_TRUE(fb.get());
+  const ExchangeStats sa = a->stats();
+  const ExchangeStats sb = b->stats();
+  EXPECT_EQ(sa.frames_sent, 3u);
+  EXPECT_EQ(sa.frames_received, 3u);
+  EXPECT_EQ(sa.bytes_sent, sb.bytes_received);
+  EXPECT_EQ(sb.bytes_sent, sa.bytes_received);
+  // b's longer host name costs more; each side sends at least its encoded
+  // description and three frame headers.
+  EXPECT_GT(sb.bytes_sent, sa.bytes_sent);
+  EXPECT_GE(sa.bytes_sent, EncodeBinary(ea).size() + 3 * kFrameHeaderBytes);
+}
+
 TEST(ChannelExchanger, TwentyThousandQpsWithMrsDoNotDeadlockABlockingChannel) {
   SocketPair pair;
   const auto ea = WithMrs("a", 20000);

@@ -116,6 +116,7 @@ class FileExchanger : public Exchanger {
   // is there, kIo once the peer's lock is no longer held (its process exited
   // or was killed); Ok otherwise.
   Result<void> PollPeer() override;
+  ExchangeStats stats() const override;
 
   // Path of the file of `role` and `kind` ("hello", "qpc", "barrier-1").
   std::filesystem::path PathOf(std::string_view role, std::string_view kind) const;

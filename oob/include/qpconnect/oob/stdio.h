@@ -89,6 +89,7 @@ class StdioExchanger : public Exchanger {
   // Without waiting: kIo once the input ended (the peer exited or was
   // killed), kProtocol once the peer's abort line arrived; Ok otherwise.
   Result<void> PollPeer() override;
+  ExchangeStats stats() const override;
 
  private:
   class Impl;

@@ -117,6 +117,7 @@ class TcpExchanger : public Exchanger {
   // Without waiting (during traffic): an error once the peer closed or reset
   // the connection or sent an abort; Ok otherwise.
   Result<void> PollPeer() override;
+  ExchangeStats stats() const override;
 
   // Closes the connection (not a persistent server's listener). Idempotent.
   void Close();
