@@ -32,11 +32,21 @@ for i in (0, 1):
     g = {e["index"]: e for e in p["gids"]}[gid_idx]
     assert g["gid"] == "::ffff:" + ip and g["type"] == "roce-v2" and g["family"] == "ipv4", g
     assert g["netdev"] == os.environ[f"QPC_NETDEV{i}"], g
+    assert p["netdev"] == os.environ[f"QPC_NETDEV{i}"], ("port netdev", p["netdev"])
     assert p["pkeys"][0] == {"index": 0, "pkey": "0xffff", "membership": "full"}, p["pkeys"]
     print(f"{name}: {len(p['gids'])} valid GIDs of {p['gid_tbl_len']}, "
           f"[{gid_idx}] {g['gid']} {g['type']} on {g['netdev']}")
 PY
 "$qp_info" -d "$QPC_DEV0" | grep -q "roce-v2"
+# The port's netdev in the table (as `rdma link` shows it), and -l: the names.
+"$qp_info" -d "$QPC_DEV0" | grep -q "port 1: ACTIVE.* netdev $QPC_NETDEV0" ||
+  { echo "no 'netdev $QPC_NETDEV0' on the port line"; "$qp_info" -d "$QPC_DEV0" | head -3; exit 1; }
+names=$("$qp_info" -l)
+for d in "$QPC_DEV0" "$QPC_DEV1"; do
+  grep -qx "$d" <<<"$names" || { echo "qp-info -l lacks $d: $names"; exit 1; }
+done
+"$qp_info" -l --json | python3 -c 'import json, sys; assert "'"$QPC_DEV1"'" in json.load(sys.stdin)["devices"]' ||
+  { echo "qp-info -l --json lacks $QPC_DEV1"; exit 1; }
 set +e
 "$qp_info" -d nosuchdev >/dev/null 2>&1; rc=$?
 set -e

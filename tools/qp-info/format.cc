@@ -64,6 +64,7 @@ nlohmann::json PortToJson(const PortInfo& p) {
           {"max_mtu", MtuBytes(f.max_mtu)},
           {"grh_required", f.grh_required},
           {"max_msg_sz", p.max_msg_sz},
+          {"netdev", p.netdev},
           {"active_speed", p.active_speed},
           {"active_width", p.active_width},
           {"gid_tbl_len", p.gid_tbl_len},
@@ -112,6 +113,7 @@ std::string FormatDevicesText(const std::vector<DeviceInfo>& devices) {
       if (f.link_layer == LinkLayer::kInfiniBand) {
         o << "  lid " << f.lid << " lmc " << unsigned{f.lmc} << " sm_lid " << f.sm_lid;
       }
+      if (!p.netdev.empty()) o << "  netdev " << p.netdev;
       if (!p.active_speed.empty()) {
         o << "  " << unsigned{p.active_width} << "x " << p.active_speed;
       }

@@ -16,6 +16,7 @@ namespace {
 const std::vector<OptionSpec>& Specs() {
   static const std::vector<OptionSpec> specs = {
       {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
+      {'l', "list", false, "", "print only the device names, one per line (as ibv_devinfo -l)"},
       {'i', "ib-port", true, "PORT", "only this port (default: all)"},
       {0, "json", false, "", "print one JSON document instead of the table"},
       {0, "path", true, "DEST",
@@ -32,9 +33,10 @@ const std::vector<OptionSpec>& Specs() {
 
 void PrintHelp(std::ostream& out) {
   out << "Usage: qp-info [options]\n\n"
-         "Lists RDMA devices and ports: node GUID, port state, link layer, LID/LMC/SM LID,\n"
-         "active and max MTU, the GID table (type, family, netdev), the P_Key table, and\n"
-         "the device limits that matter for connecting queue pairs.\n\nOptions:\n"
+         "Lists RDMA devices and ports: node GUID, port state, link layer, netdev, link\n"
+         "speed and width, LID/LMC/SM LID, active and max MTU, the GID table (type,\n"
+         "family, netdev), the P_Key table, and the device limits that matter for\n"
+         "connecting queue pairs. -l lists only the device names.\n\nOptions:\n"
       << FormatOptions(Specs())
       << "\nWith --path DEST, prints the subnet administrator's PathRecord from the local\n"
          "port (-d, -i; under ibsim the umad CA ibsim0) to DEST instead: SL, MTU, rate,\n"
@@ -97,6 +99,14 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
            "  `rdma link` lists none). For a software device: rdma link add rxe0 type rxe "
            "netdev eth0\n";
     return kExitNoDevice;
+  }
+  if (parsed->Has("list")) {
+    if (parsed->Has("json")) {
+      out << nlohmann::json{{"devices", *names}}.dump(2) << "\n";
+    } else {
+      for (const auto& n : *names) out << n << "\n";
+    }
+    return kExitOk;
   }
   std::vector<DeviceInfo> devices;
   for (const auto& name : *names) {

@@ -51,8 +51,12 @@ struct PortInfo {
   uint32_t max_msg_sz = 0;
   uint32_t gid_tbl_len = 0;  // capacity of the GID table
   uint16_t pkey_tbl_len = 0;
-  std::string active_speed;    // "25 Gb/s", may be empty
-  uint8_t active_width = 0;    // lanes (1, 4, 8, 12); 0 unknown
+  std::string active_speed;  // "25 Gb/s", may be empty
+  uint8_t active_width = 0;  // lanes (1, 4, 8, 12); 0 unknown
+  // The port's network device, as `rdma link` shows it (RoCE: the Ethernet
+  // device its GIDs belong to); empty when none (InfiniBand without IPoIB
+  // GIDs).
+  std::string netdev;
   std::vector<GidEntry> gids;  // valid entries only
   std::vector<PkeyEntry> pkeys;
 

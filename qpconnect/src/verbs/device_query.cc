@@ -245,6 +245,7 @@ Result<PortInfo> QueryPort(ibv_context& ctx, uint8_t port_num) {
   p.gids = std::move(*gids);
   for (const auto& g : p.gids) {
     if (g.index == 0) p.facts.subnet_prefix = GidSubnetPrefix(g.gid);
+    if (p.netdev.empty()) p.netdev = g.netdev;  // GIDs in index order: the first named
   }
   auto pkeys = QueryPkeys(ctx, port_num, p.pkey_tbl_len, p.facts.link_layer);
   if (!pkeys) return std::move(pkeys).error();
