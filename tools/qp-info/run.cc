@@ -84,8 +84,17 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
     port_filter = static_cast<uint8_t>(*v);
   }
 
+  // With --json, a machine reader gets a document on stdout even without a
+  // device: no devices, and why.
+  const bool json = parsed->Has("json");
+  auto no_device_json = [&](const std::string& why) {
+    if (json) {
+      out << nlohmann::json{{"devices", nlohmann::json::array()}, {"error", why}}.dump(2) << "\n";
+    }
+  };
   auto names = verbs::ListDevices();
   if (!names) {
+    no_device_json("no RDMA device: " + names.error().ToString());
     err << "qp-info: no RDMA device: " << names.error().ToString() << "\n";
     if (names.error().sys_errno == ENOSYS) {
       err << "  this kernel has no RDMA (InfiniBand/RoCE) support; see docs/lab.md for the "
@@ -95,13 +104,14 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   std::string wanted = parsed->Get("ib-dev").value_or("");
   if (names->empty()) {
+    no_device_json("no RDMA device found");
     err << "qp-info: no RDMA device found (no driver loaded, or a kernel without RDMA support;\n"
            "  `rdma link` lists none). For a software device: rdma link add rxe0 type rxe "
            "netdev eth0\n";
     return kExitNoDevice;
   }
   if (parsed->Has("list")) {
-    if (parsed->Has("json")) {
+    if (json) {
       out << nlohmann::json{{"devices", *names}}.dump(2) << "\n";
     } else {
       for (const auto& n : *names) out << n << "\n";
@@ -141,7 +151,7 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "qp-info: no device named '" << wanted << "'; devices: " << list << "\n";
     return kExitNoDevice;
   }
-  if (parsed->Has("json")) {
+  if (json) {
     out << DevicesToJson(devices).dump(2) << "\n";
   } else {
     out << FormatDevicesText(devices);

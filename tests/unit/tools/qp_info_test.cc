@@ -85,6 +85,19 @@ TEST(QpInfoRun, PortZeroIsRefused) {
   EXPECT_NE(err.str().find("--ib-port"), std::string::npos);
 }
 
+// Issue 14: --json always prints a document, also without a device (the
+// unit hosts have none; where one exists, that case is not this test's).
+TEST(QpInfoRun, JsonWithoutADevicePrintsNoDevicesAndWhy) {
+  std::ostringstream out, err;
+  const int rc = RunQpInfo({"--json"}, out, err);
+  if (rc == kExitOk) GTEST_SKIP() << "this host has an RDMA device";
+  EXPECT_EQ(rc, kExitNoDevice);
+  const auto doc = nlohmann::json::parse(out.str(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << "stdout is not JSON: " << out.str();
+  EXPECT_TRUE(doc.at("devices").empty());
+  EXPECT_NE(doc.at("error").get<std::string>().find("no RDMA device"), std::string::npos);
+}
+
 TEST(QpInfoRun, HelpExitsZero) {
   std::ostringstream out, err;
   EXPECT_EQ(RunQpInfo({"--help"}, out, err), kExitOk);
@@ -96,8 +109,7 @@ TEST(QpInfoRun, VersionNamesToolProjectAndWireFormat) {
 }
 
 TEST(CliArgs, ParsesShortLongInlineAndPositionals) {
-  std::vector<OptionSpec> specs = {{'d', "ib-dev", true, "NAME", ""},
-                                   {0, "json", false, "", ""}};
+  std::vector<OptionSpec> specs = {{'d', "ib-dev", true, "NAME", ""}, {0, "json", false, "", ""}};
   auto p = ParseArgs({"-drxe1", "--json", "host", "--", "-x"}, specs);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->Get("ib-dev"), "rxe1");
