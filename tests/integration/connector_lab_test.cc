@@ -181,6 +181,22 @@ class ConnectorLabTest : public ::testing::Test {
     return o;
   }
 
+  // The traffic proof between two connected owning connectors (`x` the
+  // client): true when both sides passed and RDMA WRITE and READ were checked.
+  static bool ProveTraffic(Connector& x, Connector& y, uint32_t iters) {
+    verbs::TrafficOptions t;
+    t.iters = iters;
+    t.timeout = 5000ms;
+    auto server = std::async(std::launch::async, [&] {
+      return verbs::RunTraffic(*y.session(), x.Local(), verbs::Role::kServer, t);
+    });
+    auto client = verbs::RunTraffic(*x.session(), y.Local(), verbs::Role::kClient, t);
+    auto s = server.get();
+    EXPECT_TRUE(client) << client.error().ToString();
+    EXPECT_TRUE(s) << s.error().ToString();
+    return client && s && client->rdma_write_checked && client->rdma_read_checked;
+  }
+
   testing::LabEnv env_;
 };
 
@@ -212,18 +228,7 @@ TEST_F(ConnectorLabTest, OwningModeConnectsAndPassesTheTrafficProof) {
   EXPECT_LE(r.a->timings.rtr.total + r.a->timings.rts.total, r.a->timings.connect);
   EXPECT_EQ(r.a->timings.round_trips, 2u);  // the exchange and the barrier
 
-  verbs::TrafficOptions t;
-  t.iters = 50;
-  t.timeout = 5000ms;
-  auto server = std::async(std::launch::async, [&] {
-    return verbs::RunTraffic(*(*b)->session(), (*a)->Local(), verbs::Role::kServer, t);
-  });
-  auto client = verbs::RunTraffic(*(*a)->session(), (*b)->Local(), verbs::Role::kClient, t);
-  auto s = server.get();
-  ASSERT_TRUE(client) << client.error().ToString();
-  ASSERT_TRUE(s) << s.error().ToString();
-  EXPECT_TRUE(client->rdma_write_checked);
-  EXPECT_TRUE(client->rdma_read_checked);
+  EXPECT_TRUE(ProveTraffic(**a, **b, 50));
 }
 
 // Issue 15, pool mode: a connector that carried traffic is recycled (its QPs
@@ -236,19 +241,7 @@ TEST_F(ConnectorLabTest, RecycledQpsConnectToANewPeer) {
   ob.num_qps = 4;
   auto a = Connector::Open(oa);
   ASSERT_TRUE(a) << a.error().ToString();
-  verbs::TrafficOptions t;
-  t.iters = 20;
-  t.timeout = 5000ms;
-  auto traffic = [&](Connector& x, Connector& y) {
-    auto server = std::async(std::launch::async, [&] {
-      return verbs::RunTraffic(*y.session(), x.Local(), verbs::Role::kServer, t);
-    });
-    auto client = verbs::RunTraffic(*x.session(), y.Local(), verbs::Role::kClient, t);
-    auto s = server.get();
-    EXPECT_TRUE(client) << client.error().ToString();
-    EXPECT_TRUE(s) << s.error().ToString();
-    return client && s && client->rdma_read_checked;
-  };
+  auto traffic = [](Connector& x, Connector& y) { return ProveTraffic(x, y, 20); };
   std::vector<uint32_t> qpns;
   {
     auto b = Connector::Open(ob);
@@ -327,17 +320,7 @@ TEST_F(ConnectorLabTest, APathSourcesRecordIsWhatTheQpsAreProgrammedWith) {
   EXPECT_EQ(attr.path_mtu, IBV_MTU_256);
   EXPECT_EQ(attr.timeout, 18);
 
-  verbs::TrafficOptions t;
-  t.iters = 20;
-  t.timeout = 5000ms;
-  auto server = std::async(std::launch::async, [&] {
-    return verbs::RunTraffic(*(*b)->session(), (*a)->Local(), verbs::Role::kServer, t);
-  });
-  auto client = verbs::RunTraffic(*(*a)->session(), (*b)->Local(), verbs::Role::kClient, t);
-  auto s = server.get();
-  ASSERT_TRUE(client) << client.error().ToString();
-  ASSERT_TRUE(s) << s.error().ToString();
-  EXPECT_TRUE(client->rdma_read_checked);
+  EXPECT_TRUE(ProveTraffic(**a, **b, 20));
 }
 
 // Issue 19: a path source that fails (here: "no path", as the SA answers for
