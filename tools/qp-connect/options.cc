@@ -27,7 +27,8 @@ const std::vector<OptionSpec>& Specs() {
       {0, "wire", true, "qpc|pingpong",
        "exchange format: ours (default), or that of ibv_rc/uc/ud_pingpong (tcp only; "
        "docs/interop.md)"},
-      {0, "role", true, "server|client", "file/stdio: which side sends first (client)"},
+      {0, "role", true, "server|client",
+       "file/stdio, required there: which side this is (the client sends first)"},
       {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
       {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
       {'q', "qps", true, "N", "number of QP pairs (default 1)"},

@@ -7,6 +7,7 @@
 
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "preflight.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/oob/pingpong.h"
@@ -124,9 +125,14 @@ class PingpongFlow {
   }
 
   int Steps() {
+    // HOST and --bind before the device: a name that does not resolve is a
+    // usage error (exit 2), as in our dialect.
+    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, kExitUsage);
     auto connector = Connector::Open(o_.session);
     if (!connector) {
-      return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
+      Error e = connector.error();
+      const int code = ExitForOpen(e);
+      return Fail("open", std::move(e), code);
     }
     connector_ = std::move(*connector);
     const EndpointInfo& local = connector_->Local();

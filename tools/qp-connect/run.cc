@@ -14,6 +14,7 @@
 #include "mesh_handoff.h"
 #include "options.h"
 #include "pingpong_flow.h"
+#include "preflight.h"
 #include "progress.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
@@ -32,16 +33,17 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Loads the key and sets up the channel (tcp: binds and listens; file: opens
-// the directory), before the device is opened, so that a missing key file,
-// directory or bind address is reported as what it is.
-Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
-  std::optional<oob::Psk> psk;
-  if (o.psk_file) {
-    auto k = oob::LoadPsk(*o.psk_file);
-    if (!k) return std::move(k).error();
-    psk = std::move(*k);
-  }
+// The most QPs a peer's description may hold for this side to read it: as
+// many as --qps itself allows, so that a peer with another --qps is judged
+// by the validator on both sides (exit 5, the peer told), not refused by one
+// side's channel as too long. The frame stays under the channel's payload cap.
+constexpr uint32_t kMaxPeerQps = 1U << 20;
+
+// Sets up the channel (tcp: binds and listens; file: opens the directory),
+// before the device is opened, so that a missing directory or bind address is
+// reported as what it is.
+Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o,
+                                                      std::optional<oob::Psk> psk) {
   switch (o.oob) {
     case OobKind::kTcp:
       if (o.client) {
@@ -49,6 +51,7 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
         c.host = *o.host;
         c.port = o.tcp_port;
         c.psk = psk;
+        c.max_peer_qps = kMaxPeerQps;
         auto x = oob::TcpExchanger::CreateClient(c);
         if (!x) return std::move(x).error();
         return std::unique_ptr<oob::Exchanger>(std::move(*x));
@@ -57,6 +60,7 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
         s.bind_address = o.bind_address;
         s.port = o.tcp_port;
         s.psk = psk;
+        s.max_peer_qps = kMaxPeerQps;
         auto x = oob::TcpExchanger::CreateServer(s);
         if (!x) return std::move(x).error();
         return std::unique_ptr<oob::Exchanger>(std::move(*x));
@@ -68,6 +72,7 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
       f.role = o.client ? "client" : "server";
       f.peer_role = o.client ? "server" : "client";
       f.psk = psk;
+      f.max_peer_qps = kMaxPeerQps;
       auto x = oob::FileExchanger::Create(f);
       if (!x) return std::move(x).error();
       return std::unique_ptr<oob::Exchanger>(std::move(*x));
@@ -75,6 +80,7 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o) {
     case OobKind::kStdio: {
       oob::StdioOptions s;
       s.psk = psk;
+      s.max_peer_qps = kMaxPeerQps;
       // Declared on the wire: two clients (or two servers) refuse each other
       // before anything is connected.
       s.role = o.client ? oob::OobRole::kClient : oob::OobRole::kServer;
@@ -204,9 +210,18 @@ class Runner {
   }
 
   int Steps() {
-    // The key, the directory, the bind address: before the device, so that
-    // their errors are not reported as the device's (exit 2, not 3).
-    auto x = MakeExchanger(o_);
+    // The dump file, HOST, the key, the directory, the bind address: before
+    // the device, so that their errors are usage errors naming them (exit 2),
+    // not the device's (3) or the exchange's (4).
+    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, kExitUsage);
+    std::optional<oob::Psk> psk;
+    if (o_.psk_file) {
+      // Missing, unreadable, too open or too short: an unusable input file.
+      auto k = oob::LoadPsk(*o_.psk_file);
+      if (!k) return Fail("exchange", k.error(), kExitUsage);
+      psk = std::move(*k);
+    }
+    auto x = MakeExchanger(o_, std::move(psk));
     if (!x) {
       const Error& e = x.error();
       const bool usage = e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound;
@@ -224,19 +239,15 @@ class Runner {
     };
     auto connector = Connector::Open(so);
     if (!connector) {
-      return Fail("open", connector.error(), ExitFor(connector.error(), kExitVerbs));
+      Error e = connector.error();
+      const int code = ExitForOpen(e);
+      return Fail("open", e, code);
     }
     connector_ = std::move(*connector);
     const EndpointInfo& local = connector_->Local();
     report_["local"] = SideJson(local);
     Step("opened " + local.identity.device + ": " + std::to_string(local.qps.size()) + " " +
          TransportName(local.transport) + " QP(s) in INIT with receives posted");
-    if (o_.dump_file) {
-      // Checked before the exchange, so the peer is not left waiting for a
-      // side that can only fail later.
-      if (auto w = CheckWritable(*o_.dump_file); !w) return Fail("dump", w.error(), kExitUsage);
-    }
-
     if (o_.path == PathKind::kSa && local.port.link_layer == LinkLayer::kEthernet) {
       // Known before the exchange: refused as a usage error.
       return Fail("path",

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +12,7 @@
 
 #include "exit_codes.h"
 #include "options.h"
+#include "preflight.h"
 #include "run.h"
 #include "unit/tools/version_check.h"
 
@@ -129,6 +132,85 @@ TEST(ConnectRun, KeyDirectoryAndBindAreCheckedBeforeTheDevice) {
     EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
   }
   std::filesystem::remove_all(dir);
+}
+
+// Issue 14: the exit-status rule. What the user typed and qp-connect can check
+// without the device (the --dump file, the key file however it is unusable,
+// a HOST or --bind that has no address) is a usage error, exit 2, found before
+// the device is opened and before any exchange, in either wire dialect.
+TEST(ConnectRun, InputsTheUserTypedAreUsageErrorsBeforeTheDeviceAndTheExchange) {
+  char tmpl[] = "/tmp/qpc-cli-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  struct Case {
+    std::vector<std::string> args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      // A path through a regular file: open() fails with ENOTDIR (kIo), as an
+      // unreadable file does for a user other than root.
+      {{"-d", "no-such-dev", "--psk-file", "/etc/passwd/qpc.key"}, "load PSK file"},
+      {{"-d", "no-such-dev", "--dump", dir + "/none/a.json"}, "open --dump"},
+      {{"-d", "no-such-dev", "--timeout", "5", "no-such-host.invalid"},
+       "resolve no-such-host.invalid"},
+      {{"-d", "no-such-dev", "--timeout", "5", "--wire", "pingpong", "no-such-host.invalid"},
+       "HOST 'no-such-host.invalid' has no address"},
+      {{"-d", "no-such-dev", "--wire", "pingpong", "--bind", "no-such-host.invalid"},
+       "--bind 'no-such-host.invalid' has no address"},
+  };
+  for (const auto& c : cases) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunQpConnect(c.args, out, err), kExitUsage)
+        << ::testing::PrintToString(c.args) << ": " << err.str();
+    EXPECT_NE(err.str().find(c.needle), std::string::npos) << err.str();
+    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
+  }
+  // The JSON report names the stage.
+  std::ostringstream out, err;
+  EXPECT_EQ(RunQpConnect({"--json", "-d", "no-such-dev", "--dump", dir + "/none/a.json"}, out, err),
+            kExitUsage);
+  EXPECT_NE(out.str().find("\"stage\": \"dump\""), std::string::npos) << out.str();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConnectRun, LiteralAddressesNeedNoResolver) {
+  EXPECT_TRUE(CheckResolves("HOST", "10.99.0.1", false, std::chrono::seconds(5)));
+  EXPECT_TRUE(CheckResolves("HOST", "[::1]", false, std::chrono::seconds(5)));
+  EXPECT_TRUE(CheckResolves("--bind", "0.0.0.0", true, std::chrono::seconds(5)));
+  auto bad = CheckResolves("HOST", "no-such-host.invalid", false, std::chrono::seconds(5));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad.error().attribute, "HOST");
+}
+
+// Issue 14: buffers the host cannot allocate (--qps 3000 at a large --size)
+// are not "a verbs call failed" (6) but a usage error naming the options; the
+// other open failures keep their statuses.
+TEST(ConnectRun, BuffersTheHostCannotGiveAreAUsageErrorNamingTheOptions) {
+  Error nomem{ErrorCode::kIo, ENOMEM, "allocate buffers", "", "3221225472000 bytes"};
+  EXPECT_EQ(ExitForOpen(nomem), kExitUsage);
+  EXPECT_NE(nomem.detail.find("3221225472000 bytes"), std::string::npos) << nomem.detail;
+  for (const char* option : {"--size", "--qps", "--rx-depth"}) {
+    EXPECT_NE(nomem.detail.find(option), std::string::npos) << nomem.detail;
+  }
+  Error reg{ErrorCode::kVerbs, ENOMEM, "ibv_reg_mr", "", "ulimit -l"};
+  EXPECT_EQ(ExitForOpen(reg), kExitVerbs);
+  Error missing{ErrorCode::kNotFound, 0, "open device", "", "no-such-dev"};
+  EXPECT_EQ(ExitForOpen(missing), kExitNoDevice);
+  Error usage{ErrorCode::kInvalidArgument, 0, "size", "", "UD size above the MTU"};
+  EXPECT_EQ(ExitForOpen(usage), kExitUsage);
+}
+
+// Issue 14: --role has no default: --help says it is required for file and
+// stdio, and does not name a default.
+TEST(ConnectOptions, HelpSaysRoleIsRequiredForFileAndStdio) {
+  const std::string help = ConnectHelp();
+  const auto at = help.find("--role");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = help.substr(at, help.find('\n', at) - at);
+  EXPECT_NE(line.find("required"), std::string::npos) << line;
+  EXPECT_EQ(line.find("(client)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("default"), std::string::npos) << line;
 }
 
 // Issue 18: --gen-psk writes a fresh 32-byte key, mode 0600, never over an
