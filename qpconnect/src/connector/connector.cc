@@ -1,6 +1,9 @@
 #include "qpconnect/connector.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
@@ -77,6 +80,32 @@ Result<void> RefuseOnFindings(const std::vector<Finding>& findings) {
                    (errors == 1 ? " error" : " errors") +
                    "; nothing was modified (first: " + first + ")"};
 }
+
+// The connector connects every QP it holds, entry i to the peer's entry i:
+// a QP count that differs from the peer's is an error here, where the
+// validator only warns (qp-count-mismatch: a plan of min(N, M) entries is
+// valid for a caller that connects just those). Both sides see the same two
+// counts, so both refuse alike, before anything is modified. The derived
+// plan's min(N, M) entries are a consequence, not a second fault: the
+// plan-endpoint-mismatch on the QP list is dropped.
+namespace {
+void HoldQpCountsEqual(std::vector<Finding>& findings, size_t local_qps, size_t remote_qps) {
+  if (local_qps == remote_qps) return;
+  std::erase_if(findings, [](const Finding& f) {
+    return f.id == "plan-endpoint-mismatch" && f.attribute == "qps";
+  });
+  for (auto& f : findings) {
+    if (f.id != "qp-count-mismatch") continue;
+    f.severity = Severity::kError;
+    auto qps = [](size_t n) { return std::to_string(n) + (n == 1 ? " QP" : " QPs"); };
+    f.message = "this side has " + qps(local_qps) + " and the peer " + qps(remote_qps) +
+                ": refused before any modify, as the connector connects every QP";
+  }
+  // Errors first, as Validate() orders them.
+  std::stable_partition(findings.begin(), findings.end(),
+                        [](const Finding& f) { return f.severity == Severity::kError; });
+}
+}  // namespace
 
 // The QPs being connected, owned (a Session) or adopted (the caller's).
 class Connector::Impl {
@@ -367,6 +396,7 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
     r.plan = std::move(plan);
     const ValidationInput input{&r.local, &*r.remote, *r.plan, std::nullopt};
     r.findings = r.sa_path ? Validate(input, *r.sa_path) : Validate(input);
+    HoldQpCountsEqual(r.findings, num_qps(), r.remote->qps.size());
   }
   if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
   if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {
