@@ -354,9 +354,17 @@ class Runner {
     // (the whole process: libraries, buffers, the QPs' mapped queues).
     rusage ru{};
     if (getrusage(RUSAGE_SELF, &ru) == 0) report_["max_rss_kib"] = ru.ru_maxrss;
+    // frames_* and bytes_*: what the exchanger really moved (Exchanger::
+    // stats(): frames with header, payload and trailer; hellos, descriptions,
+    // barriers), so far, the final barrier included.
+    const ExchangeStats moved = exchanger_->stats();
     report_["exchange"] = {{"round_trips", r.timings.round_trips + (o_.verify ? 1U : 0U)},
                            {"description_bytes_sent", oob::EncodeBinary(local).size()},
-                           {"description_bytes_received", oob::EncodeBinary(remote).size()}};
+                           {"description_bytes_received", oob::EncodeBinary(remote).size()},
+                           {"frames_sent", moved.frames_sent},
+                           {"frames_received", moved.frames_received},
+                           {"bytes_sent", moved.bytes_sent},
+                           {"bytes_received", moved.bytes_received}};
     report_["result"] = "ok";
     report_.erase("stage");
     if (!o_.json) {
