@@ -3,18 +3,19 @@
 # QPC_DEV1, and checks both exit statuses (and, optionally, their output).
 #
 # Usage: qp_connect_pair.sh QP_CONNECT OOB EXPECT_SERVER EXPECT_CLIENT [--grep-server RE]
-#          [--grep-client RE] [--kill-client-after SECS] -- COMMON_ARGS... [-- SERVER_ARGS... [-- CLIENT_ARGS...]]
+#          [--grep-client RE] [--kill-client-after SECS] [--host-suffix :PORT] -- COMMON_ARGS... [-- SERVER_ARGS... [-- CLIENT_ARGS...]]
 # OOB is tcp, file or stdio. Exits 0 when both statuses (and greps) match.
 set -uo pipefail
 
 bin=$1 oob=$2 want_s=$3 want_c=$4
 shift 4
-grep_s="" grep_c="" kill_after=""
+grep_s="" grep_c="" kill_after="" host_suffix=""
 while [[ $# -gt 0 && $1 != -- ]]; do
   case $1 in
     --grep-server) grep_s=$2; shift 2 ;;
     --grep-client) grep_c=$2; shift 2 ;;
     --kill-client-after) kill_after=$2; shift 2 ;;
+    --host-suffix) host_suffix=$2; shift 2 ;;  # tcp: the client's HOST is QPC_IP0 + this (":PORT")
     *) echo "qp_connect_pair: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -32,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 s_args=(-d "$QPC_DEV0" --oob "$oob" "${common[@]}" "${server[@]}")
 c_args=(-d "$QPC_DEV1" --oob "$oob" "${common[@]}" "${client[@]}")
 case $oob in
-  tcp) c_args+=("$QPC_IP0") ;;
+  tcp) c_args+=("$QPC_IP0$host_suffix") ;;
   file) s_args+=(--role server --oob-dir "$work"); c_args+=(--role client --oob-dir "$work") ;;
   stdio) s_args+=(--role server); c_args+=(--role client); mkfifo "$work/s2c" "$work/c2s" ;;
 esac

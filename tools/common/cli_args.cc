@@ -46,7 +46,10 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       if (spec == nullptr) return Usage("unknown option '--" + name + "'");
     } else {
       for (const auto& s : specs) {
-        if (s.short_name != 0 && s.short_name == a[1]) spec = &s;
+        if ((s.short_name != 0 && s.short_name == a[1]) ||
+            s.also_short.find(a[1]) != std::string::npos) {
+          spec = &s;
+        }
       }
       if (spec == nullptr) return Usage(std::string("unknown option '-") + a[1] + "'");
       if (a.size() > 2) {
@@ -76,6 +79,7 @@ std::string FormatOptions(const std::vector<OptionSpec>& specs) {
   for (const auto& o : specs) {
     std::string left = "  ";
     left += o.short_name ? std::string("-") + o.short_name + ", " : std::string("    ");
+    for (char c : o.also_short) left += std::string("-") + c + ", ";
     left += "--" + o.long_name;
     if (o.takes_value) left += " " + o.value_name;
     if (left.size() < 30)

@@ -20,6 +20,9 @@ struct OptionSpec {
   bool takes_value;
   std::string value_name;  // for help: "NAME"
   std::string help;
+  // More short names for the same option, as users of other tools type them
+  // (perftest's -x for -g).
+  std::string also_short = {};
 };
 
 struct ParsedArgs {

@@ -11,7 +11,7 @@ const std::vector<OptionSpec>& Specs() {
       {'d', "ib-dev", true, "NAME", "RDMA device (default: the first one)"},
       {'i', "ib-port", true, "PORT", "port of the device (default 1)"},
       {'g', "gid-idx", true, "INDEX",
-       "GID index to send from (default: chosen: RoCE v2, family, not link-local)"},
+       "GID index to send from (default: chosen: RoCE v2, family, not link-local)", "x"},
       {0, "gid-family", true, "ipv4|ipv6",
        "address family for the automatic GID choice (default ipv4)"},
       {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
@@ -40,7 +40,7 @@ const std::vector<OptionSpec>& Specs() {
        "deadline of the exchange, the barrier and each wait (default 30)"},
       {0, "psn", true, "PSN", "force the first send PSN (default random)"},
       {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
-      {0, "sl", true, "SL", "service level (default 0)"},
+      {'l', "sl", true, "SL", "service level (default 0)"},
       {0, "tclass", true, "TC",
        "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
       {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
@@ -64,6 +64,41 @@ Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
 }
 
+struct HostPort {
+  std::string host;
+  std::optional<uint16_t> port;
+};
+
+// HOST as users type it: "host", "host:port", "10.0.0.1:7000", "[fe80::1]",
+// "[fe80::1]:7000", or a bare IPv6 address (two colons or more: no port).
+Result<HostPort> SplitHostPort(const std::string& text) {
+  HostPort hp;
+  std::string port;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos) return Usage("HOST '" + text + "': no ']' after the address");
+    hp.host = text.substr(1, close - 1);
+    const std::string rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return Usage("HOST '" + text + "': expected ':PORT' after ']'");
+      port = rest.substr(1);
+    }
+  } else if (const auto colon = text.find(':');
+             colon != std::string::npos && text.find(':', colon + 1) == std::string::npos) {
+    hp.host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  } else {
+    hp.host = text;
+  }
+  if (hp.host.empty()) return Usage("HOST '" + text + "': no host before the port");
+  if (!port.empty() || text.back() == ':') {
+    auto n = ParseUnsigned(port, "HOST '" + text + "': the port", 1, 65535);
+    if (!n) return std::move(n).error();
+    hp.port = static_cast<uint16_t>(*n);
+  }
+  return hp;
+}
+
 }  // namespace
 
 std::string ConnectHelp() {
@@ -71,7 +106,8 @@ std::string ConnectHelp() {
          "Connects RDMA queue pairs by hand (RESET->INIT->RTR->RTS, no librdmacm) with the\n"
          "peer found through an out-of-band exchange, validates both sides first, and proves\n"
          "the connection with traffic. With HOST (tcp) this side is the client, as with\n"
-         "ibv_rc_pingpong; without, it waits for one.\n\n"
+         "ibv_rc_pingpong; without, it waits for one. HOST is a name or address, with an\n"
+         "optional port: host:7000, 10.0.0.1:7000, [fe80::1%eth0]:7000.\n\n"
          "Options:\n" +
          FormatOptions(Specs()) +
          "\nExamples:\n"
@@ -185,7 +221,18 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
       return Usage("--oob: '" + *k + "' is not tcp, file, stdio or mpi");
   }
   if (p.positionals.size() > 1) return Usage("at most one HOST, got '" + p.positionals[1] + "'");
-  if (!p.positionals.empty()) o.host = p.positionals.front();
+  if (!p.positionals.empty()) {
+    auto hp = SplitHostPort(p.positionals.front());
+    if (!hp) return std::move(hp).error();
+    o.host = hp->host;
+    if (hp->port) {
+      if (p.Has("port") && o.tcp_port != *hp->port) {
+        return Usage("HOST '" + p.positionals.front() + "' names port " +
+                     std::to_string(*hp->port) + " but -p says " + std::to_string(o.tcp_port));
+      }
+      o.tcp_port = *hp->port;
+    }
+  }
   if (auto r = p.Get("role")) {
     if (*r != "server" && *r != "client")
       return Usage("--role: '" + *r + "' is not server or client");

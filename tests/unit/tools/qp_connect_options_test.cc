@@ -19,6 +19,8 @@
 namespace qpconnect::tools {
 namespace {
 
+using Args = std::vector<std::string>;
+
 TEST(ConnectOptions, DefaultsFollowThePingpongConventions) {
   auto o = ParseConnectOptions({});
   ASSERT_TRUE(o) << o.error().ToString();
@@ -232,6 +234,55 @@ TEST(ConnectRun, GenPskWritesAFreshOwnerOnlyKeyOnce) {
   auto parsed = ParseConnectOptions({"--psk-file", key});
   ASSERT_TRUE(parsed);
   std::filesystem::remove_all(tmpl);
+}
+
+// Issue 14: HOST with a port, as users type it.
+TEST(ConnectOptions, HostTakesAPortAndBracketsAnIpv6Address) {
+  struct Case {
+    std::string arg;
+    std::string host;
+    uint16_t port;
+  };
+  for (const Case& c : std::vector<Case>{{"hostA", "hostA", 18515},
+                                         {"hostA:7000", "hostA", 7000},
+                                         {"10.0.0.1:7001", "10.0.0.1", 7001},
+                                         {"fe80::1", "fe80::1", 18515},
+                                         {"[fe80::1%eth0]", "fe80::1%eth0", 18515},
+                                         {"[fe80::1]:7002", "fe80::1", 7002}}) {
+    auto o = ParseConnectOptions({c.arg});
+    ASSERT_TRUE(o) << c.arg << ": " << o.error().ToString();
+    EXPECT_EQ(o->host, c.host) << c.arg;
+    EXPECT_EQ(o->tcp_port, c.port) << c.arg;
+    EXPECT_TRUE(o->client) << c.arg;
+  }
+  // The same port twice is fine; two different ones, or a bad one, are not.
+  auto same = ParseConnectOptions({"-p", "7000", "hostA:7000"});
+  ASSERT_TRUE(same) << same.error().ToString();
+  for (const Args& bad : std::vector<Args>{{"-p", "7000", "hostA:7001"},
+                                           {"hostA:"},
+                                           {"hostA:0"},
+                                           {"hostA:http"},
+                                           {":7000"},
+                                           {"[fe80::1"},
+                                           {"[fe80::1]7000"}}) {
+    auto o = ParseConnectOptions(bad);
+    ASSERT_FALSE(o) << bad.back();
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument) << bad.back();
+    EXPECT_NE(o.error().detail.find(bad.back()), std::string::npos) << o.error().detail;
+  }
+}
+
+// Issue 14: the short options RDMA users type from other tools: -x (perftest's
+// GID index) as -g, -l (ibv_rc_pingpong's SL).
+TEST(ConnectOptions, PerftestAndPingpongShortOptionsWork) {
+  auto o = ParseConnectOptions({"-x", "3", "-l", "5", "hostA"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  ASSERT_TRUE(o->session.gid.index.has_value());
+  EXPECT_EQ(*o->session.gid.index, 3);
+  EXPECT_EQ(o->session.sl, 5);
+  EXPECT_TRUE(o->sl_given);
+  EXPECT_NE(ConnectHelp().find("-g, -x, --gid-idx"), std::string::npos) << ConnectHelp();
+  EXPECT_NE(ConnectHelp().find("-l, --sl"), std::string::npos);
 }
 
 }  // namespace
