@@ -4,17 +4,9 @@
 #include <string>
 
 #include "exit_codes.h"
+#include "hex_text.h"
 
 namespace qpconnect::tools {
-namespace {
-
-std::string Hex(unsigned long long v, int width) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", width, v);
-  return buf;
-}
-
-}  // namespace
 
 nlohmann::json PathRecordToJson(const PathRecord& r) {
   return {{"service_id", Hex(r.service_id, 16)},

@@ -7,6 +7,7 @@
 
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "hex_text.h"
 #include "preflight.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
@@ -20,12 +21,6 @@ namespace {
 
 using nlohmann::ordered_json;
 using Clock = oob::PingpongClock;
-
-std::string Hex(uint32_t v, int width) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%0*x", width, v);
-  return buf;
-}
 
 std::string RecordText(const oob::PingpongRecord& r) {
   return "LID " + Hex(r.lid, 4) + ", QPN " + Hex(r.qpn, 6) + ", PSN " + Hex(r.psn, 6) + ", GID " +

@@ -3,14 +3,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "hex_text.h"
+
 namespace qpconnect::tools {
 namespace {
-
-std::string Hex(unsigned v, int width) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%0*x", width, v);
-  return buf;
-}
 
 std::string MtuText(Mtu m) {
   int b = MtuBytes(m);

@@ -5,17 +5,12 @@
 #include <sstream>
 
 #include "exit_codes.h"
+#include "hex_text.h"
 #include "qpconnect/sa/umad_channel.h"
 #include "sa_report.h"
 
 namespace qpconnect::tools {
 namespace {
-
-std::string Hex(unsigned long long v, int width) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", width, v);
-  return buf;
-}
 
 const char* SelectorName(uint8_t s) {
   switch (s) {
