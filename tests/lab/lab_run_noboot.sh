@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# lab_run_noboot.sh LABDIR: lab-run's boot watchdog. With a boot limit of one
+# second no guest reaches its init in time, so lab-run must kill it, boot once
+# more, and then give up with 125 and its own message, well before --timeout,
+# without running the command. Needs qemu (and the image); exit 77 without.
+set -uo pipefail
+lab=${1:?usage: lab_run_noboot.sh LABDIR}
+command -v "${QPCONNECT_LAB_QEMU:-qemu-system-x86_64}" >/dev/null || {
+  echo "SKIP: no qemu"; exit 77; }
+err=$(mktemp) && trap 'rm -f "$err"' EXIT
+marker=$(mktemp -u)
+rc=0 t0=$SECONDS
+QPCONNECT_LAB_BOOT_TIMEOUT=1 "$lab/lab-run" --vm --timeout 300 -- touch "$marker" 2>"$err" || rc=$?
+took=$((SECONDS - t0))
+cat "$err"
+fail=0
+[[ $rc -eq 125 ]] || { echo "FAIL: exit $rc, want 125"; fail=1; }
+grep -q "booting once more" "$err" || { echo "FAIL: no retry announced"; fail=1; }
+grep -q "the guest did not boot" "$err" || { echo "FAIL: no did-not-boot message"; fail=1; }
+[[ ! -e $marker ]] || { echo "FAIL: the command ran"; rm -f "$marker"; fail=1; }
+# The image build (first use) counts too; 300 s is --timeout, which it must not reach.
+((took < 300)) || { echo "FAIL: took ${took}s, the whole --timeout"; fail=1; }
+[[ $fail -eq 0 ]] && echo "ok: gave up after ${took}s with 125"
+exit "$fail"
