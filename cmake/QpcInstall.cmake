@@ -6,6 +6,9 @@
 include(CMakePackageConfigHelpers)
 set(QPC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qpconnect)
 set(QPC_EXPORTED qpconnect_core qpconnect qpconnect_shared)
+# The static parts name these in their link interface (cmake/QpcStaticDeps.cmake):
+# installed, they are protobuf::libprotobuf and OpenSSL::Crypto.
+list(APPEND QPC_EXPORTED qpc_dep_protobuf qpc_dep_crypto)
 if(TARGET qpconnect_oob)
   list(APPEND QPC_EXPORTED qpconnect_oob)
 endif()

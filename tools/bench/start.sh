@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# N = 1 and process start (issue 15): how long one qp-connect process takes,
+# against stock cmtime, in ONE lab boot, for one or more qp-connect binaries
+# (to compare link variants, e.g. a build with -DQPCONNECT_STATIC_TOOL_DEPS=OFF).
+#
+# Usage: tools/bench/start.sh [--rounds R] QP_CONNECT [QP_CONNECT...]
+#   (default 10 rounds)
+# Runs itself inside the lab (tools/lab/lab-run). Each round, interleaved:
+#   start    `cmtime -h` and `QP_CONNECT --version`: process start and exit;
+#   connect  the client's process wall for one RC pair, the server already
+#            waiting: `cmtime -c 1` (server bound to rxe0's address, client to
+#            rxe1's) and `QP_CONNECT --no-verify` (server on rxe0 from the
+#            first binary, client on rxe1 over TCP);
+# then the median of each. Every binary ran once before, so that the guest's
+# page cache (its files come over 9p) holds them. The host's load moves these
+# numbers a lot: compare only within one run, and run it on an idle host.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+rounds=10
+if [[ ${1:-} == --rounds ]]; then rounds=$2; shift 2; fi
+if [[ ${1:-} != --inside ]]; then
+  [[ $# -ge 1 ]] || { echo "usage: start.sh [--rounds R] QP_CONNECT [QP_CONNECT...]" >&2; exit 2; }
+  bins=()
+  for b in "$@"; do
+    [[ -x $b ]] || { echo "start.sh: $b is not an executable" >&2; exit 2; }
+    bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
+  done
+  exec "$root/tools/lab/lab-run" --timeout 1800 -- "$0" --rounds "$rounds" --inside "${bins[@]}"
+fi
+shift
+ns() { date +%s%N; }
+ms() { echo $(( ($2 - $1) / 1000000 )); }
+wall() { local t0 t1; t0=$(ns); "$@" >/dev/null 2>&1; t1=$(ns); ms "$t0" "$t1"; }
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+server=$1
+declare -A W
+for b in "$@"; do "$b" --version >/dev/null; done
+cmtime -h >/dev/null 2>&1; ibv_devices >/dev/null
+ours() {  # ours BINARY: one client's wall, the server waiting
+  local port=$((21000 + RANDOM % 1000)) sp t0 t1
+  "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
+  sp=$!
+  for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
+  t0=$(ns); "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
+  t1=$(ns); wait "$sp" || echo "server failed" >&2
+  ms "$t0" "$t1"
+}
+echo "# kernel $(uname -r), $(nproc) vCPU(s); $rounds rounds; ms"
+for _ in $(seq 1 "$rounds"); do
+  W[start cmtime]+="$(wall cmtime -h) "
+  for b in "$@"; do W[start $b]+="$(wall "$b" --version) "; done
+  cmtime -b "$QPC_IP0" -c 1 >/dev/null 2>&1 &
+  sp=$!; sleep 0.5
+  W[connect cmtime]+="$(wall cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1) "
+  kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+  for b in "$@"; do W[connect $b]+="$(ours "$b") "; done
+done
+for kind in start connect; do
+  base=$(echo "${W[$kind cmtime]}" | median)
+  echo "RESULT $kind cmtime median_ms=$base all: ${W[$kind cmtime]}"
+  for b in "$@"; do
+    m=$(echo "${W[$kind $b]}" | median)
+    echo "RESULT $kind $b median_ms=$m vs_cmtime_pairs_per_s=$(awk -v a="$base" -v b="$m" 'BEGIN {printf "%.2f", a / b}') all: ${W[$kind $b]}"
+  done
+done
+echo "RESULT left rc_qps=$(rdma resource show qp 2>/dev/null | grep -c ' type RC ')"
