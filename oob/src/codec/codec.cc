@@ -6,6 +6,7 @@
 
 #include "codec/convert.h"
 #include "codec/json_check.h"
+#include "codec/json_vocabulary.h"
 #include "codec/wire_ranges.h"
 
 namespace qpconnect::oob {
@@ -67,10 +68,13 @@ Result<void> ParseJson(std::string_view text, google::protobuf::Message* msg,
                        const char* operation) {
   const google::protobuf::Descriptor& type = *msg->GetDescriptor();
   QPC_TRY(WithOperation(internal::CheckJson(text, type), operation));
+  // Both vocabularies in, Protobuf's out (json_vocabulary.h).
+  auto proto_text = internal::FromReadable(text, type);
+  if (!proto_text) return WithOperation(Result<void>(std::move(proto_text).error()), operation);
   pbu::JsonParseOptions options;
   options.ignore_unknown_fields = true;
   const auto status = pbu::JsonStringToMessage(
-      google::protobuf::StringPiece(text.data(), text.size()), msg, options);
+      google::protobuf::StringPiece(proto_text->data(), proto_text->size()), msg, options);
   if (!status.ok()) {
     std::string message = status.message().as_string();
     std::string path;
@@ -96,7 +100,7 @@ std::string PrintJson(const google::protobuf::Message& msg, bool whitespace) {
   std::string out;
   // Printing fails only for invalid UTF-8, which CheckWireRanges refuses.
   if (!pbu::MessageToJsonString(msg, &out, options).ok()) return {};
-  return out;
+  return internal::ToReadable(out, *msg.GetDescriptor(), whitespace);
 }
 
 std::string EncodeEndpointJson(const EndpointInfo& info, bool whitespace) {

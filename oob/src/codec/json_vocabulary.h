@@ -1,0 +1,43 @@
+// Private to the codec: the one JSON vocabulary of qpconnect's documents
+// (docs/json.md), applied to Protobuf's JSON mapping of the wire messages.
+//
+// Protobuf prints enums by their proto names and 64-bit integers as decimal
+// strings ("TRANSPORT_RC", "MTU_4096", "node_guid": "724..."). Every other
+// qpconnect document (qp-info, qp-validate, qp-connect --json) says "rc",
+// 4096 and "0002:c903:00a1:b2c4". ToReadable rewrites a printed message into
+// that vocabulary; FromReadable rewrites either vocabulary back into what
+// Protobuf's parser takes, so older files keep decoding:
+//
+//   enum fields     "rc", "infiniband", "roce-v2", "ipv4" (the enum's name
+//                   without its type prefix, lower case, '_' as '-');
+//                   input also: the proto name, or its number
+//   Mtu fields      256..4096 as a number; input also "MTU_4096", "4096",
+//                   or the enum number 0..5
+//   node_guid,      "0002:c903:00a1:b2c4" (as ibv_devinfo); input also the
+//   subnet_prefix   decimal string or number Protobuf wrote
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "qpconnect/result.h"
+
+namespace google::protobuf {
+class Descriptor;
+}  // namespace google::protobuf
+
+namespace qpconnect::oob::internal {
+
+// `proto_json` (printed by Protobuf for `type`) in the readable vocabulary,
+// indented like Protobuf's (one space) when `whitespace`, else on one line.
+std::string ToReadable(const std::string& proto_json, const google::protobuf::Descriptor& type,
+                       bool whitespace);
+
+// `text` (already syntax-checked by CheckJson) with readable values turned
+// into Protobuf's. kProtocol naming the field path ("port.active_mtu") and
+// the accepted values for a value that is neither.
+Result<std::string> FromReadable(std::string_view text, const google::protobuf::Descriptor& type);
+
+}  // namespace qpconnect::oob::internal
