@@ -45,7 +45,7 @@ names=$("$qp_info" -l)
 for d in "$QPC_DEV0" "$QPC_DEV1"; do
   grep -qx "$d" <<<"$names" || { echo "qp-info -l lacks $d: $names"; exit 1; }
 done
-"$qp_info" -l --json | python3 -c 'import json, sys; assert "'"$QPC_DEV1"'" in json.load(sys.stdin)["devices"]' ||
+"$qp_info" -l --json | python3 -c 'import json, sys; assert "'"$QPC_DEV1"'" in json.load(sys.stdin)["device_names"]' ||
   { echo "qp-info -l --json lacks $QPC_DEV1"; exit 1; }
 set +e
 "$qp_info" -d nosuchdev >/dev/null 2>&1; rc=$?

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "hex_text.h"
+#include "json_document.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -71,14 +72,14 @@ nlohmann::json PortToJson(const PortInfo& p) {
 
 }  // namespace
 
-nlohmann::json DevicesToJson(const std::vector<DeviceInfo>& devices) {
+nlohmann::ordered_json DevicesToJson(const std::vector<DeviceInfo>& devices) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& d : devices) {
     nlohmann::json ports = nlohmann::json::array();
     for (const auto& p : d.ports) ports.push_back(PortToJson(p));
     arr.push_back({{"name", d.name},
                    {"node_type", d.node_type},
-                   {"transport", d.transport},
+                   {"transport_type", d.transport},
                    {"node_guid", GuidToString(d.node_guid)},
                    {"sys_image_guid", GuidToString(d.sys_image_guid)},
                    {"fw_ver", d.fw_ver},
@@ -88,7 +89,9 @@ nlohmann::json DevicesToJson(const std::vector<DeviceInfo>& devices) {
                    {"limits", LimitsToJson(d.limits)},
                    {"ports", ports}});
   }
-  return {{"devices", arr}};
+  nlohmann::ordered_json doc = JsonDocument();
+  doc["devices"] = std::move(arr);
+  return doc;
 }
 
 std::string FormatDevicesText(const std::vector<DeviceInfo>& devices) {

@@ -14,6 +14,6 @@ namespace qpconnect::tools {
 std::string FormatDevicesText(const std::vector<DeviceInfo>& devices);
 
 // {"devices": [...]} with the fields documented in docs/qp-info.md.
-nlohmann::json DevicesToJson(const std::vector<DeviceInfo>& devices);
+nlohmann::ordered_json DevicesToJson(const std::vector<DeviceInfo>& devices);
 
 }  // namespace qpconnect::tools

@@ -6,6 +6,7 @@
 
 #include "exit_codes.h"
 #include "hex_text.h"
+#include "json_document.h"
 #include "qpconnect/sa/umad_channel.h"
 #include "sa_report.h"
 
@@ -131,10 +132,11 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
     return ExitForSaError(record.error());
   }
   if (args.Has("json")) {
-    nlohmann::json doc = {{"ca", port->ca_name},
-                          {"port", port->port_num},
-                          {"sm_lid", port->sm_lid},
-                          {"path", PathRecordToJson(*record)}};
+    nlohmann::ordered_json doc = JsonDocument();
+    doc["ca"] = port->ca_name;
+    doc["port"] = port->port_num;
+    doc["sm_lid"] = port->sm_lid;
+    doc["path"] = PathRecordToJson(*record);
     out << doc.dump(2) << "\n";
   } else {
     out << FormatPathRecordText(*port, *record);

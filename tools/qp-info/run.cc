@@ -5,6 +5,7 @@
 #include "cli_args.h"
 #include "exit_codes.h"
 #include "format.h"
+#include "json_document.h"
 #include "path_mode.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/device_query.h"
@@ -87,14 +88,17 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // With --json, a machine reader gets a document on stdout even without a
   // device: no devices, and why.
   const bool json = parsed->Has("json");
-  auto no_device_json = [&](const std::string& why) {
+  auto no_device_json = [&](const Error& why) {
     if (json) {
-      out << nlohmann::json{{"devices", nlohmann::json::array()}, {"error", why}}.dump(2) << "\n";
+      nlohmann::ordered_json doc = JsonDocument();
+      doc["devices"] = nlohmann::ordered_json::array();
+      doc["error"] = ErrorObject(why);
+      out << doc.dump(2) << "\n";
     }
   };
   auto names = verbs::ListDevices();
   if (!names) {
-    no_device_json("no RDMA device: " + names.error().ToString());
+    no_device_json(names.error());
     err << "qp-info: no RDMA device: " << names.error().ToString() << "\n";
     if (names.error().sys_errno == ENOSYS) {
       err << "  this kernel has no RDMA (InfiniBand/RoCE) support; see docs/lab.md for the "
@@ -104,7 +108,8 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   std::string wanted = parsed->Get("ib-dev").value_or("");
   if (names->empty()) {
-    no_device_json("no RDMA device found");
+    no_device_json(
+        Error{ErrorCode::kNotFound, 0, "ibv_get_device_list", "", "no RDMA device found"});
     err << "qp-info: no RDMA device found (no driver loaded, or a kernel without RDMA support;\n"
            "  `rdma link` lists none). For a software device: rdma link add rxe0 type rxe "
            "netdev eth0\n";
@@ -112,7 +117,9 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (parsed->Has("list")) {
     if (json) {
-      out << nlohmann::json{{"devices", *names}}.dump(2) << "\n";
+      nlohmann::ordered_json doc = JsonDocument();
+      doc["device_names"] = *names;
+      out << doc.dump(2) << "\n";
     } else {
       for (const auto& n : *names) out << n << "\n";
     }

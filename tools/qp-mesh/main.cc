@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
+#include "json_document.h"
 #include "options.h"
 #include "qpconnect/mesh_mpi.h"
 #include "version.h"
@@ -97,7 +98,7 @@ std::string Text(const MeshReport& r, const qpconnect::MeshOptions& o,
 }
 
 std::string Json(const MeshReport& r, const qpconnect::Result<void>& verdict) {
-  nlohmann::json j;
+  nlohmann::ordered_json j = JsonDocument();
   j["rank"] = r.rank;
   j["size"] = r.size;
   j["host"] = r.host;
@@ -111,24 +112,24 @@ std::string Json(const MeshReport& r, const qpconnect::Result<void>& verdict) {
                      {"traffic", r.traffic_ms}};
   j["peers"] = nlohmann::json::array();
   for (const auto& e : r.edges) {
-    nlohmann::json p = {{"rank", e.peer},
-                        {"host", e.peer_host},
-                        {"device", e.peer_device},
-                        {"connected", e.connected},
-                        {"traffic_ok", e.traffic_ok},
-                        {"connect_ms", e.connect_ms},
-                        {"errors", 0}};
+    nlohmann::ordered_json p = {{"rank", e.peer},
+                                {"host", e.peer_host},
+                                {"device", e.peer_device},
+                                {"connected", e.connected},
+                                {"traffic_ok", e.traffic_ok},
+                                {"connect_ms", e.connect_ms},
+                                {"errors", 0}};
     int errors = 0;
     for (const auto& f : e.findings) errors += f.severity == qpconnect::Severity::kError;
     p["errors"] = errors;
-    if (e.error) p["error"] = e.error->ToString();
+    if (e.error) p["error"] = ErrorObject(*e.error);
     j["peers"].push_back(std::move(p));
   }
   if (r.rank == 0) {
-    nlohmann::json s = {{"pairs", r.edges_total},
-                        {"pairs_connected", r.edges_connected},
-                        {"slowest_edge", r.slowest_edge},
-                        {"failures", nlohmann::json::array()}};
+    nlohmann::ordered_json s = {{"pairs", r.edges_total},
+                                {"pairs_connected", r.edges_connected},
+                                {"slowest_edge", r.slowest_edge},
+                                {"failures", nlohmann::json::array()}};
     for (const auto& f : r.failures) {
       s["failures"].push_back({{"rank_a", f.rank_a},
                                {"rank_b", f.rank_b},
@@ -138,7 +139,7 @@ std::string Json(const MeshReport& r, const qpconnect::Result<void>& verdict) {
     }
     j["mesh"] = std::move(s);
   }
-  if (!verdict) j["error"] = verdict.error().ToString();
+  if (!verdict) j["error"] = ErrorObject(verdict.error());
   return j.dump() + "\n";
 }
 

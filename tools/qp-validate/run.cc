@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "findings_text.h"
+#include "json_document.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/codec.h"
@@ -182,22 +183,22 @@ nlohmann::ordered_json SideJson(const SideReport& s) {
   return {{"file", s.file},          {"transport", TransportName(e.transport)},
           {"host", e.identity.host}, {"device", e.identity.device},
           {"port", e.port.port_num}, {"link_layer", LinkLayerName(e.port.link_layer)},
-          {"qps", e.qps.size()},     {"plan", s.plan_given ? "given" : "derived"}};
+          {"num_qps", e.qps.size()}, {"plan", s.plan_given ? "given" : "derived"}};
 }
 
 void PrintJson(std::ostream& out, const SideReport& local, const SideReport& remote,
                const std::vector<std::string>& notes, const std::vector<Finding>& findings,
                int exit_code) {
   nlohmann::ordered_json findings_json = FindingsToJson(findings);
-  const nlohmann::ordered_json doc = {{"local", SideJson(local)},
-                                      {"remote", SideJson(remote)},
-                                      {"notes", notes},
-                                      {"summary",
-                                       {{"errors", CountSeverity(findings, Severity::kError)},
-                                        {"warnings", CountSeverity(findings, Severity::kWarning)},
-                                        {"info", CountSeverity(findings, Severity::kInfo)},
-                                        {"exit_code", exit_code}}},
-                                      {"findings", std::move(findings_json)}};
+  nlohmann::ordered_json doc = JsonDocument();
+  doc["local"] = SideJson(local);
+  doc["remote"] = SideJson(remote);
+  doc["notes"] = notes;
+  doc["summary"] = {{"errors", CountSeverity(findings, Severity::kError)},
+                    {"warnings", CountSeverity(findings, Severity::kWarning)},
+                    {"info", CountSeverity(findings, Severity::kInfo)},
+                    {"exit_code", exit_code}};
+  doc["findings"] = std::move(findings_json);
   out << doc.dump(1) << "\n";
 }
 
@@ -225,7 +226,9 @@ void ListRulesJson(std::ostream& out) {
                  {"symptom", r.symptom},
                  {"source", r.source}});
   }
-  out << nlohmann::ordered_json{{"rules", std::move(a)}}.dump(1) << "\n";
+  nlohmann::ordered_json doc = JsonDocument();
+  doc["rules"] = std::move(a);
+  out << doc.dump(1) << "\n";
 }
 
 const char* FamilyTitle(std::string_view family) {

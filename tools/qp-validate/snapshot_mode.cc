@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "findings_text.h"
+#include "json_document.h"
 #include "qpconnect/live_judge.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/pairing.h"
@@ -253,7 +254,7 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                size_t errors, size_t warnings, size_t infos, int code) {
   Json in = Json::array();
   for (const Input& i : inputs) {
-    in.push_back({{"file", i.name}, {"kind", i.kind}, {"summary", i.what}, {"qps", i.qps}});
+    in.push_back({{"file", i.name}, {"kind", i.kind}, {"summary", i.what}, {"num_qps", i.qps}});
   }
   Json pairs = Json::array();
   for (const LivePairVerdict& v : live.pairs) {
@@ -280,7 +281,7 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                        {"a", QpJson(offline.obs.qps[p.pair.a])},
                        {"b", QpJson(offline.obs.qps[p.pair.b])},
                        {"notes", p.notes},
-                       {"failed_transitions", p.failures.size()},
+                       {"num_failed_transitions", p.failures.size()},
                        {"findings", FindingsToJson(p.findings)}});
     }
   }
@@ -293,17 +294,17 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
     for (size_t i : *list) without.push_back({{"status", status}, {"qp", QpJson(obs.qps[i])}});
   }
   const size_t pair_count = pairs.size();
-  const Json doc = {{"inputs", std::move(in)},
-                    {"notes", obs.notes},
-                    {"pairs", std::move(pairs)},
-                    {"live_findings", std::move(findings)},
-                    {"without_peer", std::move(without)},
-                    {"summary",
-                     {{"pairs", pair_count},
-                      {"errors", errors},
-                      {"warnings", warnings},
-                      {"info", infos},
-                      {"exit_code", code}}}};
+  Json doc = JsonDocument();
+  doc["inputs"] = std::move(in);
+  doc["notes"] = obs.notes;
+  doc["pairs"] = std::move(pairs);
+  doc["live_findings"] = std::move(findings);
+  doc["without_peer"] = std::move(without);
+  doc["summary"] = {{"pairs", pair_count},
+                    {"errors", errors},
+                    {"warnings", warnings},
+                    {"info", infos},
+                    {"exit_code", code}};
   out << doc.dump(1) << "\n";
 }
 

@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "findings_text.h"
+#include "json_document.h"
 #include "qpconnect/observed.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "trace_judge.h"
@@ -145,7 +146,7 @@ Json FailuresJson(const Observation& obs, const std::vector<FailedTransition>& f
     j["mask"] = verbs::DecodeMask(t.mask);
     j["result"] = t.result;
     j["errno"] = t.sys_errno;
-    j["error"] = std::strerror(t.sys_errno);
+    j["errno_text"] = std::strerror(t.sys_errno);
     j["mask_problem"] = f.mask_problem;
     j["errno_hint"] = f.errno_hint;
     j["likely_causes"] = FindingsToJson(f.causes);
@@ -169,7 +170,7 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                       {"pid", in.header.pid},
                       {"comm", in.header.comm},
                       {"complete", in.header.complete},
-                      {"qps", in.header.qps}});
+                      {"num_qps", in.header.qps}});
   }
   Json pairs = Json::array();
   for (const trace::PairVerdict& p : v.pairs) {
@@ -190,17 +191,14 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                     {"failed_transitions", FailuresJson(obs, l.failures, nullptr)},
                     {"findings", FindingsToJson(l.findings)}});
   }
-  const Json doc = {{"traces", std::move(traces)},
-                    {"notes", obs.notes},
-                    {"pairs", std::move(pairs)},
-                    {"without_peer", std::move(lone)},
-                    {"summary",
-                     {{"pairs", v.pairs.size()},
-                      {"without_peer", v.lone.size()},
-                      {"errors", v.errors},
-                      {"warnings", v.warnings},
-                      {"info", v.infos},
-                      {"exit_code", exit_code}}}};
+  Json doc = JsonDocument();
+  doc["traces"] = std::move(traces);
+  doc["notes"] = obs.notes;
+  doc["pairs"] = std::move(pairs);
+  doc["without_peer"] = std::move(lone);
+  doc["summary"] = {{"pairs", v.pairs.size()}, {"without_peer", v.lone.size()},
+                    {"errors", v.errors},      {"warnings", v.warnings},
+                    {"info", v.infos},         {"exit_code", exit_code}};
   out << doc.dump(1) << "\n";
 }
 

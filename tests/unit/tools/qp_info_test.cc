@@ -94,8 +94,12 @@ TEST(QpInfoRun, JsonWithoutADevicePrintsNoDevicesAndWhy) {
   EXPECT_EQ(rc, kExitNoDevice);
   const auto doc = nlohmann::json::parse(out.str(), nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << "stdout is not JSON: " << out.str();
+  EXPECT_EQ(doc.at("schema_version"), 1);
   EXPECT_TRUE(doc.at("devices").empty());
-  EXPECT_NE(doc.at("error").get<std::string>().find("no RDMA device"), std::string::npos);
+  // The error object every tool prints (tools/common/json_document.h).
+  EXPECT_EQ(doc.at("error").at("code"), "not-found");
+  EXPECT_EQ(doc.at("error").at("operation"), "ibv_get_device_list");
+  EXPECT_FALSE(doc.at("error").at("text").get<std::string>().empty());
 }
 
 TEST(QpInfoRun, HelpExitsZero) {

@@ -92,7 +92,8 @@ TEST(QpValidate, CleanPairJsonHasNoFindings) {
   const auto doc = nlohmann::json::parse(o.out);
   EXPECT_TRUE(doc.at("findings").empty());
   EXPECT_EQ(doc.at("local").at("plan"), "derived");
-  EXPECT_EQ(doc.at("remote").at("qps"), 2);
+  EXPECT_EQ(doc.at("schema_version"), 1);
+  EXPECT_EQ(doc.at("remote").at("num_qps"), 2);
 }
 
 TEST(QpValidate, ReadsOneFileFromStandardInput) {
