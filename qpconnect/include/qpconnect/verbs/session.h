@@ -149,8 +149,10 @@ class Session {
   Result<void> PostRecv(size_t i, uint32_t slot);
   // Receives into slots [0, rx_depth) of QP i, in one chained post.
   Result<void> PostAllRecvs(size_t i);
-  // SEND of `length` bytes from SendArea(i), signaled; wr_id = i.
-  Result<void> PostSend(size_t i, uint32_t length);
+  // SEND of `length` bytes from SendArea(i), signaled; wr_id = i. With `imm`:
+  // SEND_WITH_IMM carrying it (the receiver's completion has IBV_WC_WITH_IMM
+  // and the value in network byte order).
+  Result<void> PostSend(size_t i, uint32_t length, std::optional<uint32_t> imm = std::nullopt);
   // RDMA WRITE from SendArea(i) or RDMA READ into ReadBack(i), signaled.
   Result<void> PostRdma(size_t i, ibv_wr_opcode opcode, uint32_t length, uint64_t remote_addr,
                         uint32_t rkey);
