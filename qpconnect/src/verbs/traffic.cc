@@ -125,7 +125,8 @@ class Driver {
     const auto start = Clock::now();
     Clock::time_point mark = start;           // the previous round's end
     bool have_mark = role_ == Role::kClient;  // the server's first round has no start
-    bool last = false;
+    // No iteration at all with iters 0 (and no duration), as before.
+    bool last = o_.duration.count() == 0 && o_.iters == 0;
     uint64_t it = 0;
     for (; !last; ++it) {
       const auto iteration = static_cast<uint32_t>(it);
@@ -141,7 +142,10 @@ class Driver {
           QPC_TRY(Receive(qp, iteration));
         }
         const auto now = Clock::now();
-        if (have_mark) rtt[qp].Add(static_cast<uint64_t>((now - mark).count()));
+        if (have_mark) {
+          rtt[qp].Add(static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(now - mark).count()));
+        }
         mark = now;
         have_mark = true;
         if (role_ == Role::kServer) {

@@ -41,7 +41,7 @@ TEST(LatencySamples, EmptyIsAllZero) {
 
 TEST(LatencySamples, FixedSamples) {
   LatencySamples l;
-  for (uint64_t ns : {9000, 1000, 3000, 2000, 5000}) l.Add(ns);
+  for (uint64_t ns : {9000ULL, 1000ULL, 3000ULL, 2000ULL, 5000ULL}) l.Add(ns);
   LatencySummary s = l.Summary();
   EXPECT_EQ(s.count, 5u);
   EXPECT_EQ(s.kept, 5u);
