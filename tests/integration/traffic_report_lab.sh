@@ -7,6 +7,9 @@
 #   qps       RC, --qps 3 --json --report-gbits, client -n 30, server -n 7:
 #             the server follows the client (30 iterations on both sides),
 #             per-QP entries with their QPN and latency, bandwidth in Gb/s
+#   events    RC, both sides -e --qps 2 --json -n 50: the waits sleep on
+#             completion events (two CQs on one channel) and the traffic,
+#             RDMA checks included, passes on both sides
 # Speed is not asserted: only what the report must contain.
 #
 # Usage: traffic_report_lab.sh QP_CONNECT SCENARIO
@@ -88,6 +91,14 @@ case $scenario in
       'all(isinstance(q["qpn"], int) and q["latency_us"]["samples"] == 30 and q["bw_peak"] > 0 for q in c["results"][0]["qps"])' \
       'c["results"][0]["latency_us"]["samples"] == 90' \
       'c["rdma_write_checked"] and c["rdma_read_checked"]'
+    ;;
+  events)
+    run -e --qps 2 --json -n 50 --timeout 20 -- --
+    both_ok
+    check 's["completion"] == c["completion"] == "events"' \
+      's["iters"] == c["iters"] == 50' \
+      'c["rdma_write_checked"] and c["rdma_read_checked"]' \
+      'all(len(x["results"][0]["qps"]) == 2 for x in (s, c))'
     ;;
   *)
     echo "traffic_report_lab: unknown scenario $scenario" >&2

@@ -26,6 +26,9 @@ const std::vector<OptionSpec>& Specs() {
        "size sweep: ping-pong at every power of two from 2 to --size bytes, each reported "
        "(both sides; as perftest's -a)"},
       {0, "report-gbits", false, "", "report bandwidth in Gb/s instead of MB/s (as perftest)"},
+      {'e', "events", false, "",
+       "wait for completions with completion events (a completion channel, poll() on its fd) "
+       "instead of polling the CQs"},
       {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
       {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
       {0, "oob", true, "tcp|file|stdio|mpi",
@@ -219,6 +222,7 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   QPC_TRY(
       num("duration", 1, 86400, [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
   o.sweep = p.Has("all");
+  s.completion_events = p.Has("events");
   o.report_gbits = p.Has("report-gbits");
   if (o.duration && p.Has("iters")) {
     return Usage("-D (a duration) and -n (an iteration count) exclude each other");
@@ -315,10 +319,11 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   o.json = p.Has("json");
   o.validate = !p.Has("no-validate");
   o.verify = !p.Has("no-verify");
-  if (!o.verify && (o.duration || o.sweep || o.report_gbits)) {
-    return Usage(std::string(o.duration ? "-D"
-                             : o.sweep  ? "-a"
-                                        : "--report-gbits") +
+  if (!o.verify && (o.duration || o.sweep || o.report_gbits || s.completion_events)) {
+    return Usage(std::string(o.duration       ? "-D"
+                             : o.sweep        ? "-a"
+                             : o.report_gbits ? "--report-gbits"
+                                              : "-e") +
                  " shapes the traffic, which --no-verify skips: drop one of them");
   }
   o.verbose = p.Has("verbose");

@@ -242,6 +242,7 @@ class PingpongFlow {
       if (!r) return Fail("traffic", r.error(), kExitTraffic, TrafficHint(r.error()));
       TrafficFormat f;
       f.gbits = o_.report_gbits;
+      f.events = o_.session.completion_events;
       f.qpns = {own_.qpn};
       ordered_json j = TrafficSummaryJson(*r, t.size, f);
       j["content"] = o_.client ? "echo checked" : "echoed";

@@ -370,6 +370,7 @@ class Runner {
                      const verbs::Session& session) {
     TrafficFormat f;
     f.gbits = o_.report_gbits;
+    f.events = o_.session.completion_events;
     for (const auto& q : session.Local().qps) f.qpns.push_back(q.qpn);
     ordered_json j = TrafficSummaryJson(tr, t.size, f);
     j["mode"] = o_.duration ? "duration" : "iters";

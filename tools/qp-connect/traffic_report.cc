@@ -83,10 +83,16 @@ ordered_json TrafficResultsJson(const verbs::TrafficReport& r, const TrafficForm
 
 ordered_json TrafficSummaryJson(const verbs::TrafficReport& r, uint32_t size,
                                 const TrafficFormat& f) {
-  return {{"iters", r.iterations},       {"size", size},
-          {"messages", r.messages},      {"seconds", r.seconds},
-          {"avg_rtt_us", r.avg_rtt_us},  {"mbit_per_s", r.mbit_per_s},
-          {"bw_unit", BandwidthUnit(f)}, {"results", TrafficResultsJson(r, f)}};
+  return {{"iters", r.iterations},
+          {"size", size},
+          {"messages", r.messages},
+          {"seconds", r.seconds},
+          {"avg_rtt_us", r.avg_rtt_us},
+          {"mbit_per_s", r.mbit_per_s},
+          {"bw_unit", BandwidthUnit(f)},
+          {"results", TrafficResultsJson(r, f)},
+          {"completion", f.events ? "events" : "polling"},
+          {"completion_events", r.completion_events}};
 }
 
 std::string TrafficOkText(const verbs::TrafficReport& r, uint32_t size, size_t qps) {

@@ -21,6 +21,7 @@
 namespace qpconnect::tools {
 
 struct TrafficFormat {
+  bool events = false;         // -e: the waits slept on completion events
   bool gbits = false;          // --report-gbits
   std::vector<uint32_t> qpns;  // this side's QPs, to name them
 };
@@ -30,8 +31,9 @@ const char* BandwidthUnit(const TrafficFormat& f);
 
 // The "traffic" fields both dialects report: "iters" (iterations run per QP,
 // every size together), "size" (the message size), "messages", "seconds",
-// "avg_rtt_us", "mbit_per_s" (as since version 1), "bw_unit" and "results"
-// (TrafficResultsJson).
+// "avg_rtt_us", "mbit_per_s" (as since version 1), "bw_unit", "results"
+// (TrafficResultsJson), "completion" ("events" with -e, else "polling") and
+// "completion_events" (how many events the waits took).
 nlohmann::ordered_json TrafficSummaryJson(const verbs::TrafficReport& r, uint32_t size,
                                           const TrafficFormat& f);
 

@@ -1,6 +1,7 @@
 #include "qpconnect/verbs/session.h"
 
 #include <endian.h>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -117,10 +118,21 @@ Result<void> Session::CreateResources() {
   auto pd = AllocPd(*ctx_);
   if (!pd) return std::move(pd).error();
   pd_ = std::move(*pd);
-  auto scq = CreateCq(*ctx_, layout_.send_cqe, nullptr);
+  if (o.completion_events) {
+    auto ch = CreateCompChannel(*ctx_);
+    if (!ch) return std::move(ch).error();
+    channel_ = std::move(*ch);
+    // Waits poll() the fd first; non-blocking, a stray wake-up cannot block
+    // in ibv_get_cq_event.
+    const int flags = ::fcntl(channel_->fd, F_GETFL);
+    if (flags < 0 || ::fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      return ErrnoError(ErrorCode::kIo, errno, "make the completion channel non-blocking");
+    }
+  }
+  auto scq = CreateCq(*ctx_, layout_.send_cqe, channel_.get());
   if (!scq) return std::move(scq).error();
   send_cq_ = std::move(*scq);
-  auto rcq = CreateCq(*ctx_, layout_.recv_cqe, nullptr);
+  auto rcq = CreateCq(*ctx_, layout_.recv_cqe, channel_.get());
   if (!rcq) return std::move(rcq).error();
   recv_cq_ = std::move(*rcq);
   auto mr = RegMr(*pd_, buffer_.get(), layout_.buffer_bytes, DefaultAccessFlags(o.transport));

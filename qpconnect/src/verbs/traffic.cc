@@ -259,9 +259,11 @@ class Driver {
   Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
   // The wait's watch: the caller's, its error reworded as the peer gone
   // during this phase of the traffic.
-  CompletionWait Wait(const std::string& what) const {
+  CompletionWait Wait(const std::string& what) {
     CompletionWait w;
     w.watch_interval = o_.watch_interval;
+    w.channel = s_.CompChannel();  // the session's completion events, if any
+    w.events = &report_.completion_events;
     if (o_.watch) {
       w.watch = [this, what]() -> Result<void> {
         auto watched = o_.watch();

@@ -289,8 +289,9 @@ TEST(ConnectOptions, PerftestAndPingpongShortOptionsWork) {
 // and every combination that cannot run refused as a usage error (exit 2)
 // before the device is opened.
 TEST(ConnectOptions, DurationSweepAndGbitsParse) {
-  auto o = ParseConnectOptions({"-D", "5", "-a", "--report-gbits", "-s", "1024", "hostA"});
+  auto o = ParseConnectOptions({"-D", "5", "-a", "--report-gbits", "-e", "-s", "1024", "hostA"});
   ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_TRUE(o->session.completion_events);
   ASSERT_TRUE(o->duration.has_value());
   EXPECT_EQ(o->duration->count(), 5);
   EXPECT_TRUE(o->sweep);
@@ -300,9 +301,11 @@ TEST(ConnectOptions, DurationSweepAndGbitsParse) {
   EXPECT_FALSE(d->duration);
   EXPECT_FALSE(d->sweep);
   EXPECT_FALSE(d->report_gbits);
+  EXPECT_FALSE(d->session.completion_events);
   EXPECT_NE(ConnectHelp().find("-D, --duration"), std::string::npos) << ConnectHelp();
   EXPECT_NE(ConnectHelp().find("-a, --all"), std::string::npos);
   EXPECT_NE(ConnectHelp().find("--report-gbits"), std::string::npos);
+  EXPECT_NE(ConnectHelp().find("-e, --events"), std::string::npos);
 }
 
 TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
@@ -321,6 +324,7 @@ TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
       {{"--no-verify", "-D", "2"}, "--no-verify"},
       {{"--no-verify", "-a"}, "--no-verify"},
       {{"--no-verify", "--report-gbits"}, "--no-verify"},
+      {{"--no-verify", "-e"}, "--no-verify"},
   };
   for (const auto& c : cases) {
     auto o = ParseConnectOptions(c.args);

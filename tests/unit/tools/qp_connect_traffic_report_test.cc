@@ -71,6 +71,9 @@ TEST(TrafficReportJson, GbitsChangeTheUnit) {
   EXPECT_EQ(summary["bw_unit"], "Gb/s");
   EXPECT_EQ(summary["iters"], 1000);
   EXPECT_EQ(summary["results"].size(), 1u);
+  EXPECT_EQ(summary["completion"], "polling");
+  f.events = true;
+  EXPECT_EQ(TrafficSummaryJson(TwoQps(), 4096, f)["completion"], "events");
 }
 
 TEST(TrafficReportJson, NoSampleIsNullNotZero) {

@@ -88,6 +88,10 @@ struct SessionOptions {
   // RunTraffic (verbs/traffic.h) runs it; memory and CQ depths then do not
   // grow with num_qps. false: each QP its own areas, for any traffic.
   bool shared_buffers = false;
+  // Completion events (perftest -e): the CQs get a completion channel, and
+  // waits on them (verbs/completion.h, CompletionWait::channel) sleep until an
+  // event instead of polling with back-off.
+  bool completion_events = false;
   // Called after each QP is created and moved to INIT (and, in Connect(),
   // after each RTR and RTS). May be empty.
   ProgressFn on_progress;
@@ -158,6 +162,9 @@ class Session {
                         uint32_t rkey);
   ibv_cq& SendCq() { return *send_cq_; }
   ibv_cq& RecvCq() { return *recv_cq_; }
+  // Both CQs' completion channel (non-blocking fd) with completion_events;
+  // nullptr without.
+  ibv_comp_channel* CompChannel() const { return channel_.get(); }
 
  private:
   Session() = default;
@@ -179,6 +186,7 @@ class Session {
   std::unique_ptr<uint8_t, BufferFree> buffer_;
   UniqueContext ctx_;
   UniquePd pd_;
+  UniqueCompChannel channel_;  // destroyed after the CQs it serves
   UniqueCq send_cq_;
   UniqueCq recv_cq_;
   std::vector<UniqueQp> qps_;

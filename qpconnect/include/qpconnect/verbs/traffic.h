@@ -17,7 +17,9 @@
 // QPs a round is one QP's SEND and reply, so a sample is one round trip.
 //
 // Every wait is bounded by `timeout` and sleeps after a short spin (bounded
-// back-off, verbs/completion.h) instead of burning a core; a failed completion
+// back-off, verbs/completion.h) instead of burning a core, or, when the
+// session was opened with completion_events, sleeps on its completion
+// channel until an event; a failed completion
 // is a kTraffic error whose detail names the likely cause. With a `watch`
 // (the out-of-band exchanger's PollPeer()), a wait that lasts checks it every
 // `watch_interval`, so a peer that died or gave up is reported within about
@@ -100,6 +102,9 @@ struct TrafficReport {
   double avg_rtt_us = 0;    // per round trip
   double mbit_per_s = 0;    // (bytes sent + received) / seconds
   uint64_t iterations = 0;  // ping-pong iterations run (every size)
+  // Completion events taken while waiting (sessions with completion_events:
+  // the waits sleep on the completion channel; 0 without).
+  uint64_t completion_events = 0;
   bool rdma_write_checked = false;
   bool rdma_read_checked = false;
   std::vector<SizeTrafficStats> sizes;  // in the order run; one without `sweep`
