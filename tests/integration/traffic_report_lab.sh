@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # qp-connect's perftest-grade traffic report (issue 14), one scenario per run:
 #   duration  UC, both sides -D 2 --json: both exit 0, agree on the iterations
-#             run, the client ran at least 2 s, latency percentiles reported
+#             run, the client ran at least 2 s, latency percentiles reported;
+#             then -D 1 on the client only: the server (default -n 1000)
+#             follows it, both sides run the same iterations
 #   sweep     UD, both sides -a -s 64 (text): a table line for every size
 #             2..64 on both sides, the text names every size in order
 #   qps       RC, --qps 3 --json --report-gbits, client -n 30, server -n 7:
@@ -68,6 +70,11 @@ case $scenario in
       'all(x["results"][0]["latency_us"][k] is not None for x in (s, c) for k in ("min", "p50", "p99", "max"))' \
       'c["results"][0]["latency_us"]["min"] <= c["results"][0]["latency_us"]["p50"] <= c["results"][0]["latency_us"]["p99"] <= c["results"][0]["latency_us"]["max"]' \
       'c["bw_unit"] == "MB/s" and c["results"][0]["bw_avg"] > 0 and c["results"][0]["msg_rate_mpps"] > 0'
+    run -t uc --json --timeout 20 -- -- -D 1
+    both_ok
+    check 's["mode"] == "iters" and c["mode"] == "duration"' \
+      's["iters"] == c["iters"] > 0' \
+      'c["results"][0]["seconds"] >= 1.0'
     ;;
   sweep)
     run -t ud -a -s 64 -n 20 --timeout 20 -- --
