@@ -19,6 +19,16 @@ const std::vector<OptionSpec>& Specs() {
       {0, "bind", true, "ADDR", "tcp server: address to listen on (default: any)"},
       {'s', "size", true, "BYTES", "message size (default 4096, UD 1024)"},
       {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
+      {'D', "duration", true, "SECONDS",
+       "run the ping-pong for this long instead of -n iterations (the server follows the "
+       "client's last round; not with --wire pingpong)"},
+      {'a', "all", false, "",
+       "size sweep: ping-pong at every power of two from 2 to --size bytes, each reported "
+       "(both sides; as perftest's -a)"},
+      {0, "report-gbits", false, "", "report bandwidth in Gb/s instead of MB/s (as perftest)"},
+      {'e', "events", false, "",
+       "wait for completions with completion events (a completion channel, poll() on its fd) "
+       "instead of polling the CQs"},
       {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
       {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
       {0, "oob", true, "tcp|file|stdio|mpi",
@@ -209,6 +219,18 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   QPC_TRY(
       num("pkey", 1, 0xffff, [&](unsigned long v) { s.pkey_value = static_cast<uint16_t>(v); }));
   o.plan.message_size = s.message_size;
+  QPC_TRY(
+      num("duration", 1, 86400, [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
+  o.sweep = p.Has("all");
+  s.completion_events = p.Has("events");
+  o.report_gbits = p.Has("report-gbits");
+  if (o.duration && p.Has("iters")) {
+    return Usage("-D (a duration) and -n (an iteration count) exclude each other");
+  }
+  if (o.sweep && s.message_size < 2) {
+    return Usage("-a sweeps 2..--size bytes: --size " + std::to_string(s.message_size) +
+                 " is below 2");
+  }
 
   if (auto k = p.Get("oob")) {
     if (*k == "tcp")
@@ -267,6 +289,9 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   if (o.wire == WireKind::kPingpong) {
     // The stock programs speak only TCP, one QP, no key; -m defaults to theirs.
     if (o.oob != OobKind::kTcp) return Usage("--wire pingpong needs --oob tcp");
+    // Their loop runs -n iterations of one size: no way to tell them to stop.
+    if (o.duration) return Usage("-D is for --wire qpc (the stock pingpong loop runs -n rounds)");
+    if (o.sweep) return Usage("-a is for --wire qpc (the stock pingpong loop has one size)");
     if (s.num_qps != 1) return Usage("--wire pingpong connects one QP (the stock programs' only)");
     if (p.Has("psk-file")) return Usage("--wire pingpong has no authentication: drop --psk-file");
     if (!o.plan.mtu) {
@@ -294,6 +319,13 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   o.json = p.Has("json");
   o.validate = !p.Has("no-validate");
   o.verify = !p.Has("no-verify");
+  if (!o.verify && (o.duration || o.sweep || o.report_gbits || s.completion_events)) {
+    return Usage(std::string(o.duration       ? "-D"
+                             : o.sweep        ? "-a"
+                             : o.report_gbits ? "--report-gbits"
+                                              : "-e") +
+                 " shapes the traffic, which --no-verify skips: drop one of them");
+  }
   o.verbose = p.Has("verbose");
   return o;
 }

@@ -39,6 +39,9 @@ struct ConnectOptions {
   std::optional<std::string> gen_psk;  // --gen-psk FILE: write a key and exit
   std::chrono::milliseconds timeout{30000};
   uint32_t iters = 1000;
+  std::optional<std::chrono::seconds> duration;  // -D: instead of iters
+  bool sweep = false;                            // -a: sizes 2..message_size
+  bool report_gbits = false;                     // bandwidth in Gb/s, not MB/s
   std::optional<std::string> dump_file;
   bool json = false;
   bool validate = true;

@@ -15,6 +15,7 @@
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/traffic.h"
 #include "report.h"
+#include "traffic_report.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -239,21 +240,17 @@ class PingpongFlow {
       auto r = verbs::RunTraffic(*connector_->session(), remote_,
                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
       if (!r) return Fail("traffic", r.error(), kExitTraffic, TrafficHint(r.error()));
-      report_["traffic"] = {{"iters", t.iters},
-                            {"size", t.size},
-                            {"messages", r->messages},
-                            {"seconds", r->seconds},
-                            {"avg_rtt_us", r->avg_rtt_us},
-                            {"mbit_per_s", r->mbit_per_s},
-                            {"content", o_.client ? "echo checked" : "echoed"}};
+      TrafficFormat f;
+      f.gbits = o_.report_gbits;
+      f.events = o_.session.completion_events;
+      f.qpns = {own_.qpn};
+      ordered_json j = TrafficSummaryJson(*r, t.size, f);
+      j["content"] = o_.client ? "echo checked" : "echoed";
+      report_["traffic"] = std::move(j);
       if (!o_.json) {
-        char line[256];
-        std::snprintf(line, sizeof line,
-                      "qp-connect: traffic ok: %u x %u bytes, %.1f us/round trip, %.1f Mbit/s, "
-                      "%s\n",
-                      t.iters, t.size, r->avg_rtt_us, r->mbit_per_s,
-                      o_.client ? "echo checked" : "echoed");
-        out_ << line;
+        out_ << "qp-connect: traffic ok: " << TrafficOkText(*r, t.size, 1) << ", "
+             << (o_.client ? "echo checked" : "echoed") << "\n"
+             << TrafficTable(*r, f);
       }
     }
     report_["result"] = "ok";

@@ -27,6 +27,7 @@
 #include "qpconnect/verbs/traffic.h"
 #include "report.h"
 #include "sa_report.h"
+#include "traffic_report.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -293,13 +294,18 @@ class Runner {
     double traffic_ms = 0;
     double final_barrier_ms = 0;
     if (o_.verify) {
-      Step("traffic: " + std::to_string(o_.iters) + " round(s) on each of " +
-           std::to_string(session.num_qps()) + " QP(s)");
+      Step("traffic: " +
+           (o_.duration ? std::to_string(o_.duration->count()) + " s of rounds"
+                        : std::to_string(o_.iters) + " round(s)") +
+           (o_.sweep ? " per size" : "") + " on each of " + std::to_string(session.num_qps()) +
+           " QP(s)");
       const auto traffic_start = std::chrono::steady_clock::now();
       verbs::TrafficOptions t;
       t.iters = o_.iters;
       t.size = o_.session.message_size;
       t.timeout = o_.timeout;
+      if (o_.duration) t.duration = *o_.duration;
+      t.sweep = o_.sweep;
       // A peer that died or gave up is noticed within about 100 ms, not at
       // the completion deadline.
       t.watch = [this] { return exchanger_->PollPeer(); };
@@ -313,24 +319,7 @@ class Runner {
         AbortPeer("traffic failed: " + tr.error().ToString());
         return Fail("traffic", tr.error(), kExitTraffic);
       }
-      report_["traffic"] = {{"iters", t.iters},
-                            {"size", t.size},
-                            {"messages", tr->messages},
-                            {"seconds", tr->seconds},
-                            {"avg_rtt_us", tr->avg_rtt_us},
-                            {"mbit_per_s", tr->mbit_per_s},
-                            {"rdma_write_checked", tr->rdma_write_checked},
-                            {"rdma_read_checked", tr->rdma_read_checked}};
-      if (!o_.json) {
-        char line[256];
-        std::snprintf(line, sizeof line,
-                      "qp-connect: traffic ok: %u x %u bytes on %zu QP(s), %.1f us/round trip, "
-                      "%.1f Mbit/s%s%s\n",
-                      t.iters, t.size, session.num_qps(), tr->avg_rtt_us, tr->mbit_per_s,
-                      tr->rdma_write_checked ? ", RDMA WRITE checked" : "",
-                      tr->rdma_read_checked ? ", RDMA READ checked" : "");
-        out_ << line;
-      }
+      RecordTraffic(t, *tr, session);
       const auto barrier_start = std::chrono::steady_clock::now();
       traffic_ms = std::chrono::duration<double, std::milli>(barrier_start - traffic_start).count();
       // Neither side tears down before the other finished checking.
@@ -374,6 +363,28 @@ class Runner {
            << remote.qps[0].qpn << std::dec << "\n";
     }
     return kExitOk;
+  }
+
+  // The traffic's report: JSON, or the "traffic ok" line and the table.
+  void RecordTraffic(const verbs::TrafficOptions& t, const verbs::TrafficReport& tr,
+                     const verbs::Session& session) {
+    TrafficFormat f;
+    f.gbits = o_.report_gbits;
+    f.events = o_.session.completion_events;
+    for (const auto& q : session.Local().qps) f.qpns.push_back(q.qpn);
+    ordered_json j = TrafficSummaryJson(tr, t.size, f);
+    j["mode"] = o_.duration ? "duration" : "iters";
+    if (o_.duration) j["duration_s"] = o_.duration->count();
+    j["sweep"] = o_.sweep;
+    j["rdma_write_checked"] = tr.rdma_write_checked;
+    j["rdma_read_checked"] = tr.rdma_read_checked;
+    report_["traffic"] = std::move(j);
+    if (o_.json) return;
+    std::string checked = tr.rdma_write_checked ? ", RDMA WRITE checked" : "";
+    if (tr.rdma_read_checked) checked += ", RDMA READ checked";
+    out_ << "qp-connect: traffic ok: " << TrafficOkText(tr, t.size, session.num_qps()) << checked
+         << "\n"
+         << TrafficTable(tr, f);
   }
 
   void PrintFindings(const std::vector<Finding>& findings) {

@@ -1,12 +1,46 @@
 #include "qpconnect/verbs/completion.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <thread>
 
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
+namespace {
+
+// One step of an event wait on `cq` (see CompletionWait::channel): arms it if
+// `armed` is false (the caller then polls again), else sleeps in poll() on
+// the channel until an event or `until`, and takes and acknowledges the
+// event. `armed` stays true while this CQ's arming still stands.
+Result<void> AwaitEvent(ibv_cq& cq, const CompletionWait& wait, Clock::time_point until,
+                        bool& armed) {
+  if (!armed) {
+    if (int rc = ibv_req_notify_cq(&cq, 0); rc != 0) return VerbsError("ibv_req_notify_cq", rc);
+    armed = true;
+    return Ok();
+  }
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
+  pollfd p{wait.channel->fd, POLLIN, 0};
+  const int n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  if (n < 0 && errno != EINTR) return ErrnoError(ErrorCode::kIo, errno, "poll completion channel");
+  if (n <= 0) return Ok();
+  ibv_cq* ev_cq = nullptr;
+  void* ev_ctx = nullptr;
+  if (ibv_get_cq_event(wait.channel, &ev_cq, &ev_ctx) != 0) {
+    if (errno == EAGAIN || errno == EINTR) return Ok();
+    return VerbsError("ibv_get_cq_event", errno);
+  }
+  ibv_ack_cq_events(ev_cq, 1);
+  if (wait.events != nullptr) ++*wait.events;
+  if (ev_cq == &cq) armed = false;  // its arming is spent
+  return Ok();
+}
+
+}  // namespace
 
 std::string ExplainWcStatus(ibv_wc_status status, Transport transport) {
   switch (status) {
@@ -51,6 +85,7 @@ Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string
   const auto start = Clock::now();
   auto next_watch = start + wait.watch_interval;
   std::chrono::microseconds sleep{0};
+  bool armed = false;
   for (;;) {
     int n = ibv_poll_cq(&cq, 1, &wc);
     if (n < 0) return VerbsError("ibv_poll_cq", -n);
@@ -64,6 +99,10 @@ Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string
     if (wait.watch && now >= next_watch) {
       if (auto watched = wait.watch(); !watched) return std::move(watched).error();
       next_watch = Clock::now() + wait.watch_interval;
+    }
+    if (wait.channel != nullptr) {
+      QPC_TRY(AwaitEvent(cq, wait, wait.watch ? std::min(deadline, next_watch) : deadline, armed));
+      continue;
     }
     if (now - start < kCompletionSpin) continue;
     // Bounded back-off: a completion is seen at most kCompletionMaxSleep late.

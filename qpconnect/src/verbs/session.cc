@@ -1,8 +1,12 @@
 #include "qpconnect/verbs/session.h"
 
+#include <endian.h>
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdlib>
 
+#include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
@@ -42,16 +46,8 @@ QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples) {
   if (samples.empty()) return t;
   t.qps = samples.size();
   for (auto d : samples) t.total += d;
-  // Nearest rank: the smallest sample with at least p% of the samples at or below it.
-  auto rank = [&](size_t percent) {
-    size_t k = (samples.size() * percent + 99) / 100;
-    k = std::max<size_t>(k, 1) - 1;
-    std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(k),
-                     samples.end());
-    return samples[k];
-  };
-  t.p50 = rank(50);
-  t.p99 = rank(99);
+  t.p50 = NearestRank(samples, 50);
+  t.p99 = NearestRank(samples, 99);
   return t;
 }
 
@@ -122,10 +118,21 @@ Result<void> Session::CreateResources() {
   auto pd = AllocPd(*ctx_);
   if (!pd) return std::move(pd).error();
   pd_ = std::move(*pd);
-  auto scq = CreateCq(*ctx_, layout_.send_cqe, nullptr);
+  if (o.completion_events) {
+    auto ch = CreateCompChannel(*ctx_);
+    if (!ch) return std::move(ch).error();
+    channel_ = std::move(*ch);
+    // Waits poll() the fd first; non-blocking, a stray wake-up cannot block
+    // in ibv_get_cq_event.
+    const int flags = ::fcntl(channel_->fd, F_GETFL);
+    if (flags < 0 || ::fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      return ErrnoError(ErrorCode::kIo, errno, "make the completion channel non-blocking");
+    }
+  }
+  auto scq = CreateCq(*ctx_, layout_.send_cqe, channel_.get());
   if (!scq) return std::move(scq).error();
   send_cq_ = std::move(*scq);
-  auto rcq = CreateCq(*ctx_, layout_.recv_cqe, nullptr);
+  auto rcq = CreateCq(*ctx_, layout_.recv_cqe, channel_.get());
   if (!rcq) return std::move(rcq).error();
   recv_cq_ = std::move(*rcq);
   auto mr = RegMr(*pd_, buffer_.get(), layout_.buffer_bytes, DefaultAccessFlags(o.transport));
@@ -319,13 +326,14 @@ Result<void> Session::PostAllRecvs(size_t i) {
   return Ok();
 }
 
-Result<void> Session::PostSend(size_t i, uint32_t length) {
+Result<void> Session::PostSend(size_t i, uint32_t length, std::optional<uint32_t> imm) {
   ibv_sge sge{reinterpret_cast<uint64_t>(SendArea(i)), length, mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = i;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
+  wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+  if (imm) wr.imm_data = htobe32(*imm);
   wr.send_flags = IBV_SEND_SIGNALED;
   if (options_.transport == Transport::kUd) {
     wr.wr.ud.ah = ahs_.at(i).get();
@@ -334,7 +342,7 @@ Result<void> Session::PostSend(size_t i, uint32_t length) {
   }
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(qps_[i].get(), &wr, &bad); rc != 0) {
-    return VerbsError("ibv_post_send SEND", rc);
+    return VerbsError(imm ? "ibv_post_send SEND_WITH_IMM" : "ibv_post_send SEND", rc);
   }
   return Ok();
 }

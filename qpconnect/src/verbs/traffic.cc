@@ -1,7 +1,10 @@
 #include "qpconnect/verbs/traffic.h"
 
+#include <endian.h>
+
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "qpconnect/verbs/completion.h"
 
@@ -11,6 +14,9 @@ namespace {
 constexpr uint32_t kReadSeedBase = 0xa5000000U;
 constexpr uint32_t kWriteSeedBase = 0x5a000000U;
 constexpr uint32_t kDoneIteration = 0xffffffU;
+// The client's immediate value on a ping-pong SEND (traffic.h).
+constexpr uint32_t kLastRoundFlag = 0x80000000U;
+constexpr uint32_t kImmIterationMask = 0x7fffffffU;
 
 uint32_t MessageSeed(uint32_t iteration, Role sender, size_t qp) {
   return (iteration << 1) ^ (sender == Role::kServer ? 1U : 0U) ^ (static_cast<uint32_t>(qp) << 24);
@@ -30,8 +36,8 @@ class Driver {
   bool Pingpong() const { return o_.pattern == TrafficPattern::kPingpong; }
 
   // Send/Receive with the failing place recorded in the error.
-  Result<void> Send(size_t qp, uint32_t iteration) {
-    return At(SendOnce(qp, iteration), qp, iteration);
+  Result<void> Send(size_t qp, uint32_t iteration, std::optional<uint32_t> imm = std::nullopt) {
+    return At(SendOnce(qp, iteration, imm), qp, iteration);
   }
   Result<void> Receive(size_t qp, uint32_t iteration) {
     return At(ReceiveOnce(qp, iteration), qp, iteration);
@@ -45,18 +51,18 @@ class Driver {
     return e;
   }
 
-  Result<void> SendOnce(size_t qp, uint32_t iteration) {
+  Result<void> SendOnce(size_t qp, uint32_t iteration, std::optional<uint32_t> imm) {
     if (!Pingpong()) {
-      FillPattern(s_.SendArea(qp), o_.size, MessageSeed(iteration, role_, qp));
+      FillPattern(s_.SendArea(qp), size_, MessageSeed(iteration, role_, qp));
     } else if (role_ == Role::kClient && iteration == 0) {
-      FillPingpongContent(s_.SendArea(qp), o_.size);  // the server echoes it back
+      FillPingpongContent(s_.SendArea(qp), size_);  // the server echoes it back
     }  // else: the server sends what Receive() copied into its send area
-    QPC_TRY(s_.PostSend(qp, o_.size));
+    QPC_TRY(s_.PostSend(qp, size_, imm));
     const std::string what = What("SEND", qp, iteration);
     auto wc = PollOne(s_.SendCq(), Deadline(), what, s_.transport(), Wait(what));
     if (!wc) return std::move(wc).error();
     ++report_.messages;
-    report_.bytes += o_.size;
+    report_.bytes += size_;
     return Ok();
   }
 
@@ -67,18 +73,20 @@ class Driver {
     size_t got_qp = static_cast<size_t>(wc->wr_id >> 32);
     auto slot = static_cast<uint32_t>(wc->wr_id & 0xffffffffU);
     uint32_t grh = s_.transport() == Transport::kUd ? kUdGrhBytes : 0;
-    if (got_qp != qp || wc->byte_len != o_.size + grh) {
+    if (got_qp != qp || wc->byte_len != size_ + grh) {
       return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "byte_len",
-                   "expected " + std::to_string(o_.size + grh) + " bytes on QP index " +
+                   "expected " + std::to_string(size_ + grh) + " bytes on QP index " +
                        std::to_string(qp) + ", got " + std::to_string(wc->byte_len) +
                        " on QP index " + std::to_string(got_qp) +
-                       " (the two sides use different -s sizes?)"};
+                       " (the two sides use different -s sizes, or -a on one side only?)"};
     }
+    peer_imm_.reset();
+    if ((wc->wc_flags & IBV_WC_WITH_IMM) != 0) peer_imm_ = be32toh(wc->imm_data);
     const uint8_t* data = s_.RecvSlot(qp, slot) + grh;
     if (Pingpong() && role_ == Role::kServer) {
-      std::memcpy(s_.SendArea(qp), data, o_.size);  // echo, as the stock server does
+      std::memcpy(s_.SendArea(qp), data, size_);  // echo, as the stock server does
     } else if (Pingpong()) {
-      if (std::memcmp(data, s_.SendArea(qp), o_.size) != 0) {
+      if (std::memcmp(data, s_.SendArea(qp), size_) != 0) {
         long at = 0;
         while (data[at] == s_.SendArea(qp)[at]) ++at;
         return Error{ErrorCode::kTraffic, 0, What("RECV", qp, iteration), "",
@@ -87,32 +95,19 @@ class Driver {
       }
     } else {
       Role peer = role_ == Role::kClient ? Role::kServer : Role::kClient;
-      long bad = FindPatternMismatch(data, o_.size, MessageSeed(iteration, peer, qp));
+      long bad = FindPatternMismatch(data, size_, MessageSeed(iteration, peer, qp));
       if (bad >= 0) return Mismatch(What("RECV", qp, iteration), bad);
     }
-    report_.bytes += o_.size;
+    report_.bytes += size_;
     return s_.PostRecv(qp, slot);
   }
 
-  Result<void> PingPong() {
-    auto start = Clock::now();
-    for (uint32_t it = 0; it < o_.iters; ++it) {
-      for (size_t qp = 0; qp < s_.num_qps(); ++qp) {
-        if (role_ == Role::kClient) {
-          QPC_TRY(Send(qp, it));
-          QPC_TRY(Receive(qp, it));
-        } else {
-          QPC_TRY(Receive(qp, it));
-          QPC_TRY(Send(qp, it));
-        }
-        if (o_.on_progress) {
-          o_.on_progress("traffic", size_t{it} * s_.num_qps() + qp + 1,
-                         size_t{o_.iters} * s_.num_qps());
-        }
-      }
-    }
-    report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    uint64_t rounds = uint64_t{o_.iters} * s_.num_qps();
+  // Every size's ping-pong, then the totals.
+  Result<void> PingPongs() {
+    const std::vector<uint32_t> sizes = o_.sweep ? SweepSizes(o_.size) : std::vector{o_.size};
+    for (uint32_t size : sizes) QPC_TRY(PingPong(size));
+    size_ = o_.size;
+    uint64_t rounds = report_.iterations * s_.num_qps();
     if (rounds > 0 && report_.seconds > 0) {
       report_.avg_rtt_us = report_.seconds * 1e6 / static_cast<double>(rounds);
       report_.mbit_per_s = static_cast<double>(report_.bytes) * 8 / report_.seconds / 1e6;
@@ -120,11 +115,84 @@ class Driver {
     return Ok();
   }
 
+  // One ping-pong of `size` bytes: until `iters` iterations, the duration,
+  // or (server) the client's last-round flag.
+  Result<void> PingPong(uint32_t size) {
+    size_ = size;
+    const size_t n = s_.num_qps();
+    std::vector<LatencySamples> rtt(n,
+                                    LatencySamples(std::max<size_t>(64, o_.latency_samples / n)));
+    const auto start = Clock::now();
+    Clock::time_point mark = start;           // the previous round's end
+    bool have_mark = role_ == Role::kClient;  // the server's first round has no start
+    // No iteration at all with iters 0 (and no duration), as before.
+    bool last = o_.duration.count() == 0 && o_.iters == 0;
+    uint64_t it = 0;
+    for (; !last; ++it) {
+      const auto iteration = static_cast<uint32_t>(it);
+      if (role_ == Role::kClient) {
+        last = o_.duration.count() > 0 ? mark - start >= o_.duration : it + 1 >= o_.iters;
+      }
+      for (size_t qp = 0; qp < n; ++qp) {
+        if (role_ == Role::kClient) {
+          const uint32_t imm = (iteration & kImmIterationMask) | (last ? kLastRoundFlag : 0);
+          QPC_TRY(Send(qp, iteration, Pingpong() ? std::nullopt : std::optional(imm)));
+          QPC_TRY(Receive(qp, iteration));
+        } else {
+          QPC_TRY(Receive(qp, iteration));
+        }
+        const auto now = Clock::now();
+        if (have_mark) {
+          rtt[qp].Add(static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(now - mark).count()));
+        }
+        mark = now;
+        have_mark = true;
+        if (role_ == Role::kServer) {
+          if (qp == 0) {
+            auto l = FollowClient(it);
+            if (!l) return At(std::move(l).error(), qp, iteration);
+            last = *l;
+          }
+          QPC_TRY(Send(qp, iteration));
+        }
+        if (o_.on_progress && o_.duration.count() == 0 && it < o_.iters) {
+          o_.on_progress("traffic", static_cast<size_t>(it) * n + qp + 1, size_t{o_.iters} * n);
+        }
+      }
+    }
+    SizeTrafficStats st;
+    st.size = size;
+    st.iterations = it;
+    st.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    st.rtt = LatencySamples::Merge(rtt);
+    for (const auto& r : rtt) st.qps.push_back(QpTrafficStats{r.Summary()});
+    report_.iterations += it;
+    report_.seconds += st.seconds;
+    report_.sizes.push_back(std::move(st));
+    return Ok();
+  }
+
+  // The server, after QP 0's message of iteration `it`: whether it is the
+  // last, from the client's immediate value (an older client sends none: then
+  // after `iters`, as before).
+  Result<bool> FollowClient(uint64_t it) const {
+    if (!peer_imm_) return it + 1 >= o_.iters;
+    const uint32_t theirs = *peer_imm_ & kImmIterationMask;
+    const uint32_t ours = static_cast<uint32_t>(it) & kImmIterationMask;
+    if (theirs != ours) {
+      return Error{ErrorCode::kTraffic, 0, What("RECV", 0, static_cast<uint32_t>(it)), "imm_data",
+                   "the peer sent iteration " + std::to_string(theirs) + " where this side is at " +
+                       std::to_string(ours)};
+    }
+    return (*peer_imm_ & kLastRoundFlag) != 0;
+  }
+
   // This side writes into (and, on RC, reads from) the peer's buffer of QP `qp`,
   // then tells the peer with a SEND.
   Result<void> RdmaTurn(size_t qp) {
     const MrDescriptor& mr = *remote_.qps[qp].mr;
-    FillPattern(s_.SendArea(qp), o_.size, kWriteSeedBase ^ s_.Local().qps[qp].qpn);
+    FillPattern(s_.SendArea(qp), size_, kWriteSeedBase ^ s_.Local().qps[qp].qpn);
     QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_WRITE, o_.size, mr.addr, mr.rkey));
     const std::string write = What("RDMA_WRITE", qp, 0);
     auto w = PollOne(s_.SendCq(), Deadline(), write, s_.transport(), Wait(write));
@@ -191,9 +259,11 @@ class Driver {
   Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
   // The wait's watch: the caller's, its error reworded as the peer gone
   // during this phase of the traffic.
-  CompletionWait Wait(const std::string& what) const {
+  CompletionWait Wait(const std::string& what) {
     CompletionWait w;
     w.watch_interval = o_.watch_interval;
+    w.channel = s_.CompChannel();  // the session's completion events, if any
+    w.events = &report_.completion_events;
     if (o_.watch) {
       w.watch = [this, what]() -> Result<void> {
         auto watched = o_.watch();
@@ -226,6 +296,8 @@ class Driver {
   TrafficOptions o_;
   TrafficReport report_;
   const char* phase_ = "ping-pong";
+  uint32_t size_ = o_.size;           // of the messages now
+  std::optional<uint32_t> peer_imm_;  // of the last message received
 };
 
 }  // namespace
@@ -265,9 +337,22 @@ Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, R
   if (remote.qps.size() < session.num_qps()) {
     return Error{ErrorCode::kIncompatible, 0, "traffic", "qps", "the peer has fewer QPs"};
   }
+  if (options.pattern == TrafficPattern::kPingpong &&
+      (options.duration.count() > 0 || options.sweep)) {
+    return Error{ErrorCode::kInvalidArgument, 0, "traffic", options.sweep ? "sweep" : "duration",
+                 "the stock pingpong loop has neither a duration mode nor a size sweep"};
+  }
+  if (options.sweep && options.size < 2) {
+    return Error{
+        ErrorCode::kInvalidArgument, 0, "traffic", "sweep",
+        "a size sweep runs 2..size bytes: size " + std::to_string(options.size) + " is below 2"};
+  }
+  if (options.duration.count() < 0) {
+    return Error{ErrorCode::kInvalidArgument, 0, "traffic", "duration", "negative duration"};
+  }
   Driver d(session, remote, role, options);
   d.FillSource(0);
-  QPC_TRY(d.PingPong());
+  QPC_TRY(d.PingPongs());
   if (options.rdma && options.pattern == TrafficPattern::kQpc &&
       session.transport() != Transport::kUd) {
     QPC_TRY(d.Rdma());

@@ -285,5 +285,59 @@ TEST(ConnectOptions, PerftestAndPingpongShortOptionsWork) {
   EXPECT_NE(ConnectHelp().find("-l, --sl"), std::string::npos);
 }
 
+// Issue 14: the perftest-grade report's options: -D, -a, --report-gbits,
+// and every combination that cannot run refused as a usage error (exit 2)
+// before the device is opened.
+TEST(ConnectOptions, DurationSweepAndGbitsParse) {
+  auto o = ParseConnectOptions({"-D", "5", "-a", "--report-gbits", "-e", "-s", "1024", "hostA"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_TRUE(o->session.completion_events);
+  ASSERT_TRUE(o->duration.has_value());
+  EXPECT_EQ(o->duration->count(), 5);
+  EXPECT_TRUE(o->sweep);
+  EXPECT_TRUE(o->report_gbits);
+  auto d = ParseConnectOptions({});
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->duration);
+  EXPECT_FALSE(d->sweep);
+  EXPECT_FALSE(d->report_gbits);
+  EXPECT_FALSE(d->session.completion_events);
+  EXPECT_NE(ConnectHelp().find("-D, --duration"), std::string::npos) << ConnectHelp();
+  EXPECT_NE(ConnectHelp().find("-a, --all"), std::string::npos);
+  EXPECT_NE(ConnectHelp().find("--report-gbits"), std::string::npos);
+  EXPECT_NE(ConnectHelp().find("-e, --events"), std::string::npos);
+}
+
+TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
+  struct Case {
+    Args args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {{"-D", "2", "-n", "10"}, "exclude each other"},
+      {{"-D", "0"}, "--duration"},
+      {{"-D", "86401"}, "--duration"},
+      {{"-D", "two"}, "--duration"},
+      {{"-a", "-s", "1"}, "below 2"},
+      {{"--wire", "pingpong", "-D", "2", "hostA"}, "-D is for --wire qpc"},
+      {{"--wire", "pingpong", "-a", "hostA"}, "-a is for --wire qpc"},
+      {{"--no-verify", "-D", "2"}, "--no-verify"},
+      {{"--no-verify", "-a"}, "--no-verify"},
+      {{"--no-verify", "--report-gbits"}, "--no-verify"},
+      {{"--no-verify", "-e"}, "--no-verify"},
+  };
+  for (const auto& c : cases) {
+    auto o = ParseConnectOptions(c.args);
+    ASSERT_FALSE(o) << c.args.front();
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(o.error().detail.find(c.needle), std::string::npos) << o.error().detail;
+    std::ostringstream out, err;
+    Args with_dev = c.args;
+    with_dev.insert(with_dev.begin(), {"-d", "no-such-dev"});
+    EXPECT_EQ(RunQpConnect(with_dev, out, err), kExitUsage) << err.str();
+    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
+  }
+}
+
 }  // namespace
 }  // namespace qpconnect::tools

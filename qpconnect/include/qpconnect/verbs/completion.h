@@ -24,13 +24,24 @@ struct CompletionWait {
   // noticed within the interval instead of at the deadline.
   std::function<Result<void>()> watch;
   std::chrono::milliseconds watch_interval{100};
+  // Completion events: the CQ's channel (created with it; fd non-blocking,
+  // Session::CompChannel()). Instead of the back-off, the wait arms the CQ
+  // (ibv_req_notify_cq), polls once more (a completion that came before the
+  // arming raises no event), then sleeps in poll() on the channel's fd until
+  // an event, the next watch or the deadline; every event is acknowledged at
+  // once. Events of another CQ on the same channel only wake it up.
+  ibv_comp_channel* channel = nullptr;
+  // Counts the events taken from the channel, if set.
+  uint64_t* events = nullptr;
 };
 
 // Polls `cq` for one completion until `deadline`: busy for the first
 // kCompletionSpin (a prompt completion costs no system call), then with
 // sleeps doubling from 1 us up to kCompletionMaxSleep, so that a long wait
-// costs a few percent of a core, not all of it. kTimeout naming `what` when
-// none arrives; kVerbs if ibv_poll_cq fails; the watch's error if it fails.
+// costs a few percent of a core, not all of it; with `wait.channel`, asleep
+// until a completion event instead. kTimeout naming `what` when none
+// arrives; kVerbs if ibv_poll_cq, ibv_req_notify_cq or ibv_get_cq_event fails
+// (kIo if poll() does); the watch's error if it fails.
 // A completion with an error status is returned as kTraffic with
 // ExplainWcStatus() in the detail.
 inline constexpr std::chrono::microseconds kCompletionSpin{50};

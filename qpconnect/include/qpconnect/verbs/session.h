@@ -88,6 +88,10 @@ struct SessionOptions {
   // RunTraffic (verbs/traffic.h) runs it; memory and CQ depths then do not
   // grow with num_qps. false: each QP its own areas, for any traffic.
   bool shared_buffers = false;
+  // Completion events (perftest -e): the CQs get a completion channel, and
+  // waits on them (verbs/completion.h, CompletionWait::channel) sleep until an
+  // event instead of polling with back-off.
+  bool completion_events = false;
   // Called after each QP is created and moved to INIT (and, in Connect(),
   // after each RTR and RTS). May be empty.
   ProgressFn on_progress;
@@ -149,13 +153,18 @@ class Session {
   Result<void> PostRecv(size_t i, uint32_t slot);
   // Receives into slots [0, rx_depth) of QP i, in one chained post.
   Result<void> PostAllRecvs(size_t i);
-  // SEND of `length` bytes from SendArea(i), signaled; wr_id = i.
-  Result<void> PostSend(size_t i, uint32_t length);
+  // SEND of `length` bytes from SendArea(i), signaled; wr_id = i. With `imm`:
+  // SEND_WITH_IMM carrying it (the receiver's completion has IBV_WC_WITH_IMM
+  // and the value in network byte order).
+  Result<void> PostSend(size_t i, uint32_t length, std::optional<uint32_t> imm = std::nullopt);
   // RDMA WRITE from SendArea(i) or RDMA READ into ReadBack(i), signaled.
   Result<void> PostRdma(size_t i, ibv_wr_opcode opcode, uint32_t length, uint64_t remote_addr,
                         uint32_t rkey);
   ibv_cq& SendCq() { return *send_cq_; }
   ibv_cq& RecvCq() { return *recv_cq_; }
+  // Both CQs' completion channel (non-blocking fd) with completion_events;
+  // nullptr without.
+  ibv_comp_channel* CompChannel() const { return channel_.get(); }
 
  private:
   Session() = default;
@@ -177,6 +186,7 @@ class Session {
   std::unique_ptr<uint8_t, BufferFree> buffer_;
   UniqueContext ctx_;
   UniquePd pd_;
+  UniqueCompChannel channel_;  // destroyed after the CQs it serves
   UniqueCq send_cq_;
   UniqueCq recv_cq_;
   std::vector<UniqueQp> qps_;

@@ -3,8 +3,23 @@
 // content checked both ways; then, per QP, RDMA WRITE into the peer's buffer
 // (RC, UC) and RDMA READ from it (RC), checked on both sides.
 //
+// The client leads (kQpc pattern): its SENDs carry an immediate value, the
+// iteration (low 31 bits) and a last-round flag (bit 31) set on every QP's
+// message of the final iteration; the server ends a ping-pong after the
+// iteration whose flag is set, whatever its own `iters` or `duration` say, so
+// both sides stop together in duration mode too. A peer whose SENDs carry no
+// immediate (an older qpconnect) is followed for `iters` iterations, as before.
+//
+// Measured per ping-pong (one per size): one timestamp per round, at the
+// receive completion; a round's latency sample is the time since the previous
+// round's (the client's first round: since its first SEND was posted; the
+// server's first round has none, as the client's start is not seen). With N
+// QPs a round is one QP's SEND and reply, so a sample is one round trip.
+//
 // Every wait is bounded by `timeout` and sleeps after a short spin (bounded
-// back-off, verbs/completion.h) instead of burning a core; a failed completion
+// back-off, verbs/completion.h) instead of burning a core, or, when the
+// session was opened with completion_events, sleeps on its completion
+// channel until an event; a failed completion
 // is a kTraffic error whose detail names the likely cause. With a `watch`
 // (the out-of-band exchanger's PollPeer()), a wait that lasts checks it every
 // `watch_interval`, so a peer that died or gave up is reported within about
@@ -17,9 +32,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
+#include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/session.h"
 
 namespace qpconnect::verbs {
@@ -48,18 +65,49 @@ struct TrafficOptions {
   std::function<Result<void>()> watch;
   std::chrono::milliseconds watch_interval{100};
   // Told after each ping-pong round on a QP ("traffic", rounds done, iters x
-  // QPs). May be empty.
+  // QPs; per size with `sweep`; not in duration mode). May be empty.
   ProgressFn on_progress;
+  // Duration mode (the client; > 0): iterations go on until this long has
+  // passed since the ping-pong started (checked before each iteration, so at
+  // least one runs), instead of `iters`. REQUIRES: pattern kQpc.
+  std::chrono::milliseconds duration{0};
+  // Size sweep (perftest -a): one ping-pong for each size of SweepSizes(size)
+  // (2, 4, ..., size), each measured; the RDMA phase then runs at `size`.
+  // Both sides must sweep. REQUIRES: pattern kQpc, size >= 2.
+  bool sweep = false;
+  // Latency samples kept per ping-pong, split evenly over the QPs (at least
+  // 64 each): bounded memory for long duration runs (traffic_stats.h).
+  size_t latency_samples = size_t{1} << 22;
+};
+
+// One QP in one ping-pong.
+struct QpTrafficStats {
+  LatencySummary rtt;  // per round trip on this QP
+};
+
+// One ping-pong (one per size with `sweep`). Each iteration is one round trip
+// on every QP: SEND and reply of `size` bytes each way.
+struct SizeTrafficStats {
+  uint32_t size = 0;
+  uint64_t iterations = 0;  // round trips per QP
+  double seconds = 0;       // wall time of this ping-pong
+  LatencySummary rtt;       // every QP's round trips
+  std::vector<QpTrafficStats> qps;
 };
 
 struct TrafficReport {
-  uint64_t messages = 0;  // SENDs completed by this side
-  uint64_t bytes = 0;     // bytes sent + received in the ping-pong
-  double seconds = 0;     // ping-pong wall time
-  double avg_rtt_us = 0;  // per round trip
-  double mbit_per_s = 0;  // (bytes sent + received) / seconds
+  uint64_t messages = 0;    // SENDs completed by this side
+  uint64_t bytes = 0;       // bytes sent + received in the ping-pong
+  double seconds = 0;       // ping-pong wall time (every size)
+  double avg_rtt_us = 0;    // per round trip
+  double mbit_per_s = 0;    // (bytes sent + received) / seconds
+  uint64_t iterations = 0;  // ping-pong iterations run (every size)
+  // Completion events taken while waiting (sessions with completion_events:
+  // the waits sleep on the completion channel; 0 without).
+  uint64_t completion_events = 0;
   bool rdma_write_checked = false;
   bool rdma_read_checked = false;
+  std::vector<SizeTrafficStats> sizes;  // in the order run; one without `sweep`
 };
 
 // The byte pattern for `seed`, written into `n` bytes at `out`.
@@ -71,7 +119,8 @@ long FindPatternMismatch(const uint8_t* data, uint32_t n, uint32_t seed);
 void FillPingpongContent(uint8_t* out, uint32_t n);
 
 // REQUIRES: session.Connect() succeeded with `remote`, and the peer is at RTS
-// (barrier passed). kTraffic (failed completion, wrong length, content
+// (barrier passed). kInvalidArgument for a size, duration or sweep the
+// options cannot run (see TrafficOptions); kTraffic (failed completion, wrong length, content
 // mismatch: the offset is named), kTimeout, kVerbs (post failed), or the
 // watch's code when it reports the peer gone.
 Result<TrafficReport> RunTraffic(Session& session, const EndpointInfo& remote, Role role,
