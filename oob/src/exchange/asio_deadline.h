@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,58 +60,56 @@ struct IoOutcome {
   size_t bytes = 0;
 };
 
+// Runs one operation that `start(handler)` begins, handler(ec, bytes), until
+// it completes or `deadline` passes; on expiry `expire()` as for RunUntil().
+template <typename Start, typename Expire>
+IoOutcome RunOneBefore(boost::asio::io_context& io, Clock::time_point deadline, Start start,
+                       Expire expire) {
+  IoOutcome out;
+  bool done = false;
+  start([&](const boost::system::error_code& ec, size_t n) {
+    out.ec = ec;
+    out.bytes = n;
+    done = true;
+  });
+  out.in_time = RunUntil(
+      io, deadline, [&] { return done; }, expire);
+  return out;
+}
+
 // Writes all of `bytes` to `stream` (a socket or a stream_descriptor of
-// `io`) before `deadline`. On expiry `expire()` as for RunUntil().
+// `io`) before `deadline`.
 template <typename Stream, typename Expire>
 IoOutcome WriteAllBefore(boost::asio::io_context& io, Stream& stream, std::string_view bytes,
                          Clock::time_point deadline, Expire expire) {
-  IoOutcome out;
-  bool done = false;
-  boost::asio::async_write(stream, boost::asio::buffer(bytes.data(), bytes.size()),
-                           [&](const boost::system::error_code& ec, size_t n) {
-                             out.ec = ec;
-                             out.bytes = n;
-                             done = true;
-                           });
-  out.in_time = RunUntil(
-      io, deadline, [&] { return done; }, expire);
-  return out;
+  return RunOneBefore(
+      io, deadline,
+      [&](auto handler) {
+        boost::asio::async_write(stream, boost::asio::buffer(bytes.data(), bytes.size()), handler);
+      },
+      expire);
 }
 
-// Reads what is there, at most `max_bytes` and at least one byte, into `buf`
-// before `deadline`. The end of stream is ec == boost::asio::error::eof.
-template <typename Stream, typename Expire>
-IoOutcome ReadSomeBefore(boost::asio::io_context& io, Stream& stream, char* buf, size_t max_bytes,
-                         Clock::time_point deadline, Expire expire) {
-  IoOutcome out;
-  bool done = false;
-  stream.async_read_some(boost::asio::buffer(buf, max_bytes),
-                         [&](const boost::system::error_code& ec, size_t n) {
-                           out.ec = ec;
-                           out.bytes = n;
-                           done = true;
-                         });
-  out.in_time = RunUntil(
-      io, deadline, [&] { return done; }, expire);
-  return out;
-}
+// How much a read waits for: what is there (at least one byte), or exactly
+// the buffer's size.
+enum class ReadMode { kSome, kExactly };
 
-// Reads exactly `n` bytes into `buf` before `deadline`; `bytes` says how many
-// came when the stream ended (eof) or the deadline passed first.
+// Reads into `buf` (`n` bytes at most, or exactly with kExactly) before
+// `deadline`. The end of stream is ec == boost::asio::error::eof; `bytes`
+// says how many came before it, an error or the expiry.
 template <typename Stream, typename Expire>
-IoOutcome ReadExactBefore(boost::asio::io_context& io, Stream& stream, char* buf, size_t n,
-                          Clock::time_point deadline, Expire expire) {
-  IoOutcome out;
-  bool done = false;
-  boost::asio::async_read(stream, boost::asio::buffer(buf, n),
-                          [&](const boost::system::error_code& ec, size_t got) {
-                            out.ec = ec;
-                            out.bytes = got;
-                            done = true;
-                          });
-  out.in_time = RunUntil(
-      io, deadline, [&] { return done; }, expire);
-  return out;
+IoOutcome ReadBefore(boost::asio::io_context& io, Stream& stream, char* buf, size_t n,
+                     ReadMode mode, Clock::time_point deadline, Expire expire) {
+  return RunOneBefore(
+      io, deadline,
+      [&](auto handler) {
+        if (mode == ReadMode::kExactly) {
+          boost::asio::async_read(stream, boost::asio::buffer(buf, n), handler);
+        } else {
+          stream.async_read_some(boost::asio::buffer(buf, n), handler);
+        }
+      },
+      expire);
 }
 
 // Connects `socket` to the first of `endpoints` that accepts before
@@ -120,18 +119,17 @@ IoOutcome ConnectBefore(boost::asio::io_context& io, boost::asio::ip::tcp::socke
                         const std::vector<boost::asio::ip::tcp::endpoint>& endpoints,
                         Clock::time_point deadline, boost::asio::ip::tcp::endpoint* connected,
                         Expire expire) {
-  IoOutcome out;
-  bool done = false;
-  boost::asio::async_connect(
-      socket, endpoints,
-      [&](const boost::system::error_code& ec, const boost::asio::ip::tcp::endpoint& ep) {
-        out.ec = ec;
-        *connected = ep;
-        done = true;
-      });
-  out.in_time = RunUntil(
-      io, deadline, [&] { return done; }, expire);
-  return out;
+  return RunOneBefore(
+      io, deadline,
+      [&](auto handler) {
+        boost::asio::async_connect(socket, endpoints,
+                                   [handler, connected](const boost::system::error_code& ec,
+                                                        const boost::asio::ip::tcp::endpoint& ep) {
+                                     *connected = ep;
+                                     handler(ec, 0);
+                                   });
+      },
+      expire);
 }
 
 // Accepts one connection on `acceptor` into `socket` before `deadline`.
@@ -139,15 +137,13 @@ template <typename Expire>
 IoOutcome AcceptBefore(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor& acceptor,
                        boost::asio::ip::tcp::socket& socket, Clock::time_point deadline,
                        Expire expire) {
-  IoOutcome out;
-  bool done = false;
-  acceptor.async_accept(socket, [&](const boost::system::error_code& ec) {
-    out.ec = ec;
-    done = true;
-  });
-  out.in_time = RunUntil(
-      io, deadline, [&] { return done; }, expire);
-  return out;
+  return RunOneBefore(
+      io, deadline,
+      [&](auto handler) {
+        acceptor.async_accept(socket,
+                              [handler](const boost::system::error_code& ec) { handler(ec, 0); });
+      },
+      expire);
 }
 
 // An Error of `code` for an Asio error_code: the errno value kept when the

@@ -50,9 +50,8 @@ std::string_view OtherLineVersion(std::string_view line) {
 }
 
 // Makes an fd non-blocking for its lifetime, then restores its file status
-// flags. The flags belong to the open file description, which the caller's
-// descriptor shares with our dup of it: Asio sets O_NONBLOCK on the dup, and
-// the caller's stdin/stdout must not keep it.
+// flags. Asio sets O_NONBLOCK on the descriptors it waits on; the caller's
+// stdin/stdout (and whoever shares them) must not keep it between calls.
 class NonBlocking {
  public:
   explicit NonBlocking(int fd) : fd_(fd), flags_(::fcntl(fd, F_GETFL)) {

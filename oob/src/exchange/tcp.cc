@@ -233,12 +233,14 @@ Result<size_t> TcpExchanger::Impl::ReceiveBytes(char* buf, size_t max_bytes,
   // wait closes it.
   internal::IoOutcome read;
   if (Clock::now() >= deadline) {
-    read = internal::ReadSomeBefore(io_, socket_, buf, max_bytes, deadline, [this] {
-      error_code ignored;
-      socket_.cancel(ignored);
-    });
+    read = internal::ReadBefore(io_, socket_, buf, max_bytes, internal::ReadMode::kSome, deadline,
+                                [this] {
+                                  error_code ignored;
+                                  socket_.cancel(ignored);
+                                });
   } else {
-    read = internal::ReadSomeBefore(io_, socket_, buf, max_bytes, deadline, Expire());
+    read = internal::ReadBefore(io_, socket_, buf, max_bytes, internal::ReadMode::kSome, deadline,
+                                Expire());
   }
   if (!read.in_time) return MakeError(ErrorCode::kTimeout, "", "");
   const error_code& ec = read.ec;

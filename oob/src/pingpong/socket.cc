@@ -51,7 +51,8 @@ void Close(tcp::socket& s) {
 Result<std::string> ReadExact(asio::io_context& io, tcp::socket& s, size_t n,
                               Clock::time_point deadline, const std::string& what) {
   std::string buf(n, '\0');
-  const auto r = internal::ReadExactBefore(io, s, buf.data(), n, deadline, Cancelling(s));
+  const auto r = internal::ReadBefore(io, s, buf.data(), n, internal::ReadMode::kExactly, deadline,
+                                      Cancelling(s));
   const std::string got = std::to_string(r.bytes) + " of " + std::to_string(n) + " bytes";
   if (!r.in_time) {
     Error e{ErrorCode::kTimeout, 0, what, "", "the deadline passed with " + got + " received"};
