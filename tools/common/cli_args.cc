@@ -18,7 +18,9 @@
 //    positional (no tool has a digit as a short option), not an unknown
 //    option; `---x` is a positional too;
 //  - a flag accepts `--json=true` (its own value); any other `=value` is
-//    still an error.
+//    still an error;
+//  - `--ib-dev=` (nothing after '=') takes the next argument as its value,
+//    and is "needs a value" at the end, where it used to be the empty string.
 //
 // FormatOptions() and ParseUnsigned() stay hand-written: the --help layout is
 // the one docs/cli.md and the man pages (help2man) show, which CLI11's

@@ -118,6 +118,23 @@ TEST(CliArgs, ReadsANegativeNumberAsAPositional) {
   EXPECT_EQ(p->positionals, (std::vector<std::string>{"-1"}));
 }
 
+TEST(CliArgs, ReadsThreeDashesAsAPositional) {
+  auto p = ParseArgs({"---x"}, Specs());
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->positionals, (std::vector<std::string>{"---x"}));
+}
+
+// `--ib-dev=` with nothing after '=' is CLI11's "no inline value": the next
+// argument is the value, and at the end the value is missing (the
+// hand-written parser gave the empty string).
+TEST(CliArgs, ReadsAnEmptyInlineValueAsNoInlineValue) {
+  auto p = ParseArgs({"--ib-dev=", "rxe0"}, Specs());
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->Get("ib-dev"), "rxe0");
+  EXPECT_TRUE(p->positionals.empty());
+  EXPECT_EQ(DetailOf({"--ib-dev="}), "option '--ib-dev' needs a value (NAME)");
+}
+
 TEST(CliArgs, AcceptsAFlagsOwnValueTrue) {
   auto p = ParseArgs({"--json=true"}, Specs());
   ASSERT_TRUE(p);
