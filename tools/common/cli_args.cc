@@ -1,4 +1,33 @@
+// The tools' option parser on CLI11 (Debian's libcli11-dev, header-only).
+//
+// Why CLI11 and not Boost.Program_options: CLI11 parses exactly the GNU forms
+// the tools document (`-d rxe0`, `-drxe0`, `--ib-dev rxe0`, `--ib-dev=rxe0`,
+// `--` ending the options) and, like getopt, takes the argument after an
+// option that needs a value verbatim, even one starting with '-'. It keeps
+// positionals in order among the options, lets one option have several short
+// names (also_short) and keeps every value given, so "last value wins" is ours
+// to choose. Program_options needs a separate positional description, treats
+// `-drxe0` as an allowed-guessing style and would add a compiled Boost library
+// to the tools. CLI11 is used per call (one CLI::App on the stack), so there
+// is no global state.
+//
+// What the library changes, tested in tests/unit/tools/cli_args_test.cc:
+//  - short flags may be grouped as in getopt: `-vj` is `-v -j` (an unknown
+//    letter in the group is reported as that unknown option);
+//  - an argument such as `-1` that looks like a negative number is a
+//    positional (no tool has a digit as a short option), not an unknown
+//    option; `---x` is a positional too;
+//  - a flag accepts `--json=true` (its own value); any other `=value` is
+//    still an error;
+//  - `--ib-dev=` (nothing after '=') takes the next argument as its value,
+//    and is "needs a value" at the end, where it used to be the empty string.
+//
+// FormatOptions() and ParseUnsigned() stay hand-written: the --help layout is
+// the one docs/cli.md and the man pages (help2man) show, which CLI11's
+// formatter would change, and ParseUnsigned's range wording is ours.
 #include "cli_args.h"
+
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,6 +37,55 @@ namespace {
 
 Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
+}
+
+// "-d,-x,--ib-dev": the names CLI11 knows the option by.
+std::string NamesOf(const OptionSpec& s) {
+  std::string names;
+  auto add = [&names](const std::string& n) {
+    if (!names.empty()) names += ',';
+    names += n;
+  };
+  if (s.short_name != 0) add(std::string("-") + s.short_name);
+  for (char c : s.also_short) add(std::string("-") + c);
+  if (!s.long_name.empty()) add("--" + s.long_name);
+  return names;
+}
+
+// Our wording of a CLI11 ArgumentMismatch, which names the option first: a
+// missing value ("--ib-dev: 1 required NAME missing") or a flag given a value
+// ("json was given a disallowed flag override").
+std::string MismatchText(const std::string& what, const std::vector<OptionSpec>& specs) {
+  for (const auto& s : specs) {
+    const std::string dashed = "--" + s.long_name;
+    if (s.takes_value && what.rfind(dashed + ":", 0) == 0) {
+      return "option '" + dashed + "' needs a value (" + s.value_name + ")";
+    }
+    if (!s.takes_value) {
+      const std::string suffix = " was given a disallowed flag override";
+      const std::string name =
+          what.size() > suffix.size() &&
+                  what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0
+              ? what.substr(0, what.size() - suffix.size())
+              : std::string();
+      const bool ours = !name.empty() &&
+                        (name == s.long_name ||
+                         (name.size() == 1 && (name[0] == s.short_name ||
+                                               s.also_short.find(name[0]) != std::string::npos)));
+      if (ours) return "option '" + dashed + "' takes no value";
+    }
+  }
+  return what;
+}
+
+// "unknown option '--name'" for an argument CLI11 did not recognize.
+std::string UnknownText(std::string arg) {
+  if (arg.rfind("--", 0) == 0) {
+    if (auto eq = arg.find('='); eq != std::string::npos) arg.resize(eq);
+  } else if (arg.size() > 2) {
+    arg.resize(2);  // "-zfoo": the letter is what is unknown
+  }
+  return "unknown option '" + arg + "'";
 }
 
 }  // namespace
@@ -20,56 +98,40 @@ std::optional<std::string> ParsedArgs::Get(const std::string& long_name) const {
 
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                              const std::vector<OptionSpec>& specs) {
+  CLI::App app;
+  app.set_help_flag();  // the tools declare -h/--help themselves
+  app.allow_extras();   // unknown options land in remaining(), reported below
   ParsedArgs out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      out.positionals.insert(out.positionals.end(), args.begin() + static_cast<long>(i) + 1,
-                             args.end());
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-') {
-      out.positionals.push_back(a);
-      continue;
-    }
-    const OptionSpec* spec = nullptr;
-    std::optional<std::string> inline_value;
-    if (a[1] == '-') {
-      std::string name = a.substr(2);
-      if (auto eq = name.find('='); eq != std::string::npos) {
-        inline_value = name.substr(eq + 1);
-        name.resize(eq);
+  std::vector<const CLI::Option*> options;
+  try {
+    for (const auto& s : specs) {
+      CLI::Option* o = s.takes_value ? app.add_option(NamesOf(s)) : app.add_flag(NamesOf(s));
+      if (s.takes_value) {
+        o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      } else {
+        o->disable_flag_override();
       }
-      for (const auto& s : specs) {
-        if (s.long_name == name) spec = &s;
-      }
-      if (spec == nullptr) return Usage("unknown option '--" + name + "'");
-    } else {
-      for (const auto& s : specs) {
-        if ((s.short_name != 0 && s.short_name == a[1]) ||
-            s.also_short.find(a[1]) != std::string::npos) {
-          spec = &s;
-        }
-      }
-      if (spec == nullptr) return Usage(std::string("unknown option '-") + a[1] + "'");
-      if (a.size() > 2) {
-        if (!spec->takes_value)
-          return Usage("option '-" + std::string(1, a[1]) + "' takes no value");
-        inline_value = a.substr(2);
-      }
+      options.push_back(o);
     }
-    if (!spec->takes_value) {
-      if (inline_value) return Usage("option '--" + spec->long_name + "' takes no value");
-      out.values[spec->long_name] = "";
-      continue;
-    }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) {
-        return Usage("option '--" + spec->long_name + "' needs a value (" + spec->value_name + ")");
-      }
-      inline_value = args[++i];
-    }
-    out.values[spec->long_name] = *inline_value;
+    app.add_option("positionals", out.positionals)->expected(0, -1);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's order
+    app.parse(reversed);
+  } catch (const CLI::ArgumentMismatch& e) {
+    return Usage(MismatchText(e.what(), specs));
+  } catch (const CLI::ConstructionError& e) {
+    // A tool's own table is wrong (a name used twice, an invalid name).
+    return Error{ErrorCode::kInvalidArgument, 0, "option table", "", e.what()};
+  } catch (const CLI::Error& e) {
+    return Usage(e.what());
+  }
+  // remaining() also holds the "--" that ended the options.
+  for (const std::string& extra : app.remaining()) {
+    if (extra != "--" && extra.size() >= 2 && extra[0] == '-') return Usage(UnknownText(extra));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const CLI::Option& o = *options[i];
+    if (o.count() == 0) continue;
+    out.values[specs[i].long_name] = specs[i].takes_value ? o.results().back() : "";
   }
   return out;
 }

@@ -8,6 +8,8 @@ pkgs=(
   cmake g++ make pkg-config libibverbs-dev libibumad-dev ibverbs-providers
   libprotobuf-dev protobuf-compiler libboost-dev libgtest-dev libgmock-dev libssl-dev
   nlohmann-json3-dev clang-format
+  libcli11-dev  # the tools' option parser (tools/common/cli_args.cc), header-only
+  python3-jsonschema  # tests: the tools' JSON output against docs/schemas/ (docs/json.md)
   help2man  # man pages of the tools, generated from their --help and --version
   libmnl-dev  # qp-inspect: RDMA netlink (the resource tracker, counters), as iproute2's rdma
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run

@@ -1,21 +1,27 @@
 #include "qpconnect/oob/stdio.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <ctime>
 
+#include "asio_deadline.h"
 #include "base64url.h"
 #include "driver.h"
 
 namespace qpconnect::oob {
 
+namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+using internal::AsioError;
 using internal::MakeError;
 using internal::MsText;
 using internal::Printable;
@@ -43,7 +49,9 @@ std::string_view OtherLineVersion(std::string_view line) {
   return line.substr(0, i);
 }
 
-// Restores an fd's file status flags on destruction.
+// Makes an fd non-blocking for its lifetime, then restores its file status
+// flags. Asio sets O_NONBLOCK on the descriptors it waits on; the caller's
+// stdin/stdout (and whoever shares them) must not keep it between calls.
 class NonBlocking {
  public:
   explicit NonBlocking(int fd) : fd_(fd), flags_(::fcntl(fd, F_GETFL)) {
@@ -136,8 +144,16 @@ Result<std::string> DecodeStdioLine(std::string_view line) {
 // not deadlock whatever order the driver sends in.
 class StdioExchanger::Impl final : public internal::FramePort {
  public:
-  Impl(int in_fd, int out_fd, StdioOptions o)
-      : in_(in_fd), out_(out_fd), max_skipped_(o.max_skipped_bytes), driver_(DriverOptionsOf(o)) {}
+  explicit Impl(StdioOptions o) : max_skipped_(o.max_skipped_bytes), driver_(DriverOptionsOf(o)) {}
+
+  ~Impl() override;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Hands `in_fd` and `out_fd` (may be the same) to Asio, which releases
+  // them on destruction: the caller's stdin/stdout are never closed. kIo if
+  // one cannot be registered.
+  Result<void> Attach(int in_fd, int out_fd);
 
   internal::ProtocolDriver& driver() { return driver_; }
   const internal::ProtocolDriver& driver() const { return driver_; }
@@ -163,20 +179,13 @@ class StdioExchanger::Impl final : public internal::FramePort {
   }
   // The frame on the line taken from line_ (which is cleared).
   Result<Frame> FrameOfLine(const internal::Step& step);
-  // One read() of the input into in_buf_; eof_ at its end. kIo for an error
-  // other than "try again".
-  Result<void> ReadInput() {
-    char buf[kReadChunk];
-    const ssize_t r = ::read(in_, buf, sizeof buf);
-    if (r > 0) {
-      in_buf_.append(buf, static_cast<size_t>(r));
-    } else if (r == 0) {
-      eof_ = true;
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      return ErrnoError(ErrorCode::kIo, errno, "read from stdio");
-    }
-    return Ok();
-  }
+  // Starts one read of the input into chunk_ unless one is outstanding; its
+  // handler appends to in_buf_, sets eof_ at the end of input and keeps a
+  // failure in read_error_, so a read completing as it is cancelled loses
+  // nothing.
+  void StartRead();
+  // Cancels what is outstanding on either descriptor and runs the handlers.
+  void CancelAndDrain();
   // The failure kept from reading ahead (which is cleared).
   Error TakeReadError() {
     Error e = std::move(*read_error_);
@@ -193,8 +202,13 @@ class StdioExchanger::Impl final : public internal::FramePort {
   // line.
   Result<std::string> TakeLine(bool* found, const char* what, uint32_t max_payload);
 
-  int in_;
-  int out_;
+  asio::io_context io_;
+  asio::posix::stream_descriptor in_{io_};
+  asio::posix::stream_descriptor out_own_{io_};
+  asio::posix::stream_descriptor* out_ = &in_;  // &out_own_ unless in == out
+  std::array<char, kReadChunk> chunk_{};
+  bool read_pending_ = false;
+  bool write_pending_ = false;
   size_t max_skipped_;
   std::string in_buf_;
   size_t scan_from_ = 0;  // in_buf_[0, scan_from_) holds no '\n'
@@ -266,13 +280,61 @@ Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what
   }
 }
 
+Result<void> StdioExchanger::Impl::Attach(int in_fd, int out_fd) {
+  error_code ec;
+  in_.assign(in_fd, ec);
+  if (ec) return AsioError(ErrorCode::kIo, ec, "stdio exchanger: input", "");
+  if (out_fd != in_fd) {  // one descriptor both ways (a socket) is registered once
+    out_own_.assign(out_fd, ec);
+    if (ec) return AsioError(ErrorCode::kIo, ec, "stdio exchanger: output", "");
+    out_ = &out_own_;
+  }
+  return Ok();
+}
+
+StdioExchanger::Impl::~Impl() {
+  // The descriptors are the caller's: released, never closed.
+  if (in_.is_open()) in_.release();
+  if (out_own_.is_open()) out_own_.release();
+}
+
+void StdioExchanger::Impl::StartRead() {
+  if (read_pending_) return;
+  read_pending_ = true;
+  in_.async_read_some(asio::buffer(chunk_), [this](const error_code& ec, size_t n) {
+    read_pending_ = false;
+    in_buf_.append(chunk_.data(), n);
+    if (ec == asio::error::eof) {
+      eof_ = true;
+    } else if (ec && ec != asio::error::operation_aborted && !read_error_) {
+      read_error_ = AsioError(ErrorCode::kIo, ec, "read from stdio", "");
+    }
+  });
+}
+
+void StdioExchanger::Impl::CancelAndDrain() {
+  if (!read_pending_ && !write_pending_) return;
+  error_code ignored;
+  in_.cancel(ignored);
+  out_->cancel(ignored);
+  io_.restart();
+  io_.run();
+}
+
 Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::Step& step,
                                         bool want_line) {
   SigpipeGuard sigpipe;
-  std::optional<NonBlocking> nonblocking;
-  if (!out.empty()) nonblocking.emplace(out_);
+  NonBlocking in_flags(in_.native_handle());
+  std::optional<NonBlocking> out_flags;
+  if (!out.empty()) out_flags.emplace(out_->native_handle());
   const char* what = step.what();
   size_t written = 0;
+  error_code write_ec;
+  // Whatever way this returns, nothing stays outstanding on the locals above.
+  struct Drain {
+    Impl* self;
+    ~Drain() { self->CancelAndDrain(); }
+  } drain{this};
   for (;;) {
     if (!line_ && !read_error_) {
       bool found = false;
@@ -284,10 +346,16 @@ Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::St
         line_ = std::move(*taken);
       }
     }
+    if (write_ec) {
+      if (write_ec == asio::error::broken_pipe) sigpipe.OnEpipe();
+      return AsioError(
+          ErrorCode::kIo, write_ec, "write to stdio",
+          write_ec == asio::error::broken_pipe ? "the reader of our output is gone" : "");
+    }
+    if (want_line && read_error_) return TakeReadError();
     const bool reading = !line_ && !read_error_ && !eof_;
     if (written == out.size() && (!want_line || !reading)) break;
-    const auto now = Clock::now();
-    if (now >= step.deadline) {
+    if (Clock::now() >= step.deadline) {
       std::string detail;
       if (written < out.size()) {
         detail = "our line was not taken within " + MsText(step.total) + " (" +
@@ -302,42 +370,29 @@ Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::St
       }
       return MakeError(ErrorCode::kTimeout, "exchange over stdio", detail);
     }
-    pollfd fds[2];
-    nfds_t n = 0;
-    int in_slot = -1;
-    int out_slot = -1;
-    if (reading) {
-      in_slot = static_cast<int>(n);
-      fds[n++] = pollfd{in_, POLLIN, 0};
+    // Reads ahead while writing, so two sides writing long lines into each
+    // other's pipes never both wait on a full pipe.
+    if (reading) StartRead();
+    if (written < out.size() && !write_pending_) {
+      write_pending_ = true;
+      out_->async_write_some(asio::buffer(out.data() + written, out.size() - written),
+                             [this, &written, &write_ec](const error_code& ec, size_t n) {
+                               write_pending_ = false;
+                               written += n;
+                               if (ec && ec != asio::error::operation_aborted) write_ec = ec;
+                             });
     }
-    if (written < out.size()) {
-      out_slot = static_cast<int>(n);
-      fds[n++] = pollfd{out_, POLLOUT, 0};
-    }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(step.deadline - now).count();
-    const int rc = ::poll(fds, n, static_cast<int>(std::min<int64_t>(left, 60000)));
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(ErrorCode::kIo, errno, "poll stdio");
-    }
-    if (rc == 0) continue;
-    if (out_slot >= 0 && fds[out_slot].revents != 0) {
-      const ssize_t w = ::write(out_, out.data() + written, out.size() - written);
-      if (w > 0) {
-        written += static_cast<size_t>(w);
-      } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        const int err = errno;
-        if (err == EPIPE) sigpipe.OnEpipe();
-        return ErrnoError(ErrorCode::kIo, err, "write to stdio",
-                          err == EPIPE ? "the reader of our output is gone" : "");
-      }
-    }
-    if (in_slot >= 0 && fds[in_slot].revents != 0) {
-      if (auto read = ReadInput(); !read) {
-        if (want_line) return std::move(read).error();
-        read_error_ = std::move(read).error();
-      }
-    }
+    // Until either completes, or the deadline (both cancelled, checked above).
+    const bool was_reading = read_pending_;
+    const bool was_writing = write_pending_;
+    internal::RunUntil(
+        io_, step.deadline,
+        [&] { return (was_reading && !read_pending_) || (was_writing && !write_pending_); },
+        [this] {
+          error_code ignored;
+          in_.cancel(ignored);
+          out_->cancel(ignored);
+        });
   }
   if (want_line && !line_ && !read_error_) {
     std::string detail = std::string("end of input before the peer's ") + what + " line";
@@ -387,12 +442,19 @@ Result<std::optional<Frame>> StdioExchanger::Impl::Poll(const internal::Step& st
       line_ = std::move(*taken);
       break;
     }
-    pollfd p{in_, POLLIN, 0};
-    const int rc = ::poll(&p, 1, 0);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0) return ErrnoError(ErrorCode::kIo, errno, "poll stdio");
-    if (rc == 0) break;
-    QPC_TRY(ReadInput());
+    // What is there, without waiting: a read bounded by a deadline that has
+    // passed.
+    NonBlocking in_flags(in_.native_handle());
+    StartRead();
+    const size_t before = in_buf_.size();
+    internal::RunUntil(
+        io_, Clock::now(), [&] { return !read_pending_; },
+        [this] {
+          error_code ignored;
+          in_.cancel(ignored);
+        });
+    if (in_buf_.size() == before && !eof_ && !read_error_) break;  // nothing there
+    if (read_error_) break;
     if (eof_) {
       bool last = false;  // a last line without its '\n'
       auto rest = TakeLine(&last, step.what(), step.max_payload);
@@ -422,8 +484,9 @@ Result<std::unique_ptr<StdioExchanger>> StdioExchanger::Create(int in_fd, int ou
     return MakeError(ErrorCode::kInvalidArgument, "stdio exchanger", "negative file descriptor");
   }
   QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "stdio exchanger options"));
-  return std::unique_ptr<StdioExchanger>(
-      new StdioExchanger(std::make_unique<Impl>(in_fd, out_fd, std::move(options))));
+  auto impl = std::make_unique<Impl>(std::move(options));
+  QPC_TRY(impl->Attach(in_fd, out_fd));
+  return std::unique_ptr<StdioExchanger>(new StdioExchanger(std::move(impl)));
 }
 
 Result<EndpointInfo> StdioExchanger::Exchange(const EndpointInfo& local,

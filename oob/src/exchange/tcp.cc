@@ -1,19 +1,12 @@
 #include "qpconnect/oob/tcp.h"
 
-#include <sys/socket.h>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 
 #include <cerrno>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <vector>
 
+#include "asio_deadline.h"
 #include "driver.h"
 
 namespace qpconnect::oob {
@@ -22,45 +15,10 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using boost::system::error_code;
+using internal::AsioError;
+using internal::EndpointText;
 using internal::MakeError;
 using internal::MsText;
-
-namespace {
-
-std::string EndpointText(const tcp::endpoint& ep) {
-  const auto addr = ep.address();
-  std::string a = addr.to_string();
-  if (addr.is_v6()) a = "[" + a + "]";
-  return a + ":" + std::to_string(ep.port());
-}
-
-Error AsioError(ErrorCode code, const error_code& ec, std::string operation, std::string detail) {
-  Error e;
-  e.code = code;
-  if (ec.category() == boost::system::system_category() ||
-      ec.category() == boost::asio::error::get_system_category()) {
-    e.sys_errno = ec.value();
-  }
-  e.operation = std::move(operation);
-  e.detail = std::move(detail);
-  if (e.sys_errno == 0) {
-    if (!e.detail.empty()) e.detail += ": ";
-    e.detail += ec.message();
-  }
-  return e;
-}
-
-// Host names are resolved on a detached thread so that a slow resolver cannot
-// hold the exchange past its deadline (getaddrinfo cannot be cancelled).
-struct ResolveState {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  error_code ec;
-  std::vector<tcp::endpoint> endpoints;
-};
-
-}  // namespace
 
 // A transport of the protocol driver: connection setup (listen, accept,
 // resolve, connect with retries) and a ByteChannel over the socket; the
@@ -99,16 +57,18 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> SendBytes(std::string_view bytes, Clock::time_point deadline);
   Result<size_t> ReceiveBytes(char* buf, size_t max_bytes, Clock::time_point deadline);
 
-  // Runs the io_context until `done()` or `deadline`. On expiry cancels
-  // everything outstanding, drains the handlers and returns false.
+  // Runs the io_context until `done()` or `deadline` (asio_deadline.h); on
+  // expiry Expire() cancels the listener and closes the socket.
   template <typename Done>
   bool Run(Clock::time_point deadline, Done done);
+  auto Expire() {
+    return [this] { CancelAll(); };
+  }
   void CancelAll();
   void CloseSocket();
 
   Result<void> Accept(Clock::time_point deadline, Clock::duration total);
   Result<void> Connect(Clock::time_point deadline, Clock::duration total);
-  Result<std::vector<tcp::endpoint>> Resolve(Clock::time_point deadline);
 
   asio::io_context io_;
   std::optional<tcp::acceptor> acceptor_;
@@ -119,16 +79,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
 
 template <typename Done>
 bool TcpExchanger::Impl::Run(Clock::time_point deadline, Done done) {
-  io_.restart();
-  const auto now = Clock::now();
-  if (deadline > now) io_.run_for(deadline - now);
-  if (done()) {
-    io_.run();  // let any last handler of a finished step run
-    return true;
-  }
-  CancelAll();
-  io_.run();
-  return false;
+  return internal::RunUntil(io_, deadline, done, Expire());
 }
 
 void TcpExchanger::Impl::CancelAll() {
@@ -157,10 +108,7 @@ Result<void> TcpExchanger::Impl::Listen(const TcpServerOptions& o) {
   if (any) {
     ep = tcp::endpoint(tcp::v6(), o.port);
   } else {
-    std::string host = o.bind_address;
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
-    }
+    const std::string host = internal::Unbracket(o.bind_address);
     error_code ec;
     const auto addr = asio::ip::make_address(host, ec);
     if (!ec) {
@@ -201,16 +149,12 @@ Result<void> TcpExchanger::Impl::Accept(Clock::time_point deadline, Clock::durat
                      "the listener is closed (a non-persistent server serves one client)");
   }
   socket_ = tcp::socket(io_);
-  bool done = false;
-  error_code ec;
-  acceptor_->async_accept(socket_, [&](const error_code& e) {
-    ec = e;
-    done = true;
-  });
-  if (!Run(deadline, [&] { return done; })) {
+  const auto accepted = internal::AcceptBefore(io_, *acceptor_, socket_, deadline, Expire());
+  if (!accepted.in_time) {
     return MakeError(ErrorCode::kTimeout, "accept on port " + std::to_string(port_),
                      "no client connected within " + MsText(total));
   }
+  const error_code& ec = accepted.ec;
   if (ec) return AsioError(ErrorCode::kIo, ec, "accept on port " + std::to_string(port_), "");
   error_code ignored;
   peer_ = EndpointText(socket_.remote_endpoint(ignored));
@@ -218,44 +162,8 @@ Result<void> TcpExchanger::Impl::Accept(Clock::time_point deadline, Clock::durat
   return Ok();
 }
 
-Result<std::vector<tcp::endpoint>> TcpExchanger::Impl::Resolve(Clock::time_point deadline) {
-  std::string host = host_;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  error_code ec;
-  const auto addr = asio::ip::make_address(host, ec);
-  if (!ec) return std::vector<tcp::endpoint>{tcp::endpoint(addr, port_)};
-
-  auto state = std::make_shared<ResolveState>();
-  const std::string service = std::to_string(port_);
-  std::thread([state, host, service] {
-    asio::io_context io;
-    tcp::resolver resolver(io);
-    error_code rec;
-    auto results = resolver.resolve(host, service, rec);
-    std::vector<tcp::endpoint> eps;
-    for (const auto& r : results) eps.push_back(r.endpoint());
-    std::lock_guard<std::mutex> lock(state->mu);
-    state->ec = rec;
-    state->endpoints = std::move(eps);
-    state->done = true;
-    state->cv.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lock(state->mu);
-  if (!state->cv.wait_until(lock, deadline, [&] { return state->done; })) {
-    return MakeError(ErrorCode::kTimeout, "resolve " + host,
-                     "the resolver did not answer before the deadline");
-  }
-  if (state->ec || state->endpoints.empty()) {
-    return MakeError(ErrorCode::kNotFound, "resolve " + host,
-                     state->ec ? state->ec.message() : "no address");
-  }
-  return state->endpoints;
-}
-
 Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::duration total) {
-  auto endpoints = Resolve(deadline);
+  auto endpoints = internal::ResolveBefore(host_, port_, deadline);
   if (!endpoints) return std::move(endpoints).error();
   const std::string target = host_ + " port " + std::to_string(port_);
   int attempts = 0;
@@ -263,19 +171,15 @@ Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::dura
     ++attempts;
     CloseSocket();
     socket_ = tcp::socket(io_);
-    bool done = false;
-    error_code ec;
     tcp::endpoint connected;
-    asio::async_connect(socket_, *endpoints, [&](const error_code& e, const tcp::endpoint& ep) {
-      ec = e;
-      connected = ep;
-      done = true;
-    });
-    if (!Run(deadline, [&] { return done; })) {
+    const auto outcome =
+        internal::ConnectBefore(io_, socket_, *endpoints, deadline, &connected, Expire());
+    if (!outcome.in_time) {
       return MakeError(ErrorCode::kTimeout, "connect to " + target,
                        "no connection within " + MsText(total) + " (" + std::to_string(attempts) +
                            " attempt" + (attempts == 1 ? "" : "s") + ")");
     }
+    const error_code& ec = outcome.ec;
     if (!ec) {
       error_code ignored;
       peer_ = EndpointText(connected);
@@ -312,58 +216,41 @@ ByteChannel TcpExchanger::Impl::SocketChannel(Impl* self) {
 
 Result<void> TcpExchanger::Impl::SendBytes(std::string_view bytes, Clock::time_point deadline) {
   if (!socket_.is_open()) return MakeError(ErrorCode::kIo, "", "not connected");
-  bool done = false;
-  error_code ec;
-  size_t written = 0;
-  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                    [&](const error_code& e, size_t n) {
-                      ec = e;
-                      written = n;
-                      done = true;
-                    });
-  const bool finished = Run(deadline, [&] { return done; });
-  // After Run() the handler has run, on expiry too: `written` is final.
+  const auto sent = internal::WriteAllBefore(io_, socket_, bytes, deadline, Expire());
+  // The handler has run, on expiry too: `sent.bytes` is final.
   const std::string progress =
-      std::to_string(written) + " of " + std::to_string(bytes.size()) + " bytes sent";
-  if (!finished) return MakeError(ErrorCode::kTimeout, "", progress);
-  if (ec) return AsioError(ErrorCode::kIo, ec, "", progress);
+      std::to_string(sent.bytes) + " of " + std::to_string(bytes.size()) + " bytes sent";
+  if (!sent.in_time) return MakeError(ErrorCode::kTimeout, "", progress);
+  if (sent.ec) return AsioError(ErrorCode::kIo, sent.ec, "", progress);
   return Ok();
 }
 
 Result<size_t> TcpExchanger::Impl::ReceiveBytes(char* buf, size_t max_bytes,
                                                 Clock::time_point deadline) {
   if (!socket_.is_open()) return MakeError(ErrorCode::kIo, "", "not connected");
-  // What is there already, without the io_context: this answers a poll (a
-  // deadline that has passed, PollPeer()) without closing the socket, as an
-  // expired Run() would.
-  for (;;) {
-    const ssize_t n = ::recv(socket_.native_handle(), buf, max_bytes, MSG_DONTWAIT);
-    if (n > 0) return static_cast<size_t>(n);
-    if (n == 0) return size_t{0};
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    if (errno == ECONNRESET) {
-      return ErrnoError(ErrorCode::kIo, ECONNRESET, "", "the peer reset the connection");
-    }
-    return ErrnoError(ErrorCode::kIo, errno, "", "");
+  // A deadline that has passed is a poll (PollPeer()): what is there
+  // already, and the socket stays open (only cancelled), where an expired
+  // wait closes it.
+  internal::IoOutcome read;
+  if (Clock::now() >= deadline) {
+    read = internal::ReadBefore(io_, socket_, buf, max_bytes, internal::ReadMode::kSome, deadline,
+                                [this] {
+                                  error_code ignored;
+                                  socket_.cancel(ignored);
+                                });
+  } else {
+    read = internal::ReadBefore(io_, socket_, buf, max_bytes, internal::ReadMode::kSome, deadline,
+                                Expire());
   }
-  if (Clock::now() >= deadline) return MakeError(ErrorCode::kTimeout, "", "");
-  bool done = false;
-  error_code ec;
-  size_t got = 0;
-  socket_.async_read_some(asio::buffer(buf, max_bytes), [&](const error_code& e, size_t n) {
-    ec = e;
-    got = n;
-    done = true;
-  });
-  if (!Run(deadline, [&] { return done; })) return MakeError(ErrorCode::kTimeout, "", "");
+  if (!read.in_time) return MakeError(ErrorCode::kTimeout, "", "");
+  const error_code& ec = read.ec;
   if (ec == asio::error::eof) return size_t{0};
   if (ec == asio::error::connection_reset) {
     // A peer that exits with our data unread resets instead of closing.
     return ErrnoError(ErrorCode::kIo, ECONNRESET, "", "the peer reset the connection");
   }
   if (ec) return AsioError(ErrorCode::kIo, ec, "", "");
-  return got;
+  return read.bytes;
 }
 
 Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {

@@ -391,6 +391,24 @@ TEST(PingpongSteps, ClientTimesOutOnASilentServer) {
   EXPECT_EQ(peer.error().code, ErrorCode::kTimeout);
 }
 
+// The client resolves as the tcp exchanger does (exchange/asio_deadline.h):
+// a name that does not resolve is kNotFound naming it, and a slow resolver
+// cannot hold the call past its deadline.
+TEST(PingpongSteps, ClientNamesAnUnresolvableHostWithinTheDeadline) {
+  PingpongClientOptions o;
+  o.host = "no-such-host.invalid";
+  auto c = PingpongClient::Create(o);
+  ASSERT_TRUE(c);
+  const auto t0 = Clock::now();
+  auto r = (*c)->Connect(Clock::now() + 2s);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.error().code == ErrorCode::kNotFound || r.error().code == ErrorCode::kTimeout)
+      << r.error().ToString();
+  EXPECT_NE(r.error().operation.find("no-such-host.invalid"), std::string::npos)
+      << r.error().ToString();
+  EXPECT_LT(Clock::now() - t0, 3s);
+}
+
 TEST(PingpongSteps, OursTalkToOurs) {
   auto server = LoopbackServer();
   PingpongClientOptions o;

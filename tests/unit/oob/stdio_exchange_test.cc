@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -395,6 +396,50 @@ TEST_F(StdioPair, RestoresTheOutputDescriptorFlags) {
   const int before = ::fcntl(ab_.w, F_GETFL);
   (void)a->Exchange(MakeEndpoint("a", 1), 50ms);
   EXPECT_EQ(::fcntl(ab_.w, F_GETFL), before);
+}
+
+// Asio waits on the caller's descriptors: it must neither close them nor leave
+// them non-blocking, on input as on output.
+TEST_F(StdioPair, LeavesTheCallersDescriptorsOpenWithTheirFlags) {
+  const int in_before = ::fcntl(ba_.r, F_GETFL);
+  const int out_before = ::fcntl(ab_.w, F_GETFL);
+  {
+    auto a = Make(ba_.r, ab_.w);
+    (void)a->Exchange(MakeEndpoint("a", 1), 50ms);  // no peer: times out
+    EXPECT_EQ(::fcntl(ba_.r, F_GETFL), in_before);
+  }
+  EXPECT_EQ(::fcntl(ba_.r, F_GETFL), in_before) << "input closed or left non-blocking";
+  EXPECT_EQ(::fcntl(ab_.w, F_GETFL), out_before) << "output closed or left non-blocking";
+  // Still usable: our line went into the pipe and can be read back.
+  char buf[8] = {};
+  ASSERT_EQ(::read(ab_.r, buf, 5), 5);
+  EXPECT_EQ(std::string(buf, 5), "qpc1:");
+}
+
+// One descriptor both ways (a socket as stdin and stdout, as inetd or ssh
+// give it): registered once with Asio, read and written at the same time.
+TEST(StdioExchanger, ExchangesOverOneSocketBothWays) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  auto a = StdioExchanger::Create(sv[0], sv[0]);
+  auto b = StdioExchanger::Create(sv[1], sv[1]);
+  ASSERT_TRUE(a) << a.error().ToString();
+  ASSERT_TRUE(b) << b.error().ToString();
+  const auto ea = MakeEndpoint("a", 5000);  // lines larger than the socket buffer
+  const auto eb = MakeEndpoint("b", 5000);
+  auto fb = std::async(std::launch::async, [&] { return (*b)->Exchange(eb, 10s); });
+  auto ra = (*a)->Exchange(ea, 10s);
+  auto rb = fb.get();
+  ASSERT_TRUE(ra) << ra.error().ToString();
+  ASSERT_TRUE(rb) << rb.error().ToString();
+  EXPECT_EQ(*ra, eb);
+  EXPECT_EQ(*rb, ea);
+  a->reset();
+  b->reset();
+  EXPECT_EQ(::fcntl(sv[0], F_GETFD) >= 0 && ::fcntl(sv[1], F_GETFD) >= 0, true)
+      << "the exchanger closed the caller's socket";
+  ::close(sv[0]);
+  ::close(sv[1]);
 }
 
 // Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.

@@ -18,7 +18,8 @@
 //
 // Every step takes a deadline (one deadline may cover the whole exchange);
 // expiry yields kTimeout naming what was awaited and how much of it arrived.
-// Sockets are plain POSIX sockets waited on with poll().
+// Sockets are Boost.Asio's (kept out of this header), every wait bounded as in
+// the other out-of-band channels (docs/oob.md).
 //
 // Thread-safety: one thread at a time per object; the codec functions are pure.
 #pragma once
@@ -118,9 +119,9 @@ class PingpongServer {
   Result<void> ReadDone(PingpongClock::time_point deadline);
 
  private:
+  struct Impl;  // the listener and the connection (socket.cc)
   PingpongServer() = default;
-  int listen_fd_ = -1;
-  int conn_fd_ = -1;
+  std::unique_ptr<Impl> impl_;
   uint16_t port_ = 0;
   std::string peer_;
 };
@@ -152,9 +153,10 @@ class PingpongClient {
   Result<void> SendDone(PingpongClock::time_point deadline);
 
  private:
-  explicit PingpongClient(PingpongClientOptions options) : options_(std::move(options)) {}
+  struct Impl;  // the connection (socket.cc)
+  explicit PingpongClient(PingpongClientOptions options);
   PingpongClientOptions options_;
-  int fd_ = -1;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace qpconnect::oob

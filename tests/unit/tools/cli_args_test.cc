@@ -1,0 +1,168 @@
+// The tools' option parser (tools/common/cli_args.h) on CLI11: the GNU forms
+// the tools document, the errors naming the option, and what the library
+// changed against the hand-written parser it replaced (cli_args.cc's header).
+#include "cli_args.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace qpconnect::tools {
+namespace {
+
+const std::vector<OptionSpec>& Specs() {
+  static const std::vector<OptionSpec> specs = {
+      {'d', "ib-dev", true, "NAME", "device"},     {'g', "gid-idx", true, "INDEX", "gid", "x"},
+      {0, "timeout", true, "SECONDS", "deadline"}, {0, "json", false, "", "json"},
+      {'v', "verbose", false, "", "verbose"},      {'h', "help", false, "", "help"},
+  };
+  return specs;
+}
+
+std::string DetailOf(const std::vector<std::string>& args) {
+  auto r = ParseArgs(args, Specs());
+  EXPECT_FALSE(r) << "parsed";
+  if (r) return "";
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  return r.error().detail;
+}
+
+TEST(CliArgs, AcceptsTheFourGnuFormsOfAValue) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-d", "rxe0"}, {"-drxe0"}, {"--ib-dev", "rxe0"}, {"--ib-dev=rxe0"}}) {
+    auto p = ParseArgs(args, Specs());
+    ASSERT_TRUE(p) << args[0] << ": " << p.error().ToString();
+    EXPECT_EQ(p->Get("ib-dev"), "rxe0") << args[0];
+    EXPECT_TRUE(p->positionals.empty()) << args[0];
+  }
+}
+
+TEST(CliArgs, LastValueWinsAcrossAllNamesOfAnOption) {
+  auto p = ParseArgs({"-g", "1", "--gid-idx=2", "-x3"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->Get("gid-idx"), "3");
+  auto q = ParseArgs({"-x", "3", "-g1"}, Specs());
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->Get("gid-idx"), "1");
+}
+
+TEST(CliArgs, KeepsPositionalsInOrderAmongOptionsAndAfterDoubleDash) {
+  auto p = ParseArgs({"a", "--json", "b", "-d", "rxe1", "c", "--", "-v", "--json", "-"}, Specs());
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->positionals, (std::vector<std::string>{"a", "b", "c", "-v", "--json", "-"}));
+  EXPECT_TRUE(p->Has("json"));
+  EXPECT_FALSE(p->Has("verbose"));
+  EXPECT_EQ(p->Get("ib-dev"), "rxe1");
+  EXPECT_EQ(p->Get("timeout"), std::nullopt);
+  auto q = ParseArgs({"--", "--", ""}, Specs());
+  ASSERT_TRUE(q) << q.error().ToString();
+  EXPECT_EQ(q->positionals, (std::vector<std::string>{"--", ""}));
+}
+
+TEST(CliArgs, FlagsHaveAnEmptyValueAndRepeatFreely) {
+  auto p = ParseArgs({"--json", "-v", "--json"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->Get("json"), "");
+  EXPECT_EQ(p->Get("verbose"), "");
+}
+
+TEST(CliArgs, TakesTheArgumentAfterAnOptionVerbatimAsGetoptDoes) {
+  auto p = ParseArgs({"--ib-dev", "--json", "-d", "-v"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->Get("ib-dev"), "-v");
+  EXPECT_FALSE(p->Has("json"));
+  EXPECT_FALSE(p->Has("verbose"));
+  auto q = ParseArgs({"--timeout", "--"}, Specs());
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->Get("timeout"), "--");
+}
+
+TEST(CliArgs, NamesTheUnknownOption) {
+  EXPECT_EQ(DetailOf({"--bogus"}), "unknown option '--bogus'");
+  EXPECT_EQ(DetailOf({"host", "--bogus=1"}), "unknown option '--bogus'");
+  EXPECT_EQ(DetailOf({"-z"}), "unknown option '-z'");
+  EXPECT_EQ(DetailOf({"-zrxe0"}), "unknown option '-z'");
+}
+
+TEST(CliArgs, NamesTheOptionMissingItsValue) {
+  EXPECT_EQ(DetailOf({"--ib-dev"}), "option '--ib-dev' needs a value (NAME)");
+  EXPECT_EQ(DetailOf({"--json", "-d"}), "option '--ib-dev' needs a value (NAME)");
+  EXPECT_EQ(DetailOf({"-x"}), "option '--gid-idx' needs a value (INDEX)");
+  EXPECT_EQ(DetailOf({"--timeout"}), "option '--timeout' needs a value (SECONDS)");
+}
+
+TEST(CliArgs, RefusesAValueGivenToAFlag) {
+  EXPECT_EQ(DetailOf({"--json=1"}), "option '--json' takes no value");
+  EXPECT_EQ(DetailOf({"--verbose=no"}), "option '--verbose' takes no value");
+}
+
+// What CLI11 changed against the hand-written parser, kept on purpose.
+TEST(CliArgs, GroupsShortFlagsAsGetoptDoes) {
+  auto p = ParseArgs({"-vh"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->Has("verbose"));
+  EXPECT_TRUE(p->Has("help"));
+  // A flag, then an option taking the rest as its value.
+  auto q = ParseArgs({"-vdrxe0"}, Specs());
+  ASSERT_TRUE(q);
+  EXPECT_TRUE(q->Has("verbose"));
+  EXPECT_EQ(q->Get("ib-dev"), "rxe0");
+  // An unknown letter in the group is named.
+  EXPECT_EQ(DetailOf({"-vq"}), "unknown option '-q'");
+}
+
+TEST(CliArgs, ReadsANegativeNumberAsAPositional) {
+  auto p = ParseArgs({"-1"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->positionals, (std::vector<std::string>{"-1"}));
+}
+
+TEST(CliArgs, ReadsThreeDashesAsAPositional) {
+  auto p = ParseArgs({"---x"}, Specs());
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->positionals, (std::vector<std::string>{"---x"}));
+}
+
+// `--ib-dev=` with nothing after '=' is CLI11's "no inline value": the next
+// argument is the value, and at the end the value is missing (the
+// hand-written parser gave the empty string).
+TEST(CliArgs, ReadsAnEmptyInlineValueAsNoInlineValue) {
+  auto p = ParseArgs({"--ib-dev=", "rxe0"}, Specs());
+  ASSERT_TRUE(p) << p.error().ToString();
+  EXPECT_EQ(p->Get("ib-dev"), "rxe0");
+  EXPECT_TRUE(p->positionals.empty());
+  EXPECT_EQ(DetailOf({"--ib-dev="}), "option '--ib-dev' needs a value (NAME)");
+}
+
+TEST(CliArgs, AcceptsAFlagsOwnValueTrue) {
+  auto p = ParseArgs({"--json=true"}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->Has("json"));
+}
+
+TEST(CliArgs, HasNoGlobalState) {
+  ASSERT_TRUE(ParseArgs({"-d", "a"}, Specs()));
+  auto p = ParseArgs({}, Specs());
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->values.empty());
+  EXPECT_TRUE(p->positionals.empty());
+}
+
+TEST(CliArgs, ReportsAnOptionTableThatNamesAnOptionTwice) {
+  const std::vector<OptionSpec> twice = {{'d', "ib-dev", true, "NAME", ""},
+                                         {'d', "debug", false, "", ""}};
+  auto p = ParseArgs({}, twice);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().operation, "option table");
+}
+
+TEST(CliArgs, FormatsHelpWithEveryShortName) {
+  const std::string help = FormatOptions(Specs());
+  EXPECT_NE(help.find("  -d, --ib-dev NAME"), std::string::npos) << help;
+  EXPECT_NE(help.find("  -g, -x, --gid-idx INDEX"), std::string::npos) << help;
+  EXPECT_NE(help.find("      --json"), std::string::npos) << help;
+}
+
+}  // namespace
+}  // namespace qpconnect::tools
