@@ -59,6 +59,10 @@ const std::vector<OptionSpec>& Specs() {
        "path attributes from both descriptions (default), or on InfiniBand from the subnet "
        "administrator's PathRecord: DLID, SL, MTU, ACK timeout, GRH across routers (as "
        "rdma_cm; docs/ib-paths.md)"},
+      {0, "serve", false, "",
+       "tcp server: serve peers one after another, each with its own QPs and report, until "
+       "SIGINT/SIGTERM (exit 130/143) or --count"},
+      {0, "count", true, "N", "tcp server: serve N peers, then exit (implies --serve)"},
       {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
       {0, "json", false, "", "print one JSON report instead of text"},
       {0, "no-validate", false, "", "connect even when the validator finds errors"},
@@ -126,13 +130,15 @@ std::string ConnectHelp() {
          "  qp-connect --oob file --oob-dir /shared --role server   (and --role client)\n"
          "  ssh peer qp-connect --oob stdio --role server  (pipes both ways)\n"
          "  qp-connect --wire pingpong -d rxe1 10.99.0.1  # peer: ibv_rc_pingpong -d rxe0 -g 1\n"
+         "  qp-connect --count 3 -d rxe0               # serve 3 clients, one after another\n"
          "  qp-connect --gen-psk qpc.key               # then copy qpc.key to the peer; both\n"
          "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n"
          "  mpirun -np 4 qp-connect --oob mpi --devices rxe0,rxe1   # an all-to-all mesh\n\n"
          "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed,\n"
          "8 --path sa: the SA has no path or the partition refuses it, 9 --path sa: no subnet\n"
-         "manager or the SA did not answer.\n";
+         "manager or the SA did not answer. --serve/--count: 0 if every peer succeeded, else\n"
+         "the first failed peer's status; 130 (SIGINT) or 143 (SIGTERM) when interrupted.\n";
 }
 
 std::string ConnectVersion() { return VersionText("qp-connect"); }
@@ -327,6 +333,15 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
                  " shapes the traffic, which --no-verify skips: drop one of them");
   }
   o.verbose = p.Has("verbose");
+  QPC_TRY(num("count", 1, 1000000, [&](unsigned long v) { o.count = static_cast<uint32_t>(v); }));
+  o.serve = p.Has("serve") || o.count.has_value();
+  if (o.serve) {
+    const std::string opt = p.Has("serve") ? "--serve" : "--count";
+    if (o.oob != OobKind::kTcp) return Usage(opt + " is for --oob tcp (a server that listens)");
+    if (o.client) return Usage(opt + " is for the tcp server: drop HOST");
+    if (o.wire == WireKind::kPingpong) return Usage(opt + " is for --wire qpc");
+    if (o.dump_file) return Usage(opt + ": --dump writes one peer's descriptions; drop it");
+  }
   return o;
 }
 

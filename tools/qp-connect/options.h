@@ -47,6 +47,10 @@ struct ConnectOptions {
   bool validate = true;
   bool verify = true;
   bool verbose = false;
+  // --serve / --count N (tcp server only): serve peers one after another
+  // (tools/qp-connect/serve.h); count: stop after that many.
+  bool serve = false;
+  std::optional<uint32_t> count;
   bool help = false;
   bool version = false;  // --version: print ConnectVersion() and exit
 };

@@ -27,6 +27,7 @@
 #include "qpconnect/verbs/traffic.h"
 #include "report.h"
 #include "sa_report.h"
+#include "serve.h"
 #include "traffic_report.h"
 
 namespace qpconnect::tools {
@@ -96,21 +97,35 @@ Result<std::unique_ptr<oob::Exchanger>> MakeExchanger(const ConnectOptions& o,
 class Runner {
  public:
   // `progress`: draw a progress line on `err` (a terminal's stderr, no --json).
-  Runner(const ConnectOptions& o, std::ostream& out, std::ostream& err, bool progress)
+  // `peer`: --serve's peer number (1, 2, ...), 0 when not serving.
+  Runner(const ConnectOptions& o, std::ostream& out, std::ostream& err, bool progress,
+         unsigned peer = 0)
       : o_(o),
         out_(o.oob == OobKind::kStdio ? err : out),
         err_(err),
         progress_(err, progress),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()),
+        peer_(peer) {}
 
   int Run() {
     report_["result"] = "error";
     report_["transport"] = TransportName(o_.session.transport);
     report_["role"] = o_.client ? "client" : "server";
+    if (peer_ != 0) report_["peer"] = peer_;
     int rc = Steps();
-    if (o_.json) out_ << report_.dump(2) << "\n";
+    if (peer_ != 0 && ServeSignal() != 0 && rc != kExitOk) ReleaseOnSignal();
+    if (o_.json && !(peer_ != 0 && no_peer_)) {
+      // Serving: one document per line (JSON Lines), one per peer.
+      out_ << (peer_ != 0 ? report_.dump() : report_.dump(2)) << "\n";
+    }
     return rc;
   }
+
+  // --serve: no peer came (the accept timed out or was interrupted); not a
+  // peer to count or report.
+  bool no_peer() const { return no_peer_; }
+  // Failed before the exchange started: this side cannot serve anyone.
+  bool failed_before_exchange() const { return !exchange_started_; }
 
  private:
   // A -v step, written and flushed as it happens (the progress line, if
@@ -125,8 +140,28 @@ class Runner {
     progress_.Clear();
     report_["stage"] = stage;
     report_["error"] = ErrorJson(e);
-    if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
+    if (!o_.json && !no_peer_) {
+      err_ << "qp-connect: " << PeerPrefix() << stage << " failed: " << e.ToString() << "\n";
+    }
     return code;
+  }
+
+  // "peer K: " when serving.
+  std::string PeerPrefix() const {
+    return peer_ != 0 ? "peer " + std::to_string(peer_) + ": " : "";
+  }
+
+  // --serve, a signal during this peer: its QPs released (the connector
+  // destroyed) and the peer, if one is connected, told.
+  void ReleaseOnSignal() {
+    connector_.reset();
+    AbortPeer("server interrupted");
+    if (no_peer_) return;
+    report_["interrupted"] = ServeSignalName(ServeSignal());
+    if (!o_.json) {
+      err_ << "qp-connect: " << PeerPrefix() << "interrupted by " << ServeSignalName(ServeSignal())
+           << ": its QPs released; the peer told (or its connection closed)\n";
+    }
   }
 
   double MsSinceStart() const {
@@ -136,8 +171,18 @@ class Runner {
 
   // Tells the peer we stop, so it fails promptly instead of waiting for its
   // deadline (the connector does this itself for its own phases).
+  // Serving and interrupted: the reason is the signal, and the waits the
+  // signal stopped run again for this one message.
   void AbortPeer(const std::string& why) {
-    if (exchanger_) exchanger_->Abort(why, std::chrono::milliseconds(2000));
+    if (!exchanger_ || aborted_) return;
+    aborted_ = true;
+    if (peer_ != 0 && ServeSignal() != 0) {
+      ResumeWaitsAfterSignal();
+      exchanger_->Abort(std::string("server interrupted (") + ServeSignalName(ServeSignal()) + ")",
+                        std::chrono::milliseconds(2000));
+      return;
+    }
+    exchanger_->Abort(why, std::chrono::milliseconds(2000));
   }
 
   // What the connector learned, into the report (and the findings printed
@@ -180,6 +225,9 @@ class Runner {
     switch (r.reached) {
       case ConnectPhase::kOpen:
       case ConnectPhase::kExchange:
+        // Serving: no client within --timeout (or a signal while waiting for
+        // one) is no peer; the loop listens again.
+        no_peer_ = peer_ != 0 && e.operation.rfind("accept on port", 0) == 0;
         return Fail("exchange", e, kExitExchange);
       case ConnectPhase::kValidate:
         if (path_failed_) return Fail("path", e, ExitForSaError(e));
@@ -279,6 +327,7 @@ class Runner {
       if (phase == ConnectPhase::kConnect) Record(connector_->report());
       if (phase != ConnectPhase::kValidate && what != "exchanging descriptions") Step(what);
     };
+    exchange_started_ = true;
     auto connected = connector_->Connect(*exchanger_, co);
     if (!connected) return FailConnect(connected.error());
     const double to_barrier_ms = MsSinceStart();
@@ -308,7 +357,14 @@ class Runner {
       t.sweep = o_.sweep;
       // A peer that died or gave up is noticed within about 100 ms, not at
       // the completion deadline.
-      t.watch = [this] { return exchanger_->PollPeer(); };
+      // Serving: a signal ends it too.
+      t.watch = [this]() -> Result<void> {
+        if (peer_ != 0 && ServeSignal() != 0) {
+          return Error{ErrorCode::kIo, 0, "serve", "",
+                       std::string("interrupted by ") + ServeSignalName(ServeSignal())};
+        }
+        return exchanger_->PollPeer();
+      };
       t.on_progress = [this](std::string_view step, size_t done, size_t total) {
         progress_.Update(step, done, total);
       };
@@ -357,7 +413,7 @@ class Runner {
     report_["result"] = "ok";
     report_.erase("stage");
     if (!o_.json) {
-      out_ << "qp-connect: connected " << session.num_qps() << " "
+      out_ << "qp-connect: " << PeerPrefix() << "connected " << session.num_qps() << " "
            << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
            << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
            << remote.qps[0].qpn << std::dec << "\n";
@@ -403,6 +459,10 @@ class Runner {
   ordered_json report_ = ordered_json::object();
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
+  unsigned peer_ = 0;              // --serve: this peer's number; 0 otherwise
+  bool no_peer_ = false;           // --serve: no client came
+  bool exchange_started_ = false;  // Connect() was called
+  bool aborted_ = false;           // the peer was told (once)
   bool findings_shown_ = false;
   bool path_failed_ = false;  // --path sa: the SA query failed
   std::optional<Error> dump_error_;
@@ -437,6 +497,16 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
   if (o->wire == WireKind::kPingpong) return RunPingpongFlow(*o, out, err);
   // Only the process's own stderr, when it is a terminal, gets a progress line.
   const bool progress = &err == &std::cerr && StderrWantsProgress(o->json);
+  if (o->serve) {
+    return ServePeers(*o, out, err, [&](unsigned peer) {
+      Runner runner(*o, out, err, progress, peer);
+      PeerOutcome r;
+      r.status = runner.Run();
+      r.no_peer = runner.no_peer();
+      r.fatal = r.status != kExitOk && runner.failed_before_exchange();
+      return r;
+    });
+  }
   return Runner(*o, out, err, progress).Run();
 }
 

@@ -5,6 +5,22 @@
 #include <mutex>
 #include <thread>
 
+namespace qpconnect::oob {
+namespace {
+
+std::atomic<const std::atomic<bool>*> g_interrupt_flag{nullptr};
+
+}  // namespace
+
+void SetInterruptFlag(const std::atomic<bool>* flag) { g_interrupt_flag.store(flag); }
+
+bool Interrupted() {
+  const std::atomic<bool>* flag = g_interrupt_flag.load();
+  return flag != nullptr && flag->load();
+}
+
+}  // namespace qpconnect::oob
+
 namespace qpconnect::oob::internal {
 
 namespace asio = boost::asio;

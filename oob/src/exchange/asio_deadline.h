@@ -17,6 +17,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qpconnect/oob/interrupt.h"
 #include "qpconnect/result.h"
 
 namespace qpconnect::oob::internal {
@@ -35,14 +37,15 @@ using Clock = std::chrono::steady_clock;
 // once done() holds. On expiry calls `expire()`, which must cancel or close
 // every operation still outstanding on `io`, runs their handlers to
 // completion and returns false. A done() that only becomes true in those
-// handlers still counts as expiry.
+// handlers still counts as expiry. An interrupt (interrupt.h) counts as the
+// deadline passing: the wait looks at it at least every kInterruptPoll.
 template <typename Done, typename Expire>
 bool RunUntil(boost::asio::io_context& io, Clock::time_point deadline, Done done, Expire expire) {
   io.restart();
   while (!done()) {
     if (io.poll_one() != 0) continue;  // a handler that was ready
-    if (io.stopped() || Clock::now() >= deadline) break;
-    io.run_one_until(deadline);
+    if (io.stopped() || Clock::now() >= deadline || Interrupted()) break;
+    io.run_one_until(std::min(deadline, Clock::now() + kInterruptPoll));
   }
   if (done()) return true;
   expire();

@@ -10,8 +10,10 @@
 #include <boost/asio/local/connect_pair.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 
 namespace qpconnect::oob::internal {
 namespace {
@@ -100,6 +102,35 @@ TEST(AsioDeadline, ResolvesANumericAddressWithoutTheResolver) {
   ASSERT_TRUE(eps) << eps.error().ToString();
   ASSERT_EQ(eps->size(), 1u);
   EXPECT_EQ(EndpointText(eps->front()), "[::1]:7000");
+}
+
+// qp-connect --serve (issue 14): a signal handler sets the interrupt flag, and
+// a wait whose deadline is an hour away ends as if it had passed (a broken
+// check shows as this test hanging, not as a timing). The flag off again, a
+// wait works as before.
+TEST(AsioDeadline, TheInterruptFlagEndsAWaitAsItsDeadlineWould) {
+  SocketPair p;
+  std::atomic<bool> flag{false};
+  SetInterruptFlag(&flag);
+  EXPECT_FALSE(Interrupted());
+  std::thread setter([&] {
+    std::this_thread::sleep_for(50ms);
+    flag.store(true);
+  });
+  char buf[16];
+  auto r = ReadBefore(p.io, p.a, buf, sizeof buf, ReadMode::kSome, Clock::now() + 1h, Cancel(p.a));
+  setter.join();
+  EXPECT_TRUE(Interrupted());
+  EXPECT_FALSE(r.in_time);
+  EXPECT_EQ(r.bytes, 0u);
+  flag.store(false);
+  asio::write(p.b, asio::buffer(std::string("hi")));
+  auto r2 = ReadBefore(p.io, p.a, buf, 2, ReadMode::kExactly, Clock::now() + 1h, Cancel(p.a));
+  EXPECT_TRUE(r2.in_time);
+  EXPECT_EQ(std::string(buf, r2.bytes), "hi");
+  SetInterruptFlag(nullptr);
+  flag.store(true);
+  EXPECT_FALSE(Interrupted());  // no flag: never interrupted
 }
 
 }  // namespace

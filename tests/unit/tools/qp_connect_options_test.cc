@@ -339,5 +339,62 @@ TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
   }
 }
 
+// Issue 14, a serving mode: --serve, and --count N which implies it.
+TEST(ConnectOptions, ServeAndCountParse) {
+  auto o = ParseConnectOptions({"--serve"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_TRUE(o->serve);
+  EXPECT_FALSE(o->count);
+  o = ParseConnectOptions({"--count", "3"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_TRUE(o->serve);
+  ASSERT_TRUE(o->count);
+  EXPECT_EQ(*o->count, 3u);
+  o = ParseConnectOptions({});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_FALSE(o->serve);
+  EXPECT_FALSE(ParseConnectOptions({"--count", "0"}));
+  const std::string help = ConnectHelp();
+  EXPECT_NE(help.find("--serve"), std::string::npos);
+  EXPECT_NE(help.find("130 (SIGINT)"), std::string::npos);
+}
+
+// Serving is for the tcp server: anything else is a usage error (exit 2)
+// naming the option, before the device is opened.
+TEST(ConnectOptions, ServeOutsideTheTcpServerIsAUsageError) {
+  struct Case {
+    Args args;
+    std::string needle;
+  };
+  const Case cases[] = {
+      {{"--serve", "10.99.0.1"}, "--serve is for the tcp server"},
+      {{"--count", "2", "10.99.0.1"}, "--count is for the tcp server"},
+      {{"--serve", "--oob", "file", "--oob-dir", "/tmp", "--role", "server"}, "--oob tcp"},
+      {{"--serve", "--oob", "stdio", "--role", "server"}, "--oob tcp"},
+      {{"--serve", "--wire", "pingpong"}, "--wire qpc"},
+      {{"--count", "2", "--dump", "/tmp/a.json"}, "--dump"},
+  };
+  for (const auto& c : cases) {
+    auto o = ParseConnectOptions(c.args);
+    ASSERT_FALSE(o) << ::testing::PrintToString(c.args);
+    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(o.error().detail.find(c.needle), std::string::npos) << o.error().detail;
+    std::ostringstream out, err;
+    Args with_dev = c.args;
+    with_dev.insert(with_dev.begin(), {"-d", "no-such-dev"});
+    EXPECT_EQ(RunQpConnect(with_dev, out, err), kExitUsage) << err.str();
+    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
+  }
+}
+
+// A server that cannot serve anyone (no such device) stops at once with that
+// status instead of trying again for the next peer.
+TEST(ConnectRun, ServeStopsWhenThisSideCannotServeAnyone) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunQpConnect({"--serve", "-d", "no-such-dev", "-p", "18599"}, out, err), kExitNoDevice)
+      << err.str();
+  EXPECT_NE(err.str().find("peer 1: open failed"), std::string::npos) << err.str();
+}
+
 }  // namespace
 }  // namespace qpconnect::tools

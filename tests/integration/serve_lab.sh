@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# qp-connect --count and --serve (issue 14, a serving mode), server on
+# QPC_DEV0, clients on QPC_DEV1, one after another:
+#  1. --count 4: clients 1, 2 and 4 connect (exit 0); client 3 asks for UC
+#     against the server's RC (validation, exit 5 on both sides). The server
+#     reports each peer, goes on after the failure, and exits 5 (the first
+#     failed peer's status) after the fourth.
+#  2. --serve, SIGINT while a client's traffic runs (-D 60): the server exits
+#     130, the client fails with the server's abort ("server interrupted").
+#  3. --serve, SIGTERM while waiting for a peer (--timeout 600): exit 143.
+# After each, `rdma resource show qp` lists no QP.
+#
+# Usage: serve_lab.sh QP_CONNECT
+set -uo pipefail
+bin=$1
+: "${QPC_DEV0:?not in the lab: QPC_DEV0 unset}"
+work=$(mktemp -d)
+spid=""
+cleanup() {
+  [[ -n $spid ]] && kill -9 "$spid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+qps_left() { rdma resource show qp 2>/dev/null | grep -cvE "type GSI|^$"; }
+# Until FILE has a line matching RE (written by a process still running);
+# gives up after 120 s.
+wait_for() {
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    grep -Eq "$2" "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+show() { echo "--- $1:"; cat "$2"; }
+check_no_qps() {
+  local n
+  n=$(qps_left)
+  ((n == 0)) || bad "$1: $n QP(s) left: $(rdma resource show qp)"
+}
+
+check_no_qps "before"
+
+# 1. --count 4, one failing peer in the middle.
+port=18600
+"$bin" -d "$QPC_DEV0" --count 4 -p "$port" -n 20 --timeout 20 \
+  >"$work/s1.out" 2>"$work/s1.err" &
+spid=$!
+for k in 1 2 3 4; do
+  extra=() want=0
+  if [[ $k == 3 ]]; then extra=(--transport uc) want=5; fi
+  "$bin" -d "$QPC_DEV1" -n 20 --timeout 20 "${extra[@]}" "$QPC_IP0:$port" >"$work/c$k.out" 2>&1
+  rc=$?
+  show "client $k ${extra[*]} (exit $rc)" "$work/c$k.out"
+  [[ $rc == "$want" ]] || bad "client $k exit $rc, want $want"
+done
+wait "$spid"; rc=$?; spid=""
+show "server --count 4 stdout (exit $rc)" "$work/s1.out"
+show "server --count 4 stderr" "$work/s1.err"
+[[ $rc == 5 ]] || bad "server --count 4 exit $rc, want 5 (peer 3's validation)"
+for k in 1 2 4; do
+  grep -q "^qp-connect: peer $k: connected 1 rc QP(s)" "$work/s1.out" || bad "no 'peer $k: connected'"
+done
+grep -q "^qp-connect: peer 3: failed (exit 5); serving the next" "$work/s1.err" ||
+  bad "no 'peer 3: failed (exit 5)'"
+grep -q "^qp-connect: served 4 peer(s), 1 failed" "$work/s1.out" || bad "no summary line"
+check_no_qps "after --count 4"
+
+# 2. --serve, SIGINT during a client's traffic.
+port=18601
+"$bin" -v -d "$QPC_DEV0" --serve -p "$port" --timeout 60 >"$work/s2.out" 2>"$work/s2.err" &
+spid=$!
+"$bin" -d "$QPC_DEV1" -D 60 --timeout 60 "$QPC_IP0:$port" >"$work/c5.out" 2>&1 &
+cpid=$!
+wait_for "$work/s2.out" "^qp-connect: traffic:" || bad "the server never reached the traffic"
+kill -INT "$spid"
+wait "$spid"; rc=$?; spid=""
+wait "$cpid"; crc=$?
+show "server --serve stdout (exit $rc)" "$work/s2.out"
+show "server --serve stderr" "$work/s2.err"
+show "client -D 60 (exit $crc)" "$work/c5.out"
+[[ $rc == 130 ]] || bad "server --serve after SIGINT: exit $rc, want 130"
+grep -q "peer 1: interrupted by SIGINT" "$work/s2.err" || bad "server: no 'peer 1: interrupted by SIGINT'"
+[[ $crc != 0 ]] || bad "client: exit 0 after the server was interrupted"
+grep -q "server interrupted (SIGINT)" "$work/c5.out" || bad "client: the abort is not named"
+check_no_qps "after SIGINT"
+
+# 3. --serve, SIGTERM while waiting for a peer (no client; the deadline is far).
+port=18602
+"$bin" -v -d "$QPC_DEV0" --serve -p "$port" --timeout 600 >"$work/s3.out" 2>"$work/s3.err" &
+spid=$!
+wait_for "$work/s3.out" "^qp-connect: opened $QPC_DEV0" || bad "the server never opened the device"
+kill -TERM "$spid"
+wait "$spid"; rc=$?; spid=""
+show "server --serve, no peer, stdout (exit $rc)" "$work/s3.out"
+show "server --serve, no peer, stderr" "$work/s3.err"
+[[ $rc == 143 ]] || bad "server --serve after SIGTERM: exit $rc, want 143"
+grep -q "SIGTERM: stopped serving after 0 peer(s)" "$work/s3.err" || bad "no SIGTERM summary"
+check_no_qps "after SIGTERM"
+exit $fail
