@@ -357,14 +357,24 @@ class Runner {
       t.sweep = o_.sweep;
       // A peer that died or gave up is noticed within about 100 ms, not at
       // the completion deadline.
-      // Serving: a signal ends it too.
-      t.watch = [this]() -> Result<void> {
-        if (peer_ != 0 && ServeSignal() != 0) {
-          return Error{ErrorCode::kIo, 0, "serve", "",
-                       std::string("interrupted by ") + ServeSignalName(ServeSignal())};
-        }
-        return exchanger_->PollPeer();
-      };
+      t.watch = [this] { return exchanger_->PollPeer(); };
+      if (peer_ != 0) {
+        // Serving: a signal ends the traffic at its next wait, not after -n
+        // rounds or -D seconds: the signal is looked at on every wait that
+        // does not complete at once (with -e: every 1 ms of a wait, so that
+        // it still sleeps in poll()), the peer still every 100 ms.
+        t.watch_interval = std::chrono::milliseconds(o_.session.completion_events ? 1 : 0);
+        t.watch = [this, next = std::chrono::steady_clock::time_point{}]() mutable -> Result<void> {
+          if (ServeSignal() != 0) {
+            return Error{ErrorCode::kIo, 0, "serve", "",
+                         std::string("interrupted by ") + ServeSignalName(ServeSignal())};
+          }
+          const auto now = std::chrono::steady_clock::now();
+          if (now < next) return Ok();
+          next = now + std::chrono::milliseconds(100);
+          return exchanger_->PollPeer();
+        };
+      }
       t.on_progress = [this](std::string_view step, size_t done, size_t total) {
         progress_.Update(step, done, total);
       };
