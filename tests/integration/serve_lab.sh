@@ -8,6 +8,7 @@
 #  2. --serve, SIGINT while a client's traffic runs (-D 60): the server exits
 #     130, the client fails with the server's abort ("server interrupted").
 #  3. --serve, SIGTERM while waiting for a peer (--timeout 600): exit 143.
+#  4. --count 2 --json: two documents, one per line, "peer":1 then "peer":2.
 # After each, `rdma resource show qp` lists no QP.
 #
 # Usage: serve_lab.sh QP_CONNECT
@@ -99,4 +100,23 @@ show "server --serve, no peer, stderr" "$work/s3.err"
 [[ $rc == 143 ]] || bad "server --serve after SIGTERM: exit $rc, want 143"
 grep -q "SIGTERM: stopped serving after 0 peer(s)" "$work/s3.err" || bad "no SIGTERM summary"
 check_no_qps "after SIGTERM"
+
+# 4. --count 2 --json: JSON Lines, one document per peer.
+port=18603
+"$bin" -d "$QPC_DEV0" --count 2 --json -p "$port" -n 20 --timeout 20 >"$work/s4.out" 2>"$work/s4.err" &
+spid=$!
+for k in 1 2; do
+  "$bin" -d "$QPC_DEV1" -n 20 --timeout 20 "$QPC_IP0:$port" >"$work/c4$k.out" 2>&1 ||
+    bad "json client $k exit $?"
+done
+wait "$spid"; rc=$?; spid=""
+show "server --count 2 --json stdout (exit $rc)" "$work/s4.out"
+show "server --count 2 --json stderr" "$work/s4.err"
+[[ $rc == 0 ]] || bad "server --count 2 --json exit $rc, want 0"
+[[ $(wc -l <"$work/s4.out") == 2 ]] || bad "--json: not two lines"
+for k in 1 2; do
+  sed -n "${k}p" "$work/s4.out" | grep -q '^{"result":"ok",.*"role":"server","peer":'"$k"',' ||
+    bad "--json line $k: not peer $k's ok document"
+done
+check_no_qps "after --count 2 --json"
 exit $fail

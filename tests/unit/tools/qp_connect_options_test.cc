@@ -308,6 +308,20 @@ TEST(ConnectOptions, DurationSweepAndGbitsParse) {
   EXPECT_NE(ConnectHelp().find("-e, --events"), std::string::npos);
 }
 
+// `args` are refused by the parser (kInvalidArgument naming `needle`), and
+// qp-connect exits 2 on them before it opens the device.
+void ExpectUsageErrorBeforeTheDevice(const Args& args, const std::string& needle) {
+  auto o = ParseConnectOptions(args);
+  ASSERT_FALSE(o) << ::testing::PrintToString(args);
+  EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(o.error().detail.find(needle), std::string::npos) << o.error().detail;
+  std::ostringstream out, err;
+  Args with_dev = args;
+  with_dev.insert(with_dev.begin(), {"-d", "no-such-dev"});
+  EXPECT_EQ(RunQpConnect(with_dev, out, err), kExitUsage) << err.str();
+  EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
+}
+
 TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
   struct Case {
     Args args;
@@ -326,17 +340,7 @@ TEST(ConnectOptions, ReportOptionsThatCannotRunAreUsageErrors) {
       {{"--no-verify", "--report-gbits"}, "--no-verify"},
       {{"--no-verify", "-e"}, "--no-verify"},
   };
-  for (const auto& c : cases) {
-    auto o = ParseConnectOptions(c.args);
-    ASSERT_FALSE(o) << c.args.front();
-    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(o.error().detail.find(c.needle), std::string::npos) << o.error().detail;
-    std::ostringstream out, err;
-    Args with_dev = c.args;
-    with_dev.insert(with_dev.begin(), {"-d", "no-such-dev"});
-    EXPECT_EQ(RunQpConnect(with_dev, out, err), kExitUsage) << err.str();
-    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
-  }
+  for (const auto& c : cases) ExpectUsageErrorBeforeTheDevice(c.args, c.needle);
 }
 
 // Issue 14, a serving mode: --serve, and --count N which implies it.
@@ -374,17 +378,7 @@ TEST(ConnectOptions, ServeOutsideTheTcpServerIsAUsageError) {
       {{"--serve", "--wire", "pingpong"}, "--wire qpc"},
       {{"--count", "2", "--dump", "/tmp/a.json"}, "--dump"},
   };
-  for (const auto& c : cases) {
-    auto o = ParseConnectOptions(c.args);
-    ASSERT_FALSE(o) << ::testing::PrintToString(c.args);
-    EXPECT_EQ(o.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(o.error().detail.find(c.needle), std::string::npos) << o.error().detail;
-    std::ostringstream out, err;
-    Args with_dev = c.args;
-    with_dev.insert(with_dev.begin(), {"-d", "no-such-dev"});
-    EXPECT_EQ(RunQpConnect(with_dev, out, err), kExitUsage) << err.str();
-    EXPECT_EQ(err.str().find("no-such-dev"), std::string::npos) << err.str();
-  }
+  for (const auto& c : cases) ExpectUsageErrorBeforeTheDevice(c.args, c.needle);
 }
 
 // A server that cannot serve anyone (no such device) stops at once with that
