@@ -9,6 +9,10 @@
 #     130, the client fails with the server's abort ("server interrupted").
 #  3. --serve, SIGTERM while waiting for a peer (--timeout 600): exit 143.
 #  4. --count 2 --json: two documents, one per line, "peer":1 then "peer":2.
+#  5. --count 1 --timeout 3 with no client for a while: the accept timing out
+#     is no peer (the server opens again, reports nothing); a client right
+#     after it opened again (well inside the 3 s of its exchange):
+#     peer 1, exit 0.
 # After each, `rdma resource show qp` lists no QP.
 #
 # Usage: serve_lab.sh QP_CONNECT
@@ -119,4 +123,24 @@ for k in 1 2; do
     bad "--json line $k: not peer $k's ok document"
 done
 check_no_qps "after --count 2 --json"
+
+# 5. No client within --timeout is not a peer.
+port=18604
+"$bin" -v -d "$QPC_DEV0" --count 1 -p "$port" -n 20 --timeout 3 >"$work/s5.out" 2>"$work/s5.err" &
+spid=$!
+opened=0
+for ((i = 0; i < 1200; i++)); do
+  opened=$(grep -c "^qp-connect: opened $QPC_DEV0" "$work/s5.out")
+  ((opened >= 2)) && break
+  sleep 0.1
+done
+((opened >= 2)) || bad "the server did not open again after an accept timed out"
+"$bin" -d "$QPC_DEV1" -n 20 --timeout 20 "$QPC_IP0:$port" >"$work/c51.out" 2>&1 || bad "client exit $?"
+wait "$spid"; rc=$?; spid=""
+show "server --count 1 --timeout 3 stdout (exit $rc)" "$work/s5.out"
+show "server --count 1 --timeout 3 stderr" "$work/s5.err"
+[[ $rc == 0 ]] || bad "server --count 1 --timeout 3 exit $rc, want 0"
+grep -q "^qp-connect: peer 1: connected" "$work/s5.out" || bad "no 'peer 1: connected'"
+grep -q "failed" "$work/s5.err" && bad "an accept that timed out was reported"
+check_no_qps "after --count 1 --timeout 1"
 exit $fail
