@@ -27,6 +27,9 @@ class SignalScope {
   SignalScope() {
     struct sigaction sa {};
     sa.sa_handler = OnServeSignal;
+    // Restarted: output and the other slow calls are not cut short; the
+    // waits do not rely on EINTR (they look at the flag).
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
