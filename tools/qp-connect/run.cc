@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
+#include "json_document.h"
 #include "findings_json.h"
 #include "mesh_handoff.h"
 #include "options.h"
@@ -124,7 +125,7 @@ class Runner {
   int Fail(const std::string& stage, const Error& e, int code) {
     progress_.Clear();
     report_["stage"] = stage;
-    report_["error"] = ErrorJson(e);
+    report_["error"] = ErrorObject(e);
     if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
     return code;
   }
@@ -400,7 +401,7 @@ class Runner {
   std::ostream& err_;
   ProgressLine progress_;
   std::chrono::steady_clock::time_point start_;
-  ordered_json report_ = ordered_json::object();
+  ordered_json report_ = JsonDocument();  // schema_version first (docs/json.md)
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
   bool findings_shown_ = false;
