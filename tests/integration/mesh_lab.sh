@@ -105,6 +105,11 @@ assert root["mesh"]["failures"] == [], root
 assert all("mesh" not in d for d in docs if d["rank"] != 0)
 print("json ok:", len(docs), "documents")
 PY
+    # The same lines against docs/schemas/qp-mesh.schema.json (docs/json.md).
+    if python3 -c 'import jsonschema' 2>/dev/null; then
+      "$qpc_root/tests/schemas/check_json.py" "$qpc_root/docs/schemas" qp-mesh.schema.json --lines \
+        "$w/json" || fail "qp-mesh --json does not match docs/schemas/qp-mesh.schema.json"
+    fi
     left_qps
     ;;
   example)

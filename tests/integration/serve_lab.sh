@@ -119,7 +119,7 @@ show "server --count 2 --json stderr" "$work/s4.err"
 [[ $rc == 0 ]] || bad "server --count 2 --json exit $rc, want 0"
 [[ $(wc -l <"$work/s4.out") == 2 ]] || bad "--json: not two lines"
 for k in 1 2; do
-  sed -n "${k}p" "$work/s4.out" | grep -q '^{"result":"ok",.*"role":"server","peer":'"$k"',' ||
+  sed -n "${k}p" "$work/s4.out" | grep -q '^{"schema_version":1,"result":"ok",.*"role":"server","peer":'"$k"',' ||
     bad "--json line $k: not peer $k's ok document"
 done
 check_no_qps "after --count 2 --json"

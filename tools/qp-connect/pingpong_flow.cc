@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
+#include "json_document.h"
 #include "findings_json.h"
 #include "hex_text.h"
 #include "preflight.h"
@@ -81,7 +82,7 @@ class PingpongFlow {
   int Fail(const std::string& stage, Error e, int code, const std::string& hint = {}) {
     if (!hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
     report_["stage"] = stage;
-    report_["error"] = ErrorJson(e);
+    report_["error"] = ErrorObject(e);
     if (!o_.json) err_ << "qp-connect: " << stage << " failed: " << e.ToString() << "\n";
     return code;
   }
@@ -283,7 +284,7 @@ class PingpongFlow {
   const ConnectOptions& o_;
   std::ostream& out_;
   std::ostream& err_;
-  ordered_json report_ = ordered_json::object();
+  ordered_json report_ = JsonDocument();  // schema_version first (docs/json.md)
   std::unique_ptr<Connector> connector_;
   oob::PingpongRecord own_;
   EndpointInfo remote_;

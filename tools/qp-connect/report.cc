@@ -23,11 +23,6 @@ int ExitFor(const Error& e, int fallback) {
   }
 }
 
-ordered_json ErrorJson(const Error& e) {
-  return {{"code", ErrorCodeName(e.code)}, {"errno", e.sys_errno}, {"operation", e.operation},
-          {"attribute", e.attribute},      {"detail", e.detail},   {"text", e.ToString()}};
-}
-
 ordered_json SideJson(const EndpointInfo& e) {
   ordered_json qps = ordered_json::array();
   for (size_t i = 0; i < e.qps.size() && i < 16; ++i) {
@@ -79,7 +74,7 @@ ordered_json PerQpJson(const PhaseTimings& t) {
     return std::chrono::duration<double, std::micro>(d).count();
   };
   auto step = [&](const verbs::QpStepTimes& s) -> ordered_json {
-    return {{"qps", s.qps}, {"p50", us(s.p50)}, {"p99", us(s.p99)}};
+    return {{"num_qps", s.qps}, {"p50", us(s.p50)}, {"p99", us(s.p99)}};
   };
   return {{"create", step(t.create)},
           {"init", step(t.init)},

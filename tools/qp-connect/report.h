@@ -16,9 +16,6 @@ namespace qpconnect::tools {
 // anything else gets `fallback` (the stage's status).
 int ExitFor(const Error& e, int fallback);
 
-// {"code", "errno", "operation", "attribute", "detail", "text"}.
-nlohmann::ordered_json ErrorJson(const Error& e);
-
 // One side of the connection for the JSON report (the first 16 QPs listed).
 nlohmann::ordered_json SideJson(const EndpointInfo& e);
 

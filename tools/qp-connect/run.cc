@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
+#include "json_document.h"
 #include "findings_json.h"
 #include "mesh_handoff.h"
 #include "options.h"
@@ -139,7 +140,7 @@ class Runner {
   int Fail(const std::string& stage, const Error& e, int code) {
     progress_.Clear();
     report_["stage"] = stage;
-    report_["error"] = ErrorJson(e);
+    report_["error"] = ErrorObject(e);
     if (!o_.json && !no_peer_) {
       err_ << "qp-connect: " << PeerPrefix() << stage << " failed: " << e.ToString() << "\n";
     }
@@ -466,7 +467,7 @@ class Runner {
   std::ostream& err_;
   ProgressLine progress_;
   std::chrono::steady_clock::time_point start_;
-  ordered_json report_ = ordered_json::object();
+  ordered_json report_ = JsonDocument();  // schema_version first (docs/json.md)
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
   unsigned peer_ = 0;              // --serve: this peer's number; 0 otherwise

@@ -11,6 +11,7 @@
 #include "findings_json.h"
 #include "findings_text.h"
 #include "json_document.h"
+#include "observed_json.h"
 #include "qpconnect/live_judge.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/pairing.h"
@@ -81,28 +82,10 @@ void AddDump(const oob::Dump& dump, const std::string& name, Observation* obs) {
   }
 }
 
-Json QpJson(const ObservedQp& q) {
-  Json j = {{"file", q.origin},    {"source", ObservedSourceName(q.source)},
-            {"host", q.host},      {"device", q.device},
-            {"port", q.port},      {"qpn", q.qpn},
-            {"type", q.type_name}, {"state", q.state},
-            {"pid", q.pid},        {"comm", q.comm}};
-  j["rqpn"] = q.dest_qpn ? Json(*q.dest_qpn) : Json();
-  j["destroyed"] = q.destroyed;
-  if (!q.samples.empty()) {
-    const ObservedSample& s = q.samples.back();
-    j["sq_psn"] = s.sq_psn ? Json(*s.sq_psn) : Json();
-    j["rq_psn"] = s.rq_psn ? Json(*s.rq_psn) : Json();
-    j["process_state"] = s.process_state;
-    j["samples"] = q.samples.size();
-  }
-  return j;
-}
-
 Json LiveFindingJson(const Observation& obs, const LiveFinding& f) {
   Json j = FindingToJson(f.finding);
-  j["qp"] = QpJson(obs.qps[f.qp]);
-  j["peer"] = f.peer ? QpJson(obs.qps[*f.peer]) : Json();
+  j["qp"] = ObservedQpJson(obs.qps[f.qp]);
+  j["peer"] = f.peer ? ObservedQpJson(obs.qps[*f.peer]) : Json();
   j["evidence"] = f.evidence;
   return j;
 }
@@ -267,8 +250,8 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                      {"judged_by", "live rules"},
                      {"sound", v.sound},
                      {"progress", v.progress},
-                     {"a", QpJson(obs.qps[v.pair.a])},
-                     {"b", QpJson(obs.qps[v.pair.b])},
+                     {"a", ObservedQpJson(obs.qps[v.pair.a])},
+                     {"b", ObservedQpJson(obs.qps[v.pair.b])},
                      {"findings", std::move(findings)}});
   }
   if (offline.present) {
@@ -278,8 +261,8 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
                        {"judged_by", "validator rules"},
                        {"sound", e == 0},
                        {"progress", ""},
-                       {"a", QpJson(offline.obs.qps[p.pair.a])},
-                       {"b", QpJson(offline.obs.qps[p.pair.b])},
+                       {"a", ObservedQpJson(offline.obs.qps[p.pair.a])},
+                       {"b", ObservedQpJson(offline.obs.qps[p.pair.b])},
                        {"notes", p.notes},
                        {"num_failed_transitions", p.failures.size()},
                        {"findings", FindingsToJson(p.findings)}});
@@ -291,7 +274,8 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
   for (const auto& [list, status] :
        {std::pair{&pairing.dangling, "dangling"}, std::pair{&pairing.unpaired, "unpaired"},
         std::pair{&pairing.ambiguous, "ambiguous"}}) {
-    for (size_t i : *list) without.push_back({{"status", status}, {"qp", QpJson(obs.qps[i])}});
+    for (size_t i : *list)
+      without.push_back({{"status", status}, {"qp", ObservedQpJson(obs.qps[i])}});
   }
   const size_t pair_count = pairs.size();
   Json doc = JsonDocument();

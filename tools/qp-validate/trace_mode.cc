@@ -9,6 +9,7 @@
 #include "findings_json.h"
 #include "findings_text.h"
 #include "json_document.h"
+#include "observed_json.h"
 #include "qpconnect/observed.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "trace_judge.h"
@@ -108,30 +109,6 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
       << (v.errors != 0 ? ": these QPs do not work together as traced.\n" : ": no errors.\n");
 }
 
-Json QpJson(const ObservedQp& q) {
-  Json transitions = Json::array();
-  for (const ObservedTransition& t : q.transitions) {
-    transitions.push_back({{"from", t.from},
-                           {"to", t.to},
-                           {"mask", verbs::DecodeMask(t.mask)},
-                           {"result", t.result},
-                           {"errno", t.sys_errno}});
-  }
-  return {{"file", q.origin},
-          {"host", q.host},
-          {"pid", q.pid},
-          {"comm", q.comm},
-          {"device", q.device},
-          {"port", q.port},
-          {"qpn", q.qpn},
-          {"type", q.type_name},
-          {"state", q.state},
-          {"destroyed", q.destroyed},
-          {"creation_seen", !q.creation_unseen},
-          {"dest_qpn", q.dest_qpn ? Json(*q.dest_qpn) : Json()},
-          {"transitions", std::move(transitions)}};
-}
-
 Json FailuresJson(const Observation& obs, const std::vector<FailedTransition>& failures,
                   const trace::PairVerdict* pair) {
   Json a = Json::array();
@@ -176,8 +153,8 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
   for (const trace::PairVerdict& p : v.pairs) {
     pairs.push_back({{"how", p.pair.how},
                      {"judged", p.judged},
-                     {"local", QpJson(obs.qps[p.pair.a])},
-                     {"remote", QpJson(obs.qps[p.pair.b])},
+                     {"local", ObservedQpJson(obs.qps[p.pair.a])},
+                     {"remote", ObservedQpJson(obs.qps[p.pair.b])},
                      {"notes", p.notes},
                      {"summary", SummaryJson(p.findings, p.failures.size())},
                      {"failed_transitions", FailuresJson(obs, p.failures, &p)},
@@ -187,7 +164,7 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
   for (const trace::LoneVerdict& l : v.lone) {
     lone.push_back({{"status", l.status},
                     {"detail", l.detail},
-                    {"qp", QpJson(obs.qps[l.qp])},
+                    {"qp", ObservedQpJson(obs.qps[l.qp])},
                     {"failed_transitions", FailuresJson(obs, l.failures, nullptr)},
                     {"findings", FindingsToJson(l.findings)}});
   }

@@ -1,0 +1,22 @@
+// One JSON shape for an observed QP (qpconnect/observed.h), whichever source
+// saw it: a qp-trace trace, a qp-inspect snapshot or a dump. qp-validate's
+// trace and snapshot modes both print it (docs/json.md,
+// docs/schemas/qp-validate.schema.json "observed_qp").
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "qpconnect/observed.h"
+
+namespace qpconnect::tools::qp_validate {
+
+// file, source, host, pid, comm, device, port, qpn, transport ("rc", "uc",
+// "ud", or the QP type in lower case), state, destroyed, creation_seen,
+// dest_qpn (null if unknown), transitions (ibv_modify_qp calls seen, in
+// order), and from the last kernel sample, if any: sq_psn, rq_psn (null if
+// unknown), process_state and samples (their count).
+nlohmann::ordered_json ObservedQpJson(const ObservedQp& q);
+
+}  // namespace qpconnect::tools::qp_validate
