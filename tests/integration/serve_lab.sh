@@ -122,6 +122,12 @@ for k in 1 2; do
   sed -n "${k}p" "$work/s4.out" | grep -q '^{"schema_version":1,"result":"ok",.*"role":"server","peer":'"$k"',' ||
     bad "--json line $k: not peer $k's ok document"
 done
+# Each line against docs/schemas/qp-connect.schema.json (docs/json.md).
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  "$root/tests/schemas/check_json.py" "$root/docs/schemas" qp-connect.schema.json --lines "$work/s4.out" ||
+    bad "--json lines do not match docs/schemas/qp-connect.schema.json"
+fi
 check_no_qps "after --count 2 --json"
 
 # 5. No client within --timeout is not a peer.
