@@ -42,6 +42,10 @@ ours() {  # ours BINARY: one client's wall, the server waiting
   local port=$((21000 + RANDOM % 1000)) sp t0 t1
   "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
   sp=$!
+  # The same head start as cmtime's server gets (0.5 s from its spawn): the
+  # port listens before the device is open, so a client sent at once would
+  # wait for the server's open too.
+  sleep 0.5
   for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
   t0=$(ns); "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
   t1=$(ns); wait "$sp" || echo "server failed" >&2

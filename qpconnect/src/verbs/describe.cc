@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <optional>
 #include <random>
 
 #include "qpconnect/verbs/device_query.h"
@@ -24,10 +25,18 @@ uint32_t RandomPsn() {
 }
 
 Result<LocalDescription> DescribeLocal(ibv_context& ctx, const DescribeOptions& o) {
-  auto dev = QueryDevice(ctx);
+  // Only what the description needs: the one port, and of its P_Key table
+  // the entry at pkey_index (all of it when a P_Key value is to be found).
+  PkeyScope pkeys;
+  if (!o.pkey_value) pkeys.index = o.pkey_index;
+  auto dev = QueryDeviceForPort(ctx, o.port, pkeys);
   if (!dev) return std::move(dev).error();
-  return DescribeFromDevice(*dev, o,
-                            [](const GidEntry& g) { return NetdevHasAddress(g.netdev, g.gid); });
+  // The host's addresses are read once, when GID selection first asks.
+  std::optional<NetdevAddresses> addresses;
+  return DescribeFromDevice(*dev, o, [&addresses](const GidEntry& g) {
+    if (!addresses) addresses = NetdevAddresses::Snapshot();
+    return addresses->Has(g.netdev, g.gid);
+  });
 }
 
 Result<LocalDescription> DescribeFromDevice(

@@ -179,17 +179,24 @@ uint8_t ActiveWidthLanes(uint8_t active_width) {
   }
 }
 
-Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint32_t gid_tbl_len) {
-  std::vector<GidEntry> gids;
-  // One call for the whole device (all ports), filtered to this port. The
-  // capacity must cover every port's table or the call fails with EINVAL.
-  ibv_device_attr dattr{};
-  if (int rc = ibv_query_device(&ctx, &dattr); rc != 0) return VerbsError("ibv_query_device", rc);
+namespace {
+
+// The capacity ibv_query_gid_table() needs: every port's table, or the call
+// fails with EINVAL.
+size_t GidTableCapacity(ibv_context& ctx, uint8_t phys_port_cnt) {
   size_t capacity = 0;
-  for (uint8_t p = 1; p <= dattr.phys_port_cnt; ++p) {
+  for (uint8_t p = 1; p <= phys_port_cnt; ++p) {
     ibv_port_attr pa{};
     if (ibv_query_port(&ctx, p, &pa) == 0) capacity += static_cast<size_t>(pa.gid_tbl_len);
   }
+  return capacity;
+}
+
+// QueryGids with the whole device's table capacity known.
+Result<std::vector<GidEntry>> QueryGidsWithin(ibv_context& ctx, uint8_t port_num,
+                                              uint32_t gid_tbl_len, size_t capacity) {
+  std::vector<GidEntry> gids;
+  // One call for the whole device (all ports), filtered to this port.
   std::vector<ibv_gid_entry> entries(std::max<size_t>(capacity, 1));
   ssize_t n = ibv_query_gid_table(&ctx, entries.data(), entries.size(), 0);
   if (n >= 0) {
@@ -216,11 +223,25 @@ Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint
   return gids;
 }
 
-Result<PortInfo> QueryPort(ibv_context& ctx, uint8_t port_num) {
-  ibv_port_attr pa{};
-  if (int rc = ibv_query_port(&ctx, port_num, &pa); rc != 0) {
-    return VerbsError("ibv_query_port " + std::to_string(port_num), rc);
+// The entry at `index` of the P_Key table (one sysfs read): none when the
+// index is past the table or the entry is empty.
+Result<std::vector<PkeyEntry>> QueryPkeyAt(ibv_context& ctx, uint8_t port_num, uint16_t len,
+                                           uint16_t index) {
+  std::vector<PkeyEntry> pkeys;
+  if (index >= len) return pkeys;
+  __be16 pkey = 0;
+  if (int rc = ibv_query_pkey(&ctx, port_num, index, &pkey); rc != 0) {
+    return VerbsError(
+        "ibv_query_pkey port " + std::to_string(port_num) + " index " + std::to_string(index), rc);
   }
+  if (uint16_t host = be16toh(pkey); host != 0) pkeys.push_back({index, host});
+  return pkeys;
+}
+
+// One port given its attributes, the device's GID capacity and the P_Keys
+// to read.
+Result<PortInfo> QueryPortWithin(ibv_context& ctx, uint8_t port_num, const ibv_port_attr& pa,
+                                 size_t gid_capacity, const PkeyScope& scope) {
   PortInfo p;
   p.facts.port_num = port_num;
   p.facts.link_layer = ToLinkLayer(pa.link_layer);
@@ -240,22 +261,30 @@ Result<PortInfo> QueryPort(ibv_context& ctx, uint8_t port_num) {
   p.active_speed = ActiveSpeedName(pa.active_speed);
   p.active_width = ActiveWidthLanes(pa.active_width);
 
-  auto gids = QueryGids(ctx, port_num, p.gid_tbl_len);
+  auto gids = QueryGidsWithin(ctx, port_num, p.gid_tbl_len, gid_capacity);
   if (!gids) return std::move(gids).error();
   p.gids = std::move(*gids);
   for (const auto& g : p.gids) {
     if (g.index == 0) p.facts.subnet_prefix = GidSubnetPrefix(g.gid);
     if (p.netdev.empty()) p.netdev = g.netdev;  // GIDs in index order: the first named
   }
-  auto pkeys = QueryPkeys(ctx, port_num, p.pkey_tbl_len, p.facts.link_layer);
+  auto pkeys = scope.index ? QueryPkeyAt(ctx, port_num, p.pkey_tbl_len, *scope.index)
+                           : QueryPkeys(ctx, port_num, p.pkey_tbl_len, p.facts.link_layer);
   if (!pkeys) return std::move(pkeys).error();
   p.pkeys = std::move(*pkeys);
   return p;
 }
 
-Result<DeviceInfo> QueryDevice(ibv_context& ctx) {
-  ibv_device_attr a{};
-  if (int rc = ibv_query_device(&ctx, &a); rc != 0) return VerbsError("ibv_query_device", rc);
+Result<ibv_port_attr> QueryPortAttr(ibv_context& ctx, uint8_t port_num) {
+  ibv_port_attr pa{};
+  if (int rc = ibv_query_port(&ctx, port_num, &pa); rc != 0) {
+    return VerbsError("ibv_query_port " + std::to_string(port_num), rc);
+  }
+  return pa;
+}
+
+// The device's attributes and limits, no ports.
+DeviceInfo DeviceFromAttr(ibv_context& ctx, const ibv_device_attr& a) {
   DeviceInfo d;
   d.name = ibv_get_device_name(ctx.device);
   d.node_type = ibv_node_type_str(ctx.device->node_type);
@@ -282,11 +311,65 @@ Result<DeviceInfo> QueryDevice(ibv_context& ctx) {
   l.max_srq = static_cast<uint32_t>(a.max_srq);
   l.max_pkeys = a.max_pkeys;
   l.atomic_cap = AtomicCapName(a.atomic_cap);
+  return d;
+}
+
+}  // namespace
+
+Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint32_t gid_tbl_len) {
+  ibv_device_attr dattr{};
+  if (int rc = ibv_query_device(&ctx, &dattr); rc != 0) return VerbsError("ibv_query_device", rc);
+  return QueryGidsWithin(ctx, port_num, gid_tbl_len, GidTableCapacity(ctx, dattr.phys_port_cnt));
+}
+
+Result<PortInfo> QueryPort(ibv_context& ctx, uint8_t port_num) {
+  ibv_device_attr dattr{};
+  if (int rc = ibv_query_device(&ctx, &dattr); rc != 0) return VerbsError("ibv_query_device", rc);
+  auto pa = QueryPortAttr(ctx, port_num);
+  if (!pa) return std::move(pa).error();
+  return QueryPortWithin(ctx, port_num, *pa, GidTableCapacity(ctx, dattr.phys_port_cnt), {});
+}
+
+Result<DeviceInfo> QueryDevice(ibv_context& ctx) {
+  ibv_device_attr a{};
+  if (int rc = ibv_query_device(&ctx, &a); rc != 0) return VerbsError("ibv_query_device", rc);
+  DeviceInfo d = DeviceFromAttr(ctx, a);
+  std::vector<ibv_port_attr> attrs;
+  size_t gid_capacity = 0;
   for (uint8_t port = 1; port <= a.phys_port_cnt; ++port) {
-    auto p = QueryPort(ctx, port);
+    auto pa = QueryPortAttr(ctx, port);
+    if (!pa) return std::move(pa).error();
+    gid_capacity += static_cast<size_t>(pa->gid_tbl_len);
+    attrs.push_back(*pa);
+  }
+  for (uint8_t port = 1; port <= a.phys_port_cnt; ++port) {
+    auto p = QueryPortWithin(ctx, port, attrs[port - 1], gid_capacity, {});
     if (!p) return std::move(p).error();
     d.ports.push_back(std::move(*p));
   }
+  return d;
+}
+
+Result<DeviceInfo> QueryDeviceForPort(ibv_context& ctx, uint8_t port_num, PkeyScope pkeys) {
+  ibv_device_attr a{};
+  if (int rc = ibv_query_device(&ctx, &a); rc != 0) return VerbsError("ibv_query_device", rc);
+  DeviceInfo d = DeviceFromAttr(ctx, a);
+  if (port_num == 0 || port_num > a.phys_port_cnt) {
+    return Error{ErrorCode::kNotFound, 0, "open session", "ib-port",
+                 "device " + d.name + " has no port " + std::to_string(port_num) + " (it has " +
+                     std::to_string(a.phys_port_cnt) + ")"};
+  }
+  ibv_port_attr want{};
+  size_t gid_capacity = 0;
+  for (uint8_t port = 1; port <= a.phys_port_cnt; ++port) {
+    auto pa = QueryPortAttr(ctx, port);
+    if (!pa) return std::move(pa).error();
+    gid_capacity += static_cast<size_t>(pa->gid_tbl_len);
+    if (port == port_num) want = *pa;
+  }
+  auto p = QueryPortWithin(ctx, port_num, want, gid_capacity, pkeys);
+  if (!p) return std::move(p).error();
+  d.ports.push_back(std::move(*p));
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "qpconnect/device_info.h"
@@ -26,6 +27,23 @@ Result<DeviceInfo> QueryDevice(ibv_context& ctx);
 // One port, with its valid GID entries and non-zero P_Keys. kVerbs on failure,
 // kNotFound for a port the device does not have.
 Result<PortInfo> QueryPort(ibv_context& ctx, uint8_t port_num);
+
+// How much of a port's P_Key table a query reads. libibverbs reads each entry
+// from sysfs (one file each), so a whole table costs a 64-entry rxe port 64
+// file reads (13-30 ms under the lab's emulation) where a description needs
+// one entry.
+struct PkeyScope {
+  // Set: read only the entry at this index (PortInfo::pkeys then holds it,
+  // or nothing when it is empty or past the table). Unset: the whole table.
+  std::optional<uint16_t> index;
+};
+
+// What a description of one port needs and no more (DescribeLocal): the
+// device's attributes and limits, and `port_num` alone (DeviceInfo::ports
+// has that one port) with its GIDs and the P_Keys `pkeys` asks for.
+// kNotFound "device D has no port N (it has M)" for a port the device does
+// not have; kVerbs otherwise.
+Result<DeviceInfo> QueryDeviceForPort(ibv_context& ctx, uint8_t port_num, PkeyScope pkeys);
 
 // Valid GID entries of `port_num`, in index order.
 Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint32_t gid_tbl_len);
