@@ -26,10 +26,16 @@ timeout "$limit" "$tool" -d "$QPC_DEV0" -g "$QPC_GID0" "${common[@]}" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 
-# The client connects once, so wait (bounded) until the server listens.
-hexport=$(printf ':%04X ' "$port")
+# The client connects once, so wait (bounded) until the server listens: a
+# socket whose LOCAL address has the port, in state LISTEN (0A); a TIME_WAIT
+# left on the port by an earlier run does not count.
+hexport=$(printf ':%04X' "$port")
+listening() {
+  awk -v p="$hexport" '$2 ~ p"$" && $4 == "0A" {found = 1} END {exit !found}' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
 for ((i = 0; ; i++)); do
-  if grep -q "$hexport" /proc/net/tcp /proc/net/tcp6 2>/dev/null; then break; fi
+  if listening; then break; fi
   kill -0 "$server" 2>/dev/null || { wait "$server" || true; fail "$tool server exited before listening"; }
   ((i < 200)) || fail "$tool server not listening on port $port after 20 s"
   sleep 0.1

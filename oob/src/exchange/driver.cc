@@ -202,18 +202,16 @@ Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
   return Ok();
 }
 
-Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInfo& local,
-                                              Clock::time_point deadline) {
-  const Clock::duration total = deadline - Clock::now();
+Result<void> ProtocolDriver::Prepare(FramePort& port, Clock::time_point deadline) {
+  greeted_ = false;
   exchanged_ = false;
-  auto body = EncodeLocal(local);
-  if (!body) return std::move(body).error();
-  if (body->size() + kBindingBytes > max_payload_bytes_) {
-    return MakeError(ErrorCode::kInvalidArgument, "encode local description",
-                     "the description takes " + std::to_string(body->size()) +
-                         " bytes, above the frame cap of " + std::to_string(max_payload_bytes_));
-  }
+  QPC_TRY(GreetPeer(port, deadline, deadline - Clock::now()));
+  greeted_ = true;
+  return Ok();
+}
 
+Result<void> ProtocolDriver::GreetPeer(FramePort& port, Clock::time_point deadline,
+                                       Clock::duration total) {
   // A peer that fails before it proved itself is rejected, where the port
   // can take another (a tcp server), and the next one is served.
   uint32_t rejected = 0;
@@ -246,6 +244,24 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
       return r;
     }
   }
+
+  return Ok();
+}
+
+Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInfo& local,
+                                              Clock::time_point deadline) {
+  const Clock::duration total = deadline - Clock::now();
+  exchanged_ = false;
+  auto body = EncodeLocal(local);
+  if (!body) return std::move(body).error();
+  if (body->size() + kBindingBytes > max_payload_bytes_) {
+    return MakeError(ErrorCode::kInvalidArgument, "encode local description",
+                     "the description takes " + std::to_string(body->size()) +
+                         " bytes, above the frame cap of " + std::to_string(max_payload_bytes_));
+  }
+
+  // Prepare() did the first half, unless the session ended since.
+  if (!std::exchange(greeted_, false)) QPC_TRY(GreetPeer(port, deadline, total));
 
   const uint64_t peer_qps = max_peer_qps_ != 0 ? max_peer_qps_ : local.qps.size();
   Step step{FrameType::kEndpoint, 0, deadline, total, kSmallFramePayloadBytes, {}};

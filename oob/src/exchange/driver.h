@@ -144,6 +144,11 @@ class ProtocolDriver {
   Result<EndpointInfo> Exchange(FramePort& port, const EndpointInfo& local,
                                 Clock::time_point deadline);
 
+  // Exchanger::Prepare(): a new session up to the point where the peer has
+  // proved itself (the first half of Exchange(), strays rejected as there),
+  // so that the next Exchange() on `port` starts with the descriptions.
+  Result<void> Prepare(FramePort& port, Clock::time_point deadline);
+
   // Errors as Exchanger::Barrier(). A failed barrier ends the session:
   // another Barrier() needs a new Exchange().
   Result<void> Barrier(FramePort& port, std::string_view stage, Clock::time_point deadline);
@@ -161,7 +166,10 @@ class ProtocolDriver {
 
   // Ends the session (the transport's connection closed): Barrier() then
   // needs a new Exchange().
-  void Forget() { exchanged_ = false; }
+  void Forget() {
+    exchanged_ = false;
+    greeted_ = false;
+  }
 
   const Handshake& handshake() const { return handshake_; }
 
@@ -176,6 +184,8 @@ class ProtocolDriver {
   // set once port.Open() succeeded (a peer is there to reject).
   Result<void> Greet(FramePort& port, Clock::time_point deadline, Clock::duration total,
                      bool* connected);
+  // Greet(), again for each stray a port that AcceptsAnotherPeer() rejects.
+  Result<void> GreetPeer(FramePort& port, Clock::time_point deadline, Clock::duration total);
   // port.Send(). When the channel broke (not a timeout), what the peer sent
   // before it went away (an abort, a cut-off frame) explains more than the
   // broken pipe: that is returned if it arrives within a short grace.
@@ -204,6 +214,8 @@ class ProtocolDriver {
   bool hello_without_psk_;
   bool mailbox_;
   bool exchanged_ = false;
+  // Prepare() greeted the peer: the next Exchange() skips GreetPeer().
+  bool greeted_ = false;
   // The peer's nonce has been confirmed by a bound message (streams: its
   // hello; mailboxes: its description).
   bool peer_confirmed_ = false;

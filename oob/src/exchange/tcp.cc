@@ -31,6 +31,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
         driver_(std::move(options)) {}
 
   Result<void> Listen(const TcpServerOptions& o);
+  Result<void> Prepare(Clock::time_point deadline);
   Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
@@ -266,6 +267,12 @@ Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {
   return Ok();
 }
 
+Result<void> TcpExchanger::Impl::Prepare(Clock::time_point deadline) {
+  auto result = driver_.Prepare(*this, deadline);
+  if (!result) CloseSocket();
+  return result;
+}
+
 Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
                                                   Clock::time_point deadline) {
   auto result = driver_.Exchange(*this, local, deadline);
@@ -335,6 +342,10 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOption
   impl->port_ = options.port;
   impl->retry_interval_ = options.retry_interval;
   return std::unique_ptr<TcpExchanger>(new TcpExchanger(std::move(impl)));
+}
+
+Result<void> TcpExchanger::Prepare(std::chrono::milliseconds deadline) {
+  return impl_->Prepare(Clock::now() + deadline);
 }
 
 Result<EndpointInfo> TcpExchanger::Exchange(const EndpointInfo& local,

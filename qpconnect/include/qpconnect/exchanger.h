@@ -39,6 +39,18 @@ class Exchanger {
   virtual Result<EndpointInfo> Exchange(const EndpointInfo& local,
                                         std::chrono::milliseconds deadline) = 0;
 
+  // Optional, before Exchange(): sets the channel up and greets the peer now
+  // (tcp: connects or accepts, then the hellos and, with a PSK, the key
+  // confirmation), so that a caller can do it while it opens its device, and
+  // the next Exchange() starts with the descriptions. Errors as Exchange()'s
+  // before any description is sent; after an error the next Exchange()
+  // starts over. Calling Exchange() without it does everything, as before.
+  // The default does nothing (the channel has no set-up worth overlapping).
+  virtual Result<void> Prepare(std::chrono::milliseconds deadline) {
+    (void)deadline;
+    return Ok();
+  }
+
   // Tells the peer this side reached `stage` (e.g. "rts") and waits until the
   // peer says the same. REQUIRES: a successful Exchange() before. Errors as
   // Exchange(); kProtocol if the peer reports a different stage or an abort.

@@ -98,6 +98,12 @@ class TcpExchanger : public Exchanger {
   TcpExchanger(const TcpExchanger&) = delete;
   TcpExchanger& operator=(const TcpExchanger&) = delete;
 
+  // Connects (client, retrying until the server listens) or accepts
+  // (server), then greets the peer, so that this can run while the caller
+  // opens its device; the next Exchange() then only swaps descriptions.
+  // Errors as Exchange()'s first steps.
+  Result<void> Prepare(std::chrono::milliseconds deadline) override;
+
   // Server: accepts a client; client: resolves and connects (a client that has
   // a connection from an earlier Exchange() reconnects). Then swaps
   // descriptions. Errors as Exchanger::Exchange(); the detail says which step
