@@ -188,14 +188,14 @@ def expected_status(cmd):
     return int(m.group(1)) if m else 0
 
 
-def substitute(cmd, host, kind, env, work):
+def substitute(cmd, host, kind, env, hosts):
     dev0, dev1 = env["QPC_DEV0"], env["QPC_DEV1"]
     if kind == "pair":
         mine = dev0 if host == "hostA" else dev1
         gid = env["QPC_GID0"] if host == "hostA" else env["QPC_GID1"]
         cmd = re.sub(r"\bmlx5_0\b", mine, cmd)
         cmd = re.sub(r"(\s-g )\d+\b", r"\g<1>" + gid, cmd)
-        other = os.path.join(work, "hostB")
+        other = os.path.join(hosts, "hostB")
         cmd = re.sub(r"^scp (-p )?(\S+) hostB:(\s|$)", r"cp \g<1>\g<2> " + other + r"/\3", cmd)
         cmd = re.sub(r"^scp (-p )?hostB:(\S+) ", r"cp \g<1>" + other + r"/\g<2> ", cmd)
     cmd = re.sub(r"\bmlx5_0\b", dev0, cmd)
@@ -254,22 +254,23 @@ def run_in(blocks, env, work, tree):
             continue
         print("=== %s (%s)" % (b.where(), b.kind))
         cmds = commands(b)
+        hosts = os.path.join(work, "block%d" % b.line, os.path.basename(b.path))  # fresh hosts
         server = None  # (Popen, label, output file)
         for idx, (host, text, output) in enumerate(cmds):
             if b.kind == "pair":
-                cwd = os.path.join(work, host)
-                os.makedirs(cwd, exist_ok=True)
-                os.makedirs(os.path.join(work, "hostB"), exist_ok=True)
+                cwd = os.path.join(hosts, host)
+                os.makedirs(os.path.join(hosts, "hostA"), exist_ok=True)
+                os.makedirs(os.path.join(hosts, "hostB"), exist_ok=True)
             else:
                 cwd = tree
-            cmd = substitute(text, host, b.kind, env, work)
+            cmd = substitute(text, host, b.kind, env, hosts)
             want = expected_status(text)
             label = "%s %s$ %s" % (b.where(), host or "", cmd.split("\n")[0])
             is_server = (b.kind == "pair" and host == "hostA" and idx + 1 < len(cmds)
                          and cmds[idx + 1][0] == "hostB")
             print("--- %s$ %s" % (host or "", cmd))
             if is_server:
-                f = open(os.path.join(work, "server.out"), "w+")
+                f = open(os.path.join(hosts, "server.out"), "w+")
                 p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=f,
                                      stderr=subprocess.STDOUT)
                 server = (p, label, f, want)
