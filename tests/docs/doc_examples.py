@@ -207,6 +207,29 @@ def substitute(cmd, host, kind, env, hosts):
     return cmd
 
 
+def listening_sockets():
+    """The number of TCP sockets in LISTEN state on this host (or kernel)."""
+    n = 0
+    for t in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(t) as f:
+                n += sum(1 for l in f if l.split()[3:4] == ["0A"])
+        except OSError:
+            pass
+    return n
+
+
+def wait_listening(p, before, limit=10.0):
+    """Waits until a server started when `before` sockets listened listens
+    too (a stock client connects only once), or exits, or `limit` s pass."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and p.poll() is None:
+        if listening_sockets() > before:
+            time.sleep(0.1)
+            return
+        time.sleep(0.05)
+
+
 def show(text, n=6):
     lines = text.rstrip("\n").split("\n") if text.strip() else []
     for l in lines[-n:]:
@@ -270,13 +293,15 @@ def run_in(blocks, env, work, tree):
                          and cmds[idx + 1][0] == "hostB")
             print("--- %s$ %s" % (host or "", cmd))
             if is_server:
+                listeners = listening_sockets()
                 f = open(os.path.join(hosts, "server.out"), "w+")
                 p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=f,
                                      stderr=subprocess.STDOUT)
                 server = (p, label, f, want)
-                time.sleep(0.3)
+                wait_listening(p, listeners)
                 continue
             ran += 1
+            t0 = time.monotonic()
             try:
                 r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, timeout=COMMAND_TIMEOUT,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -286,6 +311,7 @@ def run_in(blocks, env, work, tree):
                 out = e.stdout or ""
                 rc, out = "timeout", out.decode(errors="replace") if isinstance(out, bytes) else out
             show(out)
+            print("    [exit %s, %.1f s]" % (rc, time.monotonic() - t0))
             if rc != want:
                 print("FAIL: %s exited %s, the doc says %d" % (label, rc, want))
                 failed += 1
