@@ -39,7 +39,7 @@ relative paths are the source tree's. The VM's own names are rxe0, rxe1 and
 Usage:
   doc_examples.py check FILE...                 every command block classified
   doc_examples.py list FILE...                  the classification of each block
-  doc_examples.py run --src DIR --build DIR [--no-lab] FILE...
+  doc_examples.py run --src DIR --build DIR [--kind K]... [--no-lab] FILE...
                                                 run the runnable blocks (in the lab)
 Exit status: 0 all well, 1 a finding or a failed example, 2 bad usage.
 """
@@ -263,15 +263,15 @@ def run_blocks(blocks, args):
             if e not in ("build", ".git"):
                 os.symlink(os.path.join(src, e), os.path.join(tree, e))
         os.symlink(build, os.path.join(tree, "build"))
-        return run_in(blocks, env, work, tree)
+        return run_in(blocks, env, work, tree, args.kind)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_in(blocks, env, work, tree):
+def run_in(blocks, env, work, tree, kinds):
     failed, ran, skipped = 0, 0, 0
     for b in blocks:
-        if b.kind not in ("run", "run-output", "pair"):
+        if b.kind not in (kinds or ("run", "run-output", "pair")):
             if b.kind == "not-run":
                 skipped += 1
             continue
@@ -347,6 +347,8 @@ def main():
     ap.add_argument("files", nargs="+")
     ap.add_argument("--src", default=".")
     ap.add_argument("--build", default="build")
+    ap.add_argument("--kind", action="append", choices=("run", "run-output", "pair"),
+                    help="run only blocks of this kind (repeatable)")
     ap.add_argument("--no-lab", action="store_true",
                     help="run without the lab's QPC_* variables (the runner's own test)")
     args = ap.parse_args()
