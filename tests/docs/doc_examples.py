@@ -115,7 +115,7 @@ def parse(path):
         i = j + 1
     # A marker that no fence follows classifies nothing.
     for n, l in enumerate(lines, 1):
-        if l.lstrip().startswith("<!--") and MARKER.search(l) and n not in used_markers:
+        if re.match(r"\s*<!--\s*example:", l) and n not in used_markers:
             findings.append("%s:%d: an example marker with no fenced block right after it"
                             % (path, n))
     return blocks, findings
