@@ -83,9 +83,10 @@ class Block:
         return any(COMMAND_LINE.match(l) for l in self.body)
 
 
-def parse(path):
-    """Returns (blocks, findings) of one markdown file."""
+def parse(path, shown):
+    """Returns (blocks, findings) of one markdown file, named `shown` in them."""
     lines = open(path, encoding="utf-8").read().split("\n")
+    path = shown
     blocks, findings, used_markers = [], [], set()
     i = 0
     while i < len(lines):
@@ -354,7 +355,8 @@ def main():
     args = ap.parse_args()
     blocks, findings = [], []
     for f in args.files:
-        bs, fs = parse(f)
+        rel = os.path.relpath(f, args.src)  # names in messages as the docs link them
+        bs, fs = parse(f, f if rel.startswith("..") else rel)
         blocks += bs
         findings += fs
     findings += check(blocks)
