@@ -48,6 +48,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -278,7 +279,7 @@ def run_in(blocks, env, work, tree, kinds):
             continue
         print("=== %s (%s)" % (b.where(), b.kind))
         cmds = commands(b)
-        hosts = os.path.join(work, "block%d" % b.line, os.path.basename(b.path))  # fresh hosts
+        hosts = os.path.join(work, "%s.%d" % (os.path.basename(b.path), b.line))  # fresh hosts
         server = None  # (Popen, label, output file)
         for idx, (host, text, output) in enumerate(cmds):
             if b.kind == "pair":
@@ -297,20 +298,23 @@ def run_in(blocks, env, work, tree, kinds):
                 listeners = listening_sockets()
                 f = open(os.path.join(hosts, "server.out"), "w+")
                 p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=f,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, start_new_session=True)
                 server = (p, label, f, want)
                 wait_listening(p, listeners)
                 continue
             ran += 1
             t0 = time.monotonic()
+            # Its own process group, so a timeout kills what it started too.
+            r = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, errors="replace",
+                                 start_new_session=True)
             try:
-                r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, timeout=COMMAND_TIMEOUT,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   errors="replace")
-                rc, out = r.returncode, r.stdout
-            except subprocess.TimeoutExpired as e:
-                out = e.stdout or ""
-                rc, out = "timeout", out.decode(errors="replace") if isinstance(out, bytes) else out
+                out, _ = r.communicate(timeout=COMMAND_TIMEOUT)
+                rc = r.returncode
+            except subprocess.TimeoutExpired:
+                os.killpg(r.pid, signal.SIGKILL)
+                out, _ = r.communicate()
+                rc = "timeout"
             show(out)
             print("    [exit %s, %.1f s]" % (rc, time.monotonic() - t0))
             if rc != want:
@@ -327,7 +331,8 @@ def run_in(blocks, env, work, tree, kinds):
                 try:
                     server_rc = p.wait(timeout=COMMAND_TIMEOUT)
                 except subprocess.TimeoutExpired:
-                    p.kill()
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
                     server_rc = "timeout"
                 f.seek(0)
                 print("--- (server) %s: exit %s" % (slabel, server_rc))
