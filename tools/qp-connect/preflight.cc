@@ -1,5 +1,6 @@
 #include "preflight.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
@@ -28,6 +29,12 @@ Result<void> CheckResolves(const std::string& option, const std::string& host, b
   std::string name = host;
   if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
     name = name.substr(1, name.size() - 2);
+  }
+  // An address literal needs no resolver (nor a thread to bound it).
+  unsigned char literal[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, name.c_str(), literal) == 1 ||
+      ::inet_pton(AF_INET6, name.c_str(), literal) == 1) {
+    return Ok();
   }
   // On a detached thread, as the tcp exchanger does: a resolver that hangs
   // cannot hold the caller past `deadline`.
