@@ -36,13 +36,23 @@ constexpr char kReason[] = "server interrupted (SIGINT)";
 // machine.
 constexpr auto kPrompt = 1s;
 
-std::unique_ptr<TcpExchanger> Server() {
+std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt) {
   TcpServerOptions o;
   o.bind_address = "127.0.0.1";
   o.port = 0;
+  o.psk = std::move(psk);
   auto s = TcpExchanger::CreateServer(std::move(o));
   EXPECT_TRUE(s) << s.error().ToString();
   return std::move(*s);
+}
+
+std::unique_ptr<TcpExchanger> Client(uint16_t port) {
+  TcpClientOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  auto c = TcpExchanger::CreateClient(std::move(o));
+  EXPECT_TRUE(c) << c.error().ToString();
+  return std::move(*c);
 }
 
 // A socket connected to 127.0.0.1:`port` that sends nothing until the test
@@ -128,11 +138,7 @@ TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheHello) {
 // (a) with a PSK: nothing is sent in clear but the fact, before a key is
 // agreed.
 TEST(CancelExchange, PeerLearnsOfTheAbortBeforeTheKeyConfirmationWithoutItsReason) {
-  TcpServerOptions o;
-  o.bind_address = "127.0.0.1";
-  o.port = 0;
-  o.psk = Key("k");
-  auto server = std::move(*TcpExchanger::CreateServer(std::move(o)));
+  auto server = Server(Key("k"));
   int fd = ConnectTo(server->port());
   ExpectStoppedPromptly(
       *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms);
@@ -169,10 +175,7 @@ TEST(CancelExchange, PeerLearnsWhyWhenCancelledInTheBarrier) {
   auto server = Server();
   auto fs =
       std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-  TcpClientOptions co;
-  co.host = "127.0.0.1";
-  co.port = server->port();
-  auto client = std::move(*TcpExchanger::CreateClient(std::move(co)));
+  auto client = Client(server->port());
   ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
   ASSERT_TRUE(fs.get());
   ExpectStoppedPromptly(
@@ -217,10 +220,7 @@ TEST(CancelExchange, InterruptFlagThenAbortTellsThePeerInEachPlace) {
     auto server = Server();
     auto fs =
         std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-    TcpClientOptions co;
-    co.host = "127.0.0.1";
-    co.port = server->port();
-    auto client = std::move(*TcpExchanger::CreateClient(std::move(co)));
+    auto client = Client(server->port());
     ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
     ASSERT_TRUE(fs.get());
     ExpectStoppedPromptly(
@@ -270,10 +270,7 @@ TEST(CancelExchange, PollPeerReportsTheCancelAndThePeerSeesTheReason) {
   auto server = Server();
   auto fs =
       std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-  TcpClientOptions co;
-  co.host = "127.0.0.1";
-  co.port = server->port();
-  auto client = std::move(*TcpExchanger::CreateClient(std::move(co)));
+  auto client = Client(server->port());
   ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
   ASSERT_TRUE(fs.get());
   EXPECT_TRUE(server->PollPeer());
@@ -304,7 +301,9 @@ TEST(CancelExchange, CancelEndsAFileWaitAndLeavesTheAbortForThePeer) {
     o.role = role;
     o.peer_role = peer;
     o.use_inotify = false;
-    return std::move(*FileExchanger::Create(std::move(o)));
+    auto x = FileExchanger::Create(std::move(o));
+    EXPECT_TRUE(x) << x.error().ToString();
+    return std::move(*x);
   };
   auto a = make("a", "b");
   auto b = make("b", "a");

@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -25,13 +27,14 @@ inline Error MakeError(ErrorCode code, std::string operation, std::string detail
 
 using Clock = std::chrono::steady_clock;
 
-// Waits until `fd` is ready for `events`; kTimeout at `deadline`.
+// Waits until `fd` is ready for `events`; kTimeout at `deadline`. A
+// deadline already passed still takes what is ready (PollPeer()).
 inline Result<void> WaitFd(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
+  for (bool first = true;; first = false) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return MakeError(ErrorCode::kTimeout, "poll");
+    if (left.count() <= 0 && !first) return MakeError(ErrorCode::kTimeout, "poll");
     pollfd p{fd, events, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+    const int rc = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
     if (rc > 0) return Ok();
     if (rc < 0 && errno != EINTR) return ErrnoError(ErrorCode::kIo, errno, "poll");
   }
