@@ -332,9 +332,8 @@ Result<EndpointInfo> ProtocolDriver::RunExchange(FramePort& port, const Endpoint
   QPC_TRY(Settle(port, step));
   send_seq_ = 1;
   recv_seq_ = 1;
-  const Step next{FrameType::kBarrier,     recv_seq_, Clock::now(), Clock::duration::zero(),
-                  kSmallFramePayloadBytes, {}};
-  QPC_TRY(AbortQueued(port, next));
+  // No look for a queued abort here: each side validates the descriptions
+  // and reports its own findings; a peer's abort is met at the barrier.
   exchanged_ = true;
   return info;
 }

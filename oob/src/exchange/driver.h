@@ -197,9 +197,10 @@ class ProtocolDriver {
   // (AsStopped()), and after a Cancel() the peer is sent its reason.
   template <typename T>
   Result<T> Finish(FramePort& port, Result<T> result);
-  // Without waiting, after a message of the peer was accepted: an abort the
-  // peer sent right after it (it gave up while this side was not reading)
-  // fails the call now rather than the next one. Another frame is kept for
+  // Without waiting, after the peer's barrier was accepted: an abort the
+  // peer sent right after it (it gave up while this side was not yet in the
+  // barrier) fails the barrier now rather than the next call. Not after the
+  // descriptions: each side validates them and reports its own findings. Another frame is kept for
   // the next Receive(); a broken channel is left for the next call to find.
   Result<void> AbortQueued(FramePort& port, const Step& step);
   // The peer's early abort (bound to its nonce only, docs/oob.md): its

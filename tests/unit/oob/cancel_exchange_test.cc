@@ -151,16 +151,24 @@ TEST(CancelExchange, PeerLearnsOfTheAbortBeforeTheKeyConfirmationWithoutItsReaso
   CloseFd(fd);
 }
 
+// What the peer's exchange ends with: its error, or, once it got our
+// description (it was still sending its own when we stopped), its barrier's.
+Error ExchangeThenBarrier(Exchanger& x) {
+  auto r = x.Exchange(MakeEndpoint("c", 1), 10s);
+  if (!r) return r.error();
+  return ErrorOf(x.Barrier("rts", 1s));
+}
+
 // (b) The hellos are through; the client's description is held back. The
 // server is cancelled while it waits for it: the client's exchange fails
-// with the reason, whichever side's description goes first.
+// with the reason, or, when the server's description came first (nonce
+// order), its barrier does, at once.
 TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheDescription) {
   for (int run = 0; run < 4; ++run) {  // either nonce order
     auto server = Server();
     int fd = ConnectTo(server->port());
     auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
-    auto fc = std::async(std::launch::async,
-                         [&] { return ErrorOf(client->Exchange(MakeEndpoint("c", 1), 10s)); });
+    auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
     ExpectStoppedPromptly(
         *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms);
     ExpectPeerAborted(fc.get());
@@ -206,8 +214,7 @@ TEST(CancelExchange, InterruptFlagThenAbortTellsThePeerInEachPlace) {
     auto server = Server();
     int fd = ConnectTo(server->port());
     auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
-    auto fc = std::async(std::launch::async,
-                         [&] { return ErrorOf(client->Exchange(MakeEndpoint("c", 1), 10s)); });
+    auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
     ExpectStoppedPromptly(
         *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms, &flag,
         interrupted);
@@ -239,8 +246,7 @@ TEST(CancelExchange, CancelReachesAWaitInsideACallersBlockingReceive) {
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
   auto a = OverChannel(SocketChannel(fds[0]), OobRole::kServer);
   auto b = OverChannel(DelayingDescription(SocketChannel(fds[1]), 600ms), OobRole::kClient);
-  auto fb = std::async(std::launch::async,
-                       [&] { return ErrorOf(b->Exchange(MakeEndpoint("b", 1), 10s)); });
+  auto fb = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*b); });
   ExpectStoppedPromptly(
       *a, [&] { return ErrorOf(a->Exchange(MakeEndpoint("a", 1), 30s)); }, 200ms);
   ExpectPeerAborted(fb.get());
