@@ -120,19 +120,101 @@ void ExpectPeerAborted(const Error& e, const std::string& reason = kReason) {
   EXPECT_NE(e.detail.find("the peer aborted: " + reason), std::string::npos) << e.ToString();
 }
 
+// What the peer's exchange ends with: its error, or, once it got our
+// description (it was still sending its own when we stopped), its barrier's.
+Error ExchangeThenBarrier(Exchanger& x) {
+  auto r = x.Exchange(MakeEndpoint("c", 1), 10s);
+  if (!r) return r.error();
+  return ErrorOf(x.Barrier("rts", 1s));
+}
+
+// A tcp server and client that have exchanged descriptions.
+struct Exchanged {
+  Exchanged() {
+    auto fs =
+        std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
+    EXPECT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
+    EXPECT_TRUE(fs.get());
+  }
+  std::unique_ptr<TcpExchanger> server = Server();
+  std::unique_ptr<TcpExchanger> client = Client(server->port());
+};
+
+// Stops `server` in `call` after 200 ms: with Cancel(kReason) when `flag`
+// is null, else by setting the interrupt flag, then (qp-connect --serve's
+// way) Abort(kReason) while it is still set, and clearing it.
+template <typename Call>
+void StopServer(TcpExchanger& server, Call call, std::atomic<bool>* flag) {
+  ExpectStoppedPromptly(server, call, 200ms, flag,
+                        flag == nullptr ? std::string("cancelled: ") + kReason
+                                        : "interrupted (the process-wide interrupt flag is set)");
+  if (flag == nullptr) return;
+  server.Abort(kReason, 2s);
+  flag->store(false);
+}
+
 // (a) The server has accepted and sent its hello; the client's hello has
-// not come. The server is cancelled: the client, exchanging only then, reads
+// not come. The server is stopped: the client, exchanging only then, reads
 // the server's hello and its early abort.
-TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheHello) {
+void StopWaitingForTheHello(std::atomic<bool>* flag) {
   auto server = Server();
   int fd = ConnectTo(server->port());
-  ExpectStoppedPromptly(
-      *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms);
+  StopServer(
+      *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, flag);
   auto client = OverChannel(SocketChannel(fd), OobRole::kClient);
   const auto started = Clock::now();
   ExpectPeerAborted(ErrorOf(client->Exchange(MakeEndpoint("c", 1), 10s)));
   EXPECT_LT(Clock::now() - started, kPrompt);
   CloseFd(fd);
+}
+
+// (b) The hellos are through; the client's description is held back. The
+// server is stopped while it waits for it: the client's exchange fails with
+// the reason, or, when the server's description came first (nonce order),
+// its barrier does, at once. Four runs: either nonce order.
+void StopWaitingForTheDescription(std::atomic<bool>* flag) {
+  for (int run = 0; run < 4; ++run) {
+    auto server = Server();
+    int fd = ConnectTo(server->port());
+    auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
+    auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
+    StopServer(
+        *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, flag);
+    ExpectPeerAborted(fc.get());
+    CloseFd(fd);
+  }
+}
+
+// (c) Both exchanged; the server waits in the barrier, the client comes to
+// it only after the server was stopped: the client's barrier fails with the
+// reason, although the server's barrier message came first.
+void StopInTheBarrier(std::atomic<bool>* flag) {
+  Exchanged x;
+  StopServer(
+      *x.server, [&] { return ErrorOf(x.server->Barrier("rts", 30s)); }, flag);
+  ExpectPeerAborted(ErrorOf(x.client->Barrier("rts", 5s)));
+}
+
+TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheHello) {
+  StopWaitingForTheHello(nullptr);
+}
+
+TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheDescription) {
+  StopWaitingForTheDescription(nullptr);
+}
+
+TEST(CancelExchange, PeerLearnsWhyWhenCancelledInTheBarrier) { StopInTheBarrier(nullptr); }
+
+// qp-connect --serve's way: the process-wide flag stops the wait (the
+// channel stays open) and the caller's Abort() then tells the peer, in each
+// of the three places.
+TEST(CancelExchange, InterruptFlagThenAbortTellsThePeerInEachPlace) {
+  std::atomic<bool> flag{false};
+  SetInterruptFlag(&flag);
+  StopWaitingForTheHello(&flag);
+  StopWaitingForTheDescription(&flag);
+  StopInTheBarrier(&flag);
+  SetInterruptFlag(nullptr);
 }
 
 // (a) with a PSK: nothing is sent in clear but the fact, before a key is
@@ -149,94 +231,6 @@ TEST(CancelExchange, PeerLearnsOfTheAbortBeforeTheKeyConfirmationWithoutItsReaso
       << e.ToString();
   EXPECT_EQ(e.detail.find(kReason), std::string::npos) << e.ToString();
   CloseFd(fd);
-}
-
-// What the peer's exchange ends with: its error, or, once it got our
-// description (it was still sending its own when we stopped), its barrier's.
-Error ExchangeThenBarrier(Exchanger& x) {
-  auto r = x.Exchange(MakeEndpoint("c", 1), 10s);
-  if (!r) return r.error();
-  return ErrorOf(x.Barrier("rts", 1s));
-}
-
-// (b) The hellos are through; the client's description is held back. The
-// server is cancelled while it waits for it: the client's exchange fails
-// with the reason, or, when the server's description came first (nonce
-// order), its barrier does, at once.
-TEST(CancelExchange, PeerLearnsWhyWhenCancelledWaitingForTheDescription) {
-  for (int run = 0; run < 4; ++run) {  // either nonce order
-    auto server = Server();
-    int fd = ConnectTo(server->port());
-    auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
-    auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
-    ExpectStoppedPromptly(
-        *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms);
-    ExpectPeerAborted(fc.get());
-    CloseFd(fd);
-  }
-}
-
-// (c) Both exchanged; the server waits in the barrier, the client comes to
-// it only after the server was cancelled: the client's barrier fails with
-// the reason, although the server's barrier message came first.
-TEST(CancelExchange, PeerLearnsWhyWhenCancelledInTheBarrier) {
-  auto server = Server();
-  auto fs =
-      std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-  auto client = Client(server->port());
-  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
-  ASSERT_TRUE(fs.get());
-  ExpectStoppedPromptly(
-      *server, [&] { return ErrorOf(server->Barrier("rts", 30s)); }, 200ms);
-  ExpectPeerAborted(ErrorOf(client->Barrier("rts", 5s)));
-}
-
-// qp-connect --serve's way: the process-wide flag stops the wait (the
-// channel stays open) and the caller's Abort() then tells the peer, in each
-// of the three places.
-TEST(CancelExchange, InterruptFlagThenAbortTellsThePeerInEachPlace) {
-  std::atomic<bool> flag{false};
-  SetInterruptFlag(&flag);
-  const std::string interrupted = "interrupted (the process-wide interrupt flag is set)";
-  {  // (a) waiting for the hello
-    auto server = Server();
-    int fd = ConnectTo(server->port());
-    ExpectStoppedPromptly(
-        *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms, &flag,
-        interrupted);
-    server->Abort(kReason, 2s);  // while the flag is still set
-    flag.store(false);
-    auto client = OverChannel(SocketChannel(fd), OobRole::kClient);
-    ExpectPeerAborted(ErrorOf(client->Exchange(MakeEndpoint("c", 1), 10s)));
-    CloseFd(fd);
-  }
-  {  // (b) waiting for the description
-    auto server = Server();
-    int fd = ConnectTo(server->port());
-    auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
-    auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
-    ExpectStoppedPromptly(
-        *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms, &flag,
-        interrupted);
-    server->Abort(kReason, 2s);
-    flag.store(false);
-    ExpectPeerAborted(fc.get());
-    CloseFd(fd);
-  }
-  {  // (c) in the barrier
-    auto server = Server();
-    auto fs =
-        std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-    auto client = Client(server->port());
-    ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
-    ASSERT_TRUE(fs.get());
-    ExpectStoppedPromptly(
-        *server, [&] { return ErrorOf(server->Barrier("rts", 30s)); }, 200ms, &flag, interrupted);
-    server->Abort(kReason, 2s);
-    flag.store(false);
-    ExpectPeerAborted(ErrorOf(client->Barrier("rts", 5s)));
-  }
-  SetInterruptFlag(nullptr);
 }
 
 // A caller's blocking channel: Cancel() reaches a wait inside its receive()
@@ -273,12 +267,9 @@ TEST(CancelExchange, CancelBeforeTheCallFailsItAtOnceAndSendsNothing) {
 // During traffic: PollPeer() reports the cancel (and keeps reporting it),
 // and the peer's PollPeer() sees the reason.
 TEST(CancelExchange, PollPeerReportsTheCancelAndThePeerSeesTheReason) {
-  auto server = Server();
-  auto fs =
-      std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
-  auto client = Client(server->port());
-  ASSERT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
-  ASSERT_TRUE(fs.get());
+  Exchanged x;
+  auto& server = x.server;
+  auto& client = x.client;
   EXPECT_TRUE(server->PollPeer());
   server->Cancel(kReason);
   for (int i = 0; i < 2; ++i) {
