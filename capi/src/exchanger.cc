@@ -139,6 +139,14 @@ void qpc_exchanger_abort(qpc_exchanger* exchanger, const char* reason, int timeo
   });
 }
 
+void qpc_exchanger_cancel(qpc_exchanger* exchanger, const char* reason) {
+  if (exchanger == nullptr || reason == nullptr) return;
+  (void)Boundary("qpc_exchanger_cancel", nullptr, [&]() -> Result<void> {
+    exchanger->impl->Cancel(reason);
+    return Ok();
+  });
+}
+
 void qpc_exchanger_free(qpc_exchanger* exchanger) {
   (void)Boundary("qpc_exchanger_free", nullptr, [&]() -> Result<void> {
     delete exchanger;

@@ -13,6 +13,14 @@
 #     is no peer (the server opens again, reports nothing); a client right
 #     after it opened again (well inside the 3 s of its exchange):
 #     peer 1, exit 0.
+#  6. --serve, SIGTERM during a client's traffic: the server exits 143, the
+#     client fails quoting "server interrupted (SIGTERM)".
+#  7. --serve -e (completion events on both sides), SIGINT during traffic:
+#     exit 130, the client quotes the reason.
+#  8. --serve, SIGINT while the server waits for a connected client's hello
+#     (a bare TCP connection that sends nothing): exit 130, and what the
+#     server sent on it is its hello then an early abort carrying
+#     "server interrupted (SIGINT)" (docs/oob.md, "Cancelling").
 # After each, `rdma resource show qp` lists no QP.
 #
 # Usage: serve_lab.sh QP_CONNECT
@@ -149,4 +157,56 @@ show "server --count 1 --timeout 3 stderr" "$work/s5.err"
 grep -q "^qp-connect: peer 1: connected" "$work/s5.out" || bad "no 'peer 1: connected'"
 grep -q "failed" "$work/s5.err" && bad "an accept that timed out was reported"
 check_no_qps "after --count 1 --timeout 1"
+
+# 6 and 7. A signal during a client's traffic: the server exits 128 + the
+# signal, the client fails naming it, no QP is left.
+# signal_during_traffic CASE PORT SIGNAL STATUS [qp-connect options for both]
+signal_during_traffic() {
+  local n=$1 port=$2 sig=$3 want=$4 rc crc
+  shift 4
+  "$bin" -v -d "$QPC_DEV0" --serve -p "$port" --timeout 60 "$@" >"$work/s$n.out" 2>"$work/s$n.err" &
+  spid=$!
+  "$bin" -d "$QPC_DEV1" -D 60 --timeout 60 "$@" "$QPC_IP0:$port" >"$work/c$n.out" 2>&1 &
+  cpid=$!
+  wait_for "$work/s$n.out" "^qp-connect: traffic:" || bad "$n: the server never reached the traffic"
+  sleep 0.5  # well inside the rounds
+  kill -"$sig" "$spid"
+  wait "$spid"; rc=$?; spid=""
+  wait "$cpid"; crc=$?
+  show "$n: server --serve $* stdout (exit $rc)" "$work/s$n.out"
+  show "$n: server --serve $* stderr" "$work/s$n.err"
+  show "$n: client -D 60 $* (exit $crc)" "$work/c$n.out"
+  [[ $rc == "$want" ]] || bad "$n: server --serve $* after SIG$sig: exit $rc, want $want"
+  grep -q "peer 1: interrupted by SIG$sig" "$work/s$n.err" || bad "$n: server: no 'peer 1: interrupted by SIG$sig'"
+  [[ $crc != 0 ]] || bad "$n: client: exit 0 after the server was interrupted"
+  grep -q "the peer aborted: server interrupted (SIG$sig)" "$work/c$n.out" ||
+    bad "$n: client: the abort is not quoted"
+  check_no_qps "after SIG$sig during traffic $*"
+}
+signal_during_traffic 6 18605 TERM 143
+signal_during_traffic 7 18606 INT 130 -e
+
+# 8. SIGINT while waiting for a connected client's hello.
+port=18607
+"$bin" -v -d "$QPC_DEV0" --serve -p "$port" --timeout 60 >"$work/s8.out" 2>"$work/s8.err" &
+spid=$!
+wait_for "$work/s8.out" "^qp-connect: opened $QPC_DEV0" || bad "8: the server never opened the device"
+connected=0
+for ((i = 0; i < 100; i++)); do
+  exec 3<>"/dev/tcp/$QPC_IP0/$port" 2>/dev/null && { connected=1; break; }
+  sleep 0.1
+done
+((connected)) || bad "8: could not connect to the server"
+sleep 0.5  # the server has accepted and sent its hello; ours never comes
+kill -INT "$spid"
+wait "$spid"; rc=$?; spid=""
+((connected)) && timeout 5 cat <&3 >"$work/r8.bin"
+exec 3<&-
+show "8: server --serve, a silent client, stdout (exit $rc)" "$work/s8.out"
+show "8: server --serve, a silent client, stderr" "$work/s8.err"
+echo "--- 8: what the server sent: $(wc -c <"$work/r8.bin") bytes"
+[[ $rc == 130 ]] || bad "8: server after SIGINT: exit $rc, want 130"
+grep -aq "server interrupted (SIGINT)" "$work/r8.bin" ||
+  bad "8: the server's early abort with its reason did not reach the client"
+check_no_qps "after SIGINT waiting for a hello"
 exit $fail

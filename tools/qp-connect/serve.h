@@ -25,7 +25,8 @@ struct PeerOutcome {
 // (forever without --count), a peer's outcome is fatal, or SIGINT/SIGTERM
 // arrives. While it runs, handlers for both signals are installed (the
 // previous ones restored after) and every out-of-band wait ends within about
-// 100 ms of a signal (oob/interrupt.h). Text mode only: prints
+// 100 ms of a signal (oob/interrupt.h: kIo, ECANCELED, the connection kept
+// for the abort). Text mode only: prints
 // "qp-connect: peer K: failed (exit S); serving the next" on `err` for each
 // failed peer, and at the end "qp-connect: served N peer(s), F failed" on
 // `out`, or on a signal "qp-connect: SIGINT: stopped serving ..." on `err`.
@@ -42,8 +43,10 @@ int ServeSignal();
 // "SIGINT", "SIGTERM".
 const char* ServeSignalName(int sig);
 
-// After a signal: lets the out-of-band waits run again (a 2-second Abort to
-// tell the peer). A second signal stops them again.
+// After a signal: lets the out-of-band waits run again; a second signal
+// stops them again. (The abort that tells the peer needs it no more: no stop
+// cuts an Abort() short, and a wait the signal stopped left the connection
+// open for it: docs/oob.md, "Cancelling and interrupting a wait".)
 void ResumeWaitsAfterSignal();
 
 }  // namespace qpconnect::tools

@@ -265,6 +265,20 @@ qpc_status qpc_exchanger_barrier(qpc_exchanger* exchanger, const char* stage, in
  * nothing. NULL exchanger or reason: does nothing. */
 void qpc_exchanger_abort(qpc_exchanger* exchanger, const char* reason, int timeout_ms);
 
+/* Cancels the exchanger from any thread, also while another thread is
+ * inside an exchange, a barrier or a connect on it (the one call on an
+ * exchanger that may overlap another). The pending call, or the next, fails
+ * within about 100 ms with QPC_ERR_IO and qpc_error_errno() == ECANCELED,
+ * detail "cancelled: <reason>" (a timeout is QPC_ERR_TIMEOUT); where a
+ * session is under way the peer is first sent an abort with `reason`, so
+ * its call fails with QPC_ERR_PROTOCOL "the peer aborted: <reason>". Final:
+ * every later call fails the same way; qpc_exchanger_abort() and
+ * qpc_exchanger_free() still work. Over a byte channel a wait inside the
+ * channel's receive() ends once it returns (it is given at most 100 ms at a
+ * time); a send() blocked on the peer ends only at its own timeout.
+ * NULL exchanger or reason: does nothing. */
+void qpc_exchanger_cancel(qpc_exchanger* exchanger, const char* reason);
+
 /* Frees the exchanger (a TCP exchanger closes its socket); NULL is accepted.
  * Does not touch a byte channel's `user`. */
 void qpc_exchanger_free(qpc_exchanger* exchanger);

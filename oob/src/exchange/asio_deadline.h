@@ -27,6 +27,7 @@
 
 #include "qpconnect/oob/interrupt.h"
 #include "qpconnect/result.h"
+#include "stop.h"
 
 namespace qpconnect::oob::internal {
 
@@ -37,14 +38,16 @@ using Clock = std::chrono::steady_clock;
 // once done() holds. On expiry calls `expire()`, which must cancel or close
 // every operation still outstanding on `io`, runs their handlers to
 // completion and returns false. A done() that only becomes true in those
-// handlers still counts as expiry. An interrupt (interrupt.h) counts as the
-// deadline passing: the wait looks at it at least every kInterruptPoll.
+// handlers still counts as expiry. A stop (stop.h: the exchanger's Cancel(),
+// the process-wide interrupt flag) counts as the deadline passing: the wait
+// looks at it at least every kInterruptPoll; `expire()` may ask
+// StopRequested() to tell the two apart.
 template <typename Done, typename Expire>
 bool RunUntil(boost::asio::io_context& io, Clock::time_point deadline, Done done, Expire expire) {
   io.restart();
   while (!done()) {
     if (io.poll_one() != 0) continue;  // a handler that was ready
-    if (io.stopped() || Clock::now() >= deadline || Interrupted()) break;
+    if (io.stopped() || Clock::now() >= deadline || StopRequested()) break;
     io.run_one_until(std::min(deadline, Clock::now() + kInterruptPoll));
   }
   if (done()) return true;

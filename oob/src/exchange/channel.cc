@@ -1,5 +1,6 @@
 #include "qpconnect/oob/channel.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "driver.h"
@@ -19,11 +20,32 @@ internal::DriverOptions DriverOptionsOf(ChannelOptions& o) {
   return d;
 }
 
+// The caller's receive() asked for at most kInterruptPoll at a time, up to
+// the real deadline, so that a stop (Cancel(), the interrupt flag) ends a
+// wait for the peer within about that even inside the caller's function. A
+// send cannot be sliced (how much of a timed-out send went is unknown).
+ByteChannel Sliced(ByteChannel c) {
+  c.receive = [receive = std::move(c.receive)](char* buf, size_t max,
+                                               Clock::time_point deadline) -> Result<size_t> {
+    for (;;) {
+      const auto now = Clock::now();
+      if (now >= deadline) return receive(buf, max, deadline);  // a poll
+      auto got = receive(buf, max, std::min(deadline, now + kInterruptPoll));
+      if (got || got.error().code != ErrorCode::kTimeout || Clock::now() >= deadline ||
+          internal::StopRequested()) {
+        return got;
+      }
+    }
+  };
+  return c;
+}
+
 // The protocol driver over a StreamPort of the caller's channel.
 class ChannelExchanger final : public Exchanger {
  public:
   ChannelExchanger(ByteChannel channel, ChannelOptions o)
-      : port_(std::move(channel), o.name.empty() ? std::string("channel") : std::move(o.name)),
+      : port_(Sliced(std::move(channel)),
+              o.name.empty() ? std::string("channel") : std::move(o.name)),
         driver_(DriverOptionsOf(o)) {}
 
   Result<EndpointInfo> Exchange(const EndpointInfo& local,
@@ -40,6 +62,8 @@ class ChannelExchanger final : public Exchanger {
   }
 
   Result<void> PollPeer() override { return driver_.PollPeer(port_); }
+
+  void Cancel(std::string_view reason) override { driver_.Cancel(reason); }
 
   ExchangeStats stats() const override { return driver_.stats(); }
 

@@ -79,6 +79,7 @@ ProtocolDriver::ProtocolDriver(DriverOptions options)
       mailbox_(options.mailbox) {}
 
 Error ProtocolDriver::PeerAborted(const Frame& frame, FrameType expected) {
+  if (auto early = handshake_.OpenEarlyAbort(frame)) return std::move(*early);
   // Open() checks the abort's binding and MAC or AEAD tag, then, since
   // `expected` is not kAbort, refuses it as kProtocol "the peer aborted: ...".
   const bool learn = exchanges_hellos() && !peer_confirmed_;
@@ -121,8 +122,29 @@ Result<void> ProtocolDriver::PortSend(FramePort& port, const Step& step, std::st
   if (sent) {
     ++stats_.frames_sent;
     stats_.bytes_sent += bytes.size();
+  } else {
+    send_cut_ = true;  // how much went is unknown: no frame may follow it
   }
   return sent;
+}
+
+Result<void> ProtocolDriver::AbortQueued(FramePort& port, const Step& step) {
+  if (pending_) return Ok();
+  auto polled = port.Poll(step);
+  if (!polled || !*polled) return Ok();
+  CountReceived(**polled);
+  if ((*polled)->type == FrameType::kAbort) return PeerAborted(**polled, step.type);
+  pending_ = std::move(**polled);
+  return Ok();
+}
+
+template <typename T>
+Result<T> ProtocolDriver::Finish(FramePort& port, Result<T> result) {
+  if (result || !StopRequested()) return result;
+  Error e = std::move(result).error();
+  if (e.code == ErrorCode::kTimeout) e = AsStopped(std::move(e));
+  if (stop_.requested()) Abort(port, stop_.reason(), Clock::now() + kAbortAfterCancel);
+  return e;
 }
 
 void ProtocolDriver::CountReceived(const Frame& frame) {
@@ -158,6 +180,9 @@ Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
   psk_note_.clear();
   pending_.reset();
   gone_.reset();
+  hello_sent_ = false;
+  aborted_ = false;
+  send_cut_ = false;
 
   Step step{FrameType::kHello, 0, deadline, total, kSmallFramePayloadBytes, {}};
   QPC_TRY(port.Open(step));
@@ -173,6 +198,7 @@ Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
   if (!exchanges_hellos()) return Ok();
   // Hellos are small: both sides send before reading.
   QPC_TRY(Send(port, step, handshake_.EncodeHello()));
+  hello_sent_ = true;
   auto hello = Receive(port, step);
   if (!hello) return std::move(hello).error();
   QPC_TRY(handshake_.AcceptHello(*hello, mailbox_ ? &psk_note_ : nullptr));
@@ -203,9 +229,14 @@ Result<void> ProtocolDriver::Greet(FramePort& port, Clock::time_point deadline,
 }
 
 Result<void> ProtocolDriver::Prepare(FramePort& port, Clock::time_point deadline) {
+  WaitScope scope(&stop_);
   greeted_ = false;
   exchanged_ = false;
-  QPC_TRY(GreetPeer(port, deadline, deadline - Clock::now()));
+  if (StopRequested()) {
+    // Before anything was connected or sent: no peer of this call to tell.
+    return AsStopped(MakeError(ErrorCode::kTimeout, "greet over " + port.Name(), ""));
+  }
+  QPC_TRY(Finish(port, GreetPeer(port, deadline, deadline - Clock::now())));
   greeted_ = true;
   return Ok();
 }
@@ -222,9 +253,9 @@ Result<void> ProtocolDriver::GreetPeer(FramePort& port, Clock::time_point deadli
     if (shaken) break;
     Error e = std::move(shaken).error();
     const bool stray = connected && port.AcceptsAnotherPeer() && Clock::now() < deadline &&
-                       e.code != ErrorCode::kInvalidArgument;
+                       e.code != ErrorCode::kInvalidArgument && !StopRequested();
     if (!stray) {
-      if (!last_rejection) return e;
+      if (!last_rejection || StopRequested()) return e;
       // Nobody else came: the last rejection explains more than the wait.
       Error r = *last_rejection;
       r.detail += "; then " +
@@ -244,12 +275,22 @@ Result<void> ProtocolDriver::GreetPeer(FramePort& port, Clock::time_point deadli
       return r;
     }
   }
-
   return Ok();
 }
 
 Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInfo& local,
                                               Clock::time_point deadline) {
+  WaitScope scope(&stop_);
+  if (StopRequested()) {
+    // Before anything was connected or sent: no peer of this call to tell.
+    exchanged_ = false;
+    return AsStopped(MakeError(ErrorCode::kTimeout, "exchange over " + port.Name(), ""));
+  }
+  return Finish(port, RunExchange(port, local, deadline));
+}
+
+Result<EndpointInfo> ProtocolDriver::RunExchange(FramePort& port, const EndpointInfo& local,
+                                                 Clock::time_point deadline) {
   const Clock::duration total = deadline - Clock::now();
   exchanged_ = false;
   auto body = EncodeLocal(local);
@@ -311,12 +352,27 @@ Result<EndpointInfo> ProtocolDriver::Exchange(FramePort& port, const EndpointInf
   QPC_TRY(Settle(port, step));
   send_seq_ = 1;
   recv_seq_ = 1;
+  // No look for a queued abort here: each side validates the descriptions
+  // and reports its own findings; a peer's abort is met at the barrier.
   exchanged_ = true;
   return info;
 }
 
 Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
                                      Clock::time_point deadline) {
+  WaitScope scope(&stop_);
+  if (StopRequested()) {
+    Error stopped = MakeError(ErrorCode::kTimeout, "barrier '" + std::string(stage) + "'", "");
+    // A session still alive is told (Finish()); after one that ended, only
+    // the stop is reported.
+    if (exchanged_) return Finish(port, Result<void>(std::move(stopped)));
+    return AsStopped(std::move(stopped));
+  }
+  return Finish(port, RunBarrier(port, stage, deadline));
+}
+
+Result<void> ProtocolDriver::RunBarrier(FramePort& port, std::string_view stage,
+                                        Clock::time_point deadline) {
   const Clock::duration total = deadline - Clock::now();
   QPC_TRY(CheckStage(stage));
   if (!exchanged_) {
@@ -336,22 +392,46 @@ Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
   if (!opened) return std::move(opened).error();
   QPC_TRY(MatchStage(*opened, stage, port.Name()));
   QPC_TRY(Settle(port, receive));
+  const Step next{FrameType::kBarrier,     recv_seq_, Clock::now(), Clock::duration::zero(),
+                  kSmallFramePayloadBytes, {}};
+  QPC_TRY(AbortQueued(port, next));
   exchanged_ = true;
   return Ok();
 }
 
 void ProtocolDriver::Abort(FramePort& port, std::string_view reason, Clock::time_point deadline) {
   exchanged_ = false;
-  if (exchanges_hellos() && !handshake_.peer_nonce()) return;  // nothing the peer could verify
+  // Once per session, and never after part of a frame: the peer would read
+  // the abort as the rest of it.
+  if (aborted_ || send_cut_) return;
+  WaitScope exempt(nullptr, /*exempt=*/true);  // bounded by its own deadline
   const Step step{FrameType::kAbort,       send_seq_, deadline, deadline - Clock::now(),
                   kSmallFramePayloadBytes, {}};
-  auto sealed =
-      handshake_.Seal(FrameType::kAbort, reason.substr(0, kMaxAbortReasonBytes), send_seq_++);
-  if (sealed) (void)PortSend(port, step, *sealed);
+  reason = reason.substr(0, kMaxAbortReasonBytes);
+  if (exchanges_hellos() && !handshake_.peer_nonce()) {
+    // Only our nonce is known to the peer: an early abort, on a stream that
+    // has carried our hello (a mailbox may hold an earlier run's hello).
+    if (mailbox_ || !hello_sent_) return;
+    aborted_ = true;
+    (void)PortSend(port, step, handshake_.EncodeEarlyAbort(reason));
+    return;
+  }
+  auto sealed = handshake_.Seal(FrameType::kAbort, reason, send_seq_++);
+  if (!sealed) return;
+  aborted_ = true;
+  (void)PortSend(port, step, *sealed);
 }
 
 Result<void> ProtocolDriver::PollPeer(FramePort& port) {
   if (gone_) return *gone_;
+  if (stop_.requested()) {
+    // Cancelled during traffic: the peer is told, and this keeps failing.
+    WaitScope scope(&stop_);
+    auto stopped =
+        Finish(port, Result<void>(MakeError(ErrorCode::kTimeout, "poll " + port.Name(), "")));
+    gone_ = std::move(stopped).error();
+    return *gone_;
+  }
   if (!exchanged_ || pending_) return Ok();
   Step step{FrameType::kBarrier,     recv_seq_, Clock::now(), Clock::duration::zero(),
             kSmallFramePayloadBytes, {}};

@@ -6,6 +6,8 @@
 //   Barrier()   barrier <-> barrier, stage check
 //   Abort()     abort ->
 //   PollPeer()  non-blocking: has the peer gone or aborted? (during traffic)
+//   Cancel()    from any thread: the pending or next call stops (stop.h) and
+//               the peer is sent an abort with the reason
 //
 // It moves frames through a FramePort, which each transport implements: a
 // byte stream (StreamPort: tcp and caller-supplied ByteChannels), lines of
@@ -15,7 +17,7 @@
 // peer's abort into an error. A port only moves whole frames and words its
 // own waits and failures.
 //
-// Thread-safety: one thread at a time.
+// Thread-safety: one thread at a time, but Cancel() from any thread.
 #pragma once
 
 #include <chrono>
@@ -31,6 +33,7 @@
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
+#include "stop.h"
 
 namespace qpconnect::oob::internal {
 
@@ -38,6 +41,9 @@ using Clock = std::chrono::steady_clock;
 
 // Longest abort reason sent; longer ones are cut.
 inline constexpr size_t kMaxAbortReasonBytes = 1024;
+
+// How long the abort a Cancel() sends may take (it is a small frame).
+inline constexpr std::chrono::milliseconds kAbortAfterCancel{1000};
 
 // Cap on the payload of every frame but a description: hellos (16 bytes),
 // confirms (36), barriers (at most 100) and aborts (at most 1,060). Before the
@@ -154,14 +160,27 @@ class ProtocolDriver {
   Result<void> Barrier(FramePort& port, std::string_view stage, Clock::time_point deadline);
 
   // Sends an abort message with `reason` (cut to kMaxAbortReasonBytes), best
-  // effort; nothing before the peer's nonce is known where messages are bound.
+  // effort, once per session; no stop (stop.h) cuts it short, its deadline
+  // bounds it. Before the peer's hello is known, a stream port (not a
+  // mailbox) sends an early abort, bound to this side's nonce only (with a
+  // PSK without its reason: no key is agreed yet); nothing before this side's
+  // hello went out, or after a send of ours was cut short (the peer would
+  // read the abort as the rest of that frame).
   void Abort(FramePort& port, std::string_view reason, Clock::time_point deadline);
+
+  // Thread-safe, from any thread, at any time; final. The pending call (or
+  // the next: Exchange(), Barrier(), PollPeer()) ends within about
+  // kInterruptPoll with AsStopped()'s error (kIo, ECANCELED, "cancelled:
+  // <reason>") and, where a session is under way, sends the peer an abort
+  // with `reason` first.
+  void Cancel(std::string_view reason) { stop_.Request(reason); }
 
   // Without waiting, after a successful Exchange() (during traffic): an error
   // if the peer is known to be gone (the channel closed or broke, its process
-  // died) or aborted; Ok otherwise. A frame the peer sent meanwhile (its next
-  // barrier) is kept for the next Barrier(). Once it has failed it keeps
-  // failing with the same error.
+  // died) or aborted, or if this side was cancelled (the peer then told);
+  // Ok otherwise. A frame the peer sent meanwhile (its next barrier) is kept
+  // for the next Barrier(). Once it has failed it keeps failing with the
+  // same error.
   Result<void> PollPeer(FramePort& port);
 
   // Ends the session (the transport's connection closed): Barrier() then
@@ -179,6 +198,22 @@ class ProtocolDriver {
 
  private:
   bool exchanges_hellos() const { return hello_without_psk_ || handshake_.has_psk(); }
+  Result<EndpointInfo> RunExchange(FramePort& port, const EndpointInfo& local,
+                                   Clock::time_point deadline);
+  Result<void> RunBarrier(FramePort& port, std::string_view stage, Clock::time_point deadline);
+  // The end of a public call: a wait a stop ended is reported as the stop
+  // (AsStopped()), and after a Cancel() the peer is sent its reason.
+  template <typename T>
+  Result<T> Finish(FramePort& port, Result<T> result);
+  // Without waiting, after the peer's barrier was accepted: an abort the
+  // peer sent right after it (it gave up while this side was not yet in the
+  // barrier) fails the barrier now rather than the next call. Not after the
+  // descriptions: each side validates them and reports its own findings. Another frame is kept for
+  // the next Receive(); a broken channel is left for the next call to find.
+  Result<void> AbortQueued(FramePort& port, const Step& step);
+  // The peer's early abort (bound to its nonce only, docs/oob.md): its
+  // error; nullopt when `frame` is not one from this session's peer.
+  std::optional<Error> EarlyAbortOf(const Frame& frame) const;
   // A new session up to the point where the peer has proved itself: nonce,
   // port.Open(), hellos, and with a PSK the key confirmation. `connected` is
   // set once port.Open() succeeded (a peer is there to reject).
@@ -226,6 +261,12 @@ class ProtocolDriver {
   // verdict once the peer is gone.
   std::optional<Frame> pending_;
   std::optional<Error> gone_;
+  // This session: our hello went out; an abort went out (one per session); a
+  // send was cut short by a stop (the channel may hold part of a frame).
+  bool hello_sent_ = false;
+  bool aborted_ = false;
+  bool send_cut_ = false;
+  StopToken stop_;
 };
 
 // A FramePort over a ByteChannel: frames back to back on a byte stream, as

@@ -96,6 +96,7 @@ class FileExchanger::Impl final : public internal::FramePort {
     driver_.Abort(*this, reason, deadline);
   }
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
   // Removes this side's files; with `keep_abort`, not its abort file; with
   // `keep_lock`, not the lock file this side holds.
@@ -217,7 +218,9 @@ void FileExchanger::Impl::StartWatch() {
 
 bool FileExchanger::Impl::Wait(Clock::time_point deadline) {
   const auto now = Clock::now();
-  if (now >= deadline) return false;
+  // A stop (Cancel(), the interrupt flag) ends the wait as the deadline
+  // would, within poll_interval.
+  if (now >= deadline || internal::StopRequested()) return false;
   const auto wait = std::min<Clock::duration>(deadline - now, o_.poll_interval);
   const int ms = static_cast<int>(
       std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()));
@@ -615,7 +618,8 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
   auto result = driver_.Exchange(*this, local, deadline);
   if (!result) {
     const ErrorCode code = result.error().code;
-    if (!PeerCaused(code) && code != ErrorCode::kInvalidArgument) RemoveOwnFiles();
+    // An abort a Cancel() wrote stays for the peer.
+    if (!PeerCaused(code) && code != ErrorCode::kInvalidArgument) RemoveOwnFiles(aborted_);
     return result;
   }
   RemoveOwn("hello");
@@ -670,6 +674,8 @@ void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds dea
 }
 
 Result<void> FileExchanger::PollPeer() { return impl_->PollPeer(); }
+
+void FileExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
 
 ExchangeStats FileExchanger::stats() const { return impl_->stats(); }
 

@@ -237,6 +237,34 @@ Result<std::string> Handshake::SealConfirm() {
   return EncodeFrame(f);
 }
 
+std::string Handshake::EncodeEarlyAbort(std::string_view reason) const {
+  Frame f;
+  f.type = FrameType::kAbort;
+  f.flags = static_cast<uint8_t>(kFrameFlagBound | RoleFlags(role_));
+  f.payload = EncodeBinding(Binding{my_nonce_, Nonce{}, 0});
+  if (!psk_) f.payload += reason;
+  return EncodeFrame(f);
+}
+
+std::optional<Error> Handshake::OpenEarlyAbort(const Frame& frame) const {
+  const uint8_t unsealed = kFrameFlagMac | kFrameFlagSealed | kFrameFlagPsk;
+  if (frame.type != FrameType::kAbort || (frame.flags & kFrameFlagBound) == 0 ||
+      (frame.flags & unsealed) != 0 || !peer_nonce_) {
+    return std::nullopt;
+  }
+  const auto b = PeekBinding(frame);
+  if (!b || b->receiver != Nonce{} || b->sender != *peer_nonce_ || b->seq != 0) {
+    return std::nullopt;
+  }
+  if (psk_) {
+    return ProtocolError(
+        "the peer aborted before the key confirmation (its reason is not sent before a key is "
+        "agreed)");
+  }
+  return ProtocolError("the peer aborted: " +
+                       Printable(std::string_view(frame.payload).substr(kBindingBytes)));
+}
+
 Result<std::string> Handshake::Seal(FrameType type, std::string_view body, uint32_t seq) {
   Frame f;
   f.type = type;

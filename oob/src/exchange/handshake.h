@@ -102,6 +102,20 @@ class Handshake {
   // REQUIRES: peer_nonce() is set if has_psk().
   Result<std::string> Seal(FrameType type, std::string_view body, uint32_t seq);
 
+  // An early abort: an abort frame bound to this side's nonce only (the
+  // receiver nonce all zero, sequence 0), for a side that gives up after its
+  // hello went out but before the peer's arrived (docs/oob.md, "Abort before
+  // the peer's hello"). It carries `reason` without a PSK and no reason with
+  // one (no key is agreed yet to seal it).
+  std::string EncodeEarlyAbort(std::string_view reason) const;
+
+  // The peer's early abort as its error (kProtocol "the peer aborted: ..."),
+  // once the peer's nonce is known: an unsealed abort frame whose binding
+  // names the peer's nonce as sender and an all-zero receiver. nullopt for
+  // any other frame. With a PSK a reason it carries is not shown: nothing
+  // authenticates it.
+  std::optional<Error> OpenEarlyAbort(const Frame& frame) const;
+
   // Checks `frame` is message `seq` of type `expected` from the peer and
   // returns its body (decrypted). With `learn_peer_nonce`, accepts any sender
   // nonce and records it once the message verified (the file exchanger learns

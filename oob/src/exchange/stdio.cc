@@ -355,6 +355,11 @@ Result<void> StdioExchanger::Impl::Pump(std::string_view out, const internal::St
     if (want_line && read_error_) return TakeReadError();
     const bool reading = !line_ && !read_error_ && !eof_;
     if (written == out.size() && (!want_line || !reading)) break;
+    if (internal::StopRequested()) {
+      // Cancel() or the interrupt flag: ends as the deadline would; the
+      // driver reports the stop (stop.h).
+      return MakeError(ErrorCode::kTimeout, "exchange over stdio", "stopped");
+    }
     if (Clock::now() >= step.deadline) {
       std::string detail;
       if (written < out.size()) {
@@ -503,6 +508,8 @@ void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds de
 }
 
 Result<void> StdioExchanger::PollPeer() { return impl_->driver().PollPeer(*impl_); }
+
+void StdioExchanger::Cancel(std::string_view reason) { impl_->driver().Cancel(reason); }
 
 ExchangeStats StdioExchanger::stats() const { return impl_->driver().stats(); }
 

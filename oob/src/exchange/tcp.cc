@@ -36,6 +36,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
   void Close();
 
@@ -59,13 +60,22 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<size_t> ReceiveBytes(char* buf, size_t max_bytes, Clock::time_point deadline);
 
   // Runs the io_context until `done()` or `deadline` (asio_deadline.h); on
-  // expiry Expire() cancels the listener and closes the socket.
+  // expiry Expire() cancels the listener and closes the socket. A stop
+  // (Cancel(), the interrupt flag) only cancels: the connection stays for
+  // the abort that tells the peer why.
   template <typename Done>
   bool Run(Clock::time_point deadline, Done done);
   auto Expire() {
-    return [this] { CancelAll(); };
+    return [this] {
+      if (internal::StopRequested()) {
+        CancelOperations();
+      } else {
+        CancelAll();
+      }
+    };
   }
   void CancelAll();
+  void CancelOperations();
   void CloseSocket();
 
   Result<void> Accept(Clock::time_point deadline, Clock::duration total);
@@ -88,6 +98,13 @@ void TcpExchanger::Impl::CancelAll() {
   if (acceptor_) acceptor_.value().cancel(ignored);
   timer_.cancel();
   CloseSocket();
+}
+
+void TcpExchanger::Impl::CancelOperations() {
+  error_code ignored;
+  if (acceptor_) acceptor_.value().cancel(ignored);
+  timer_.cancel();
+  if (socket_.is_open()) socket_.cancel(ignored);
 }
 
 void TcpExchanger::Impl::CloseSocket() {
@@ -269,7 +286,8 @@ Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {
 
 Result<void> TcpExchanger::Impl::Prepare(Clock::time_point deadline) {
   auto result = driver_.Prepare(*this, deadline);
-  if (!result) CloseSocket();
+  // As Exchange(): a stopped greeting keeps the connection for Abort().
+  if (!result && !IsCancelled(result.error())) CloseSocket();
   return result;
 }
 
@@ -277,7 +295,9 @@ Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
                                                   Clock::time_point deadline) {
   auto result = driver_.Exchange(*this, local, deadline);
   if (!result) {
-    CloseSocket();
+    // Stopped: the connection stays for the caller's Abort() (a Cancel()
+    // has sent its own); the next Exchange() or Close() closes it.
+    if (!IsCancelled(result.error())) CloseSocket();
     return result;
   }
   if (server_ && !persistent_ && acceptor_) {
@@ -289,7 +309,10 @@ Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
 
 Result<void> TcpExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
   auto result = driver_.Barrier(*this, stage, deadline);
-  if (!result && result.error().code != ErrorCode::kInvalidArgument) CloseSocket();
+  if (!result && result.error().code != ErrorCode::kInvalidArgument &&
+      !IsCancelled(result.error())) {
+    CloseSocket();
+  }
   return result;
 }
 
@@ -362,6 +385,8 @@ void TcpExchanger::Abort(std::string_view reason, std::chrono::milliseconds dead
 }
 
 Result<void> TcpExchanger::PollPeer() { return impl_->PollPeer(); }
+
+void TcpExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
 
 ExchangeStats TcpExchanger::stats() const { return impl_->stats(); }
 

@@ -7,9 +7,12 @@
 // over standard input/output) and channel.h (the same protocol over a byte
 // channel an embedding program supplies as two functions).
 //
-// Thread-safety: an Exchanger is used by one thread at a time.
+// Thread-safety: an Exchanger is used by one thread at a time, except
+// Cancel(), which any thread may call at any time, also while another thread
+// is inside Exchange() or Barrier().
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <string_view>
 
@@ -35,7 +38,9 @@ class Exchanger {
   //   kProtocol  the peer's message failed to decode, or broke the framing
   //   kIncompatible  unsupported version
   //   kAuth      integrity check failed (PSK configured: missing/bad HMAC, replay)
-  //   kIo        the channel failed (connection refused/reset, file error)
+  //   kIo        the channel failed (connection refused/reset, file error);
+  //              with errno ECANCELED: Cancel() or the process-wide
+  //              interrupt flag (oob/interrupt.h) ended the wait (IsCancelled())
   virtual Result<EndpointInfo> Exchange(const EndpointInfo& local,
                                         std::chrono::milliseconds deadline) = 0;
 
@@ -65,6 +70,19 @@ class Exchanger {
     (void)deadline;
   }
 
+  // Cancels this exchanger from any thread (thread-safe; the one call that
+  // may overlap another). The pending Exchange(), Barrier() or PollPeer(),
+  // or the next one, fails within about 100 ms with kIo, errno ECANCELED,
+  // detail "cancelled: <reason>" (IsCancelled() tells it from a timeout);
+  // where a session is under way the peer is sent an abort with `reason`
+  // first, so its pending or next call fails with kProtocol "the peer
+  // aborted: <reason>". Final: every later call fails the same way (Abort()
+  // and the destructor still work); make a new exchanger to start again.
+  // What each exchanger can interrupt (a caller's channel, files) is in
+  // docs/oob.md, "Cancelling". The default does nothing: an exchanger of
+  // your own that cannot be cancelled.
+  virtual void Cancel(std::string_view reason) { (void)reason; }
+
   // Without waiting: whether the peer is known to have gone or given up since
   // the last successful Exchange() or Barrier(), for a caller that waits on
   // something else meanwhile (completions during traffic) and checks now and
@@ -81,5 +99,12 @@ class Exchanger {
   // not counted. The default moved nothing it knows of.
   virtual ExchangeStats stats() const { return {}; }
 };
+
+// True for the error of a wait that Cancel() or the process-wide interrupt
+// flag ended (kIo with errno ECANCELED), as opposed to a timeout or a peer's
+// failure.
+inline bool IsCancelled(const Error& e) {
+  return e.code == ErrorCode::kIo && e.sys_errno == ECANCELED;
+}
 
 }  // namespace qpconnect

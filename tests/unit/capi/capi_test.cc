@@ -13,6 +13,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "qpconnect/log.h"
@@ -135,6 +136,32 @@ TEST_F(ChannelPair, AbortFailsThePeersBarrierAtOnceWithTheReason) {
   EXPECT_NE(std::string(qpc_error_message(err_b_)).find("ibv_modify_qp RTR failed"),
             std::string::npos)
       << qpc_error_message(err_b_);
+}
+
+TEST_F(ChannelPair, CancelFromAnotherThreadEndsTheBarrierAndTellsThePeer) {
+  MakeBoth();
+  auto [got_a, got_b] = Exchange();
+  ASSERT_EQ(got_a, "b");
+  auto bar = std::async(std::launch::async,
+                        [&] { return qpc_exchanger_barrier(xa_, "rts", 20000, &err_a_); });
+  std::this_thread::sleep_for(200ms);
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  qpc_exchanger_cancel(xa_, "shutting down");
+  EXPECT_EQ(bar.get(), QPC_ERR_IO);
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 1s);
+  EXPECT_EQ(qpc_error_errno(err_a_), ECANCELED) << qpc_error_message(err_a_);
+  EXPECT_NE(std::string(qpc_error_message(err_a_)).find("cancelled: shutting down"),
+            std::string::npos)
+      << qpc_error_message(err_a_);
+  // The peer comes to the barrier late: a's barrier message, then its abort.
+  EXPECT_EQ(qpc_exchanger_barrier(xb_, "rts", 5000, &err_b_), QPC_ERR_PROTOCOL);
+  EXPECT_NE(std::string(qpc_error_message(err_b_)).find("the peer aborted: shutting down"),
+            std::string::npos)
+      << qpc_error_message(err_b_);
+  // Final: the next call fails the same way at once.
+  EXPECT_EQ(qpc_exchanger_barrier(xa_, "rts", 20000, &err_a_), QPC_ERR_IO);
+  qpc_exchanger_cancel(nullptr, "ignored");
+  qpc_exchanger_cancel(xa_, nullptr);
 }
 
 TEST_F(ChannelPair, SilentPeerIsATimeout) {

@@ -115,6 +115,11 @@ class FileExchanger : public Exchanger {
   // Without waiting (during traffic): kProtocol once the peer's abort file
   // is there, kIo once the peer's lock is no longer held (its process exited
   // or was killed); Ok otherwise.
+  // Thread-safe (Exchanger::Cancel()): ends a pending wait for the peer's
+  // file within poll_interval (default 100 ms) and writes the abort
+  // file with `reason` once the peer's hello is known.
+  void Cancel(std::string_view reason) override;
+
   Result<void> PollPeer() override;
   ExchangeStats stats() const override;
 

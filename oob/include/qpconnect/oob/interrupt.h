@@ -1,9 +1,15 @@
 // A process-wide interrupt for the out-of-band waits: a program that handles
 // SIGINT/SIGTERM (qp-connect --serve) points it at a flag its handler sets,
-// and every wait of the tcp, stdio and pingpong channels (accept, connect,
-// read, write, the barrier) then ends within about kInterruptPoll of the flag
-// becoming true, as its deadline would have (kTimeout, "... before the
-// deadline"): the caller checks the flag to tell the two apart.
+// and every wait of the tcp, stdio, file and channel exchangers and of the
+// pingpong channel (accept, connect, read, write, the barrier) then ends
+// within about kInterruptPoll of the flag becoming true (the file exchanger:
+// within its poll_interval). It is one source of the same stop as
+// Exchanger::Cancel() (exchanger.h), for every exchanger at once: the
+// exchangers fail with kIo, errno ECANCELED, "interrupted (...)"
+// (IsCancelled()), and keep the channel open, so that the caller's Abort()
+// (which no stop cuts short) can still tell the peer why. Unlike Cancel(),
+// the flag sends no abort by itself and is not final: it is the caller's to
+// clear. The pingpong channel ends as its deadline would (kTimeout).
 //
 // Thread-safety: SetInterruptFlag() before the waits start; the flag itself
 // may be set from a signal handler (a lock-free std::atomic<bool>).

@@ -88,6 +88,11 @@ class StdioExchanger : public Exchanger {
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
   // Without waiting: kIo once the input ended (the peer exited or was
   // killed), kProtocol once the peer's abort line arrived; Ok otherwise.
+  // Thread-safe (Exchanger::Cancel()): ends a pending read or write within
+  // about 100 ms and writes an abort line with `reason` when a session is
+  // under way (with a PSK: once the hellos are known, or an early abort).
+  void Cancel(std::string_view reason) override;
+
   Result<void> PollPeer() override;
   ExchangeStats stats() const override;
 

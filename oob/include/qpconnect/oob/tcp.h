@@ -120,6 +120,12 @@ class TcpExchanger : public Exchanger {
   // fails with kProtocol "the peer aborted: <reason>".
   void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
 
+  // Thread-safe (Exchanger::Cancel()): ends a pending accept, connect,
+  // read, write or barrier within about 100 ms (kIo, ECANCELED) and sends
+  // the peer an abort with `reason` over the connection, which stays open
+  // until Close(), the next Exchange() or the destructor.
+  void Cancel(std::string_view reason) override;
+
   // Without waiting (during traffic): an error once the peer closed or reset
   // the connection or sent an abort; Ok otherwise.
   Result<void> PollPeer() override;
