@@ -25,6 +25,7 @@
 #include "qpconnect/oob/interrupt.h"
 #include "qpconnect/oob/tcp.h"
 #include "socket_channel.h"
+#include "tcp_loopback.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -35,25 +36,6 @@ constexpr char kReason[] = "server interrupted (SIGINT)";
 // A stopped wait ends within kInterruptPoll; this leaves room for a loaded
 // machine.
 constexpr auto kPrompt = 1s;
-
-std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt) {
-  TcpServerOptions o;
-  o.bind_address = "127.0.0.1";
-  o.port = 0;
-  o.psk = std::move(psk);
-  auto s = TcpExchanger::CreateServer(std::move(o));
-  EXPECT_TRUE(s) << s.error().ToString();
-  return std::move(*s);
-}
-
-std::unique_ptr<TcpExchanger> Client(uint16_t port) {
-  TcpClientOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  auto c = TcpExchanger::CreateClient(std::move(o));
-  EXPECT_TRUE(c) << c.error().ToString();
-  return std::move(*c);
-}
 
 // A socket connected to 127.0.0.1:`port` that sends nothing until the test
 // lets a channel exchanger use it.
@@ -136,8 +118,8 @@ struct Exchanged {
     EXPECT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
     EXPECT_TRUE(fs.get());
   }
-  std::unique_ptr<TcpExchanger> server = Server();
-  std::unique_ptr<TcpExchanger> client = Client(server->port());
+  std::unique_ptr<TcpExchanger> server = LoopbackServer();
+  std::unique_ptr<TcpExchanger> client = LoopbackClient(server->port());
 };
 
 // Stops `server` in `call` after 200 ms: with Cancel(kReason) when `flag`
@@ -157,7 +139,7 @@ void StopServer(TcpExchanger& server, Call call, std::atomic<bool>* flag) {
 // not come. The server is stopped: the client, exchanging only then, reads
 // the server's hello and its early abort.
 void StopWaitingForTheHello(std::atomic<bool>* flag) {
-  auto server = Server();
+  auto server = LoopbackServer();
   int fd = ConnectTo(server->port());
   StopServer(
       *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, flag);
@@ -174,7 +156,7 @@ void StopWaitingForTheHello(std::atomic<bool>* flag) {
 // its barrier does, at once. Four runs: either nonce order.
 void StopWaitingForTheDescription(std::atomic<bool>* flag) {
   for (int run = 0; run < 4; ++run) {
-    auto server = Server();
+    auto server = LoopbackServer();
     int fd = ConnectTo(server->port());
     auto client = OverChannel(DelayingDescription(SocketChannel(fd), 600ms), OobRole::kClient);
     auto fc = std::async(std::launch::async, [&] { return ExchangeThenBarrier(*client); });
@@ -220,7 +202,7 @@ TEST(CancelExchange, InterruptFlagThenAbortTellsThePeerInEachPlace) {
 // (a) with a PSK: nothing is sent in clear but the fact, before a key is
 // agreed.
 TEST(CancelExchange, PeerLearnsOfTheAbortBeforeTheKeyConfirmationWithoutItsReason) {
-  auto server = Server(Key("k"));
+  auto server = LoopbackServer(Key("k"));
   int fd = ConnectTo(server->port());
   ExpectStoppedPromptly(
       *server, [&] { return ErrorOf(server->Exchange(MakeEndpoint("s", 1), 30s)); }, 200ms);
@@ -250,7 +232,7 @@ TEST(CancelExchange, CancelReachesAWaitInsideACallersBlockingReceive) {
 
 // Cancel() is final: the next call fails at once, before anything is sent.
 TEST(CancelExchange, CancelBeforeTheCallFailsItAtOnceAndSendsNothing) {
-  auto server = Server();
+  auto server = LoopbackServer();
   server->Cancel("shutting down");
   int fd = ConnectTo(server->port());
   const auto started = Clock::now();

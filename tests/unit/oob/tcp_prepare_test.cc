@@ -11,6 +11,7 @@
 #include "exchange_samples.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/tcp.h"
+#include "tcp_loopback.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -18,32 +19,12 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<TcpExchanger> Server(std::optional<Psk> psk = std::nullopt) {
-  TcpServerOptions o;
-  o.bind_address = "127.0.0.1";
-  o.port = 0;
-  o.psk = std::move(psk);
-  auto s = TcpExchanger::CreateServer(std::move(o));
-  EXPECT_TRUE(s) << s.error().ToString();
-  return std::move(*s);
-}
-
-std::unique_ptr<TcpExchanger> Client(uint16_t port, std::optional<Psk> psk = std::nullopt) {
-  TcpClientOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.psk = std::move(psk);
-  auto c = TcpExchanger::CreateClient(std::move(o));
-  EXPECT_TRUE(c) << c.error().ToString();
-  return std::move(*c);
-}
-
 // Both sides prepared (keyed or not), then a description long after: the
 // descriptions and a barrier pass, and the frames are those of an exchange
 // without Prepare() (hello + description, with a key + confirm).
 void ExpectPreparedExchange(std::optional<Psk> key) {
-  auto server = Server(key);
-  auto client = Client(server->port(), key);
+  auto server = LoopbackServer(key);
+  auto client = LoopbackClient(server->port(), key);
   auto fs = std::async(std::launch::async, [&]() -> Result<EndpointInfo> {
     QPC_TRY(server->Prepare(5s));
     return server->Exchange(MakeEndpoint("s", 2), 5s);
@@ -74,8 +55,8 @@ TEST(TcpPrepare, GreetsAndConfirmsTheKeyFirstThenSwapsSealedDescriptions) {
 
 // Only the client prepares: the server's Exchange() takes it as any client.
 TEST(TcpPrepare, APreparedClientMeetsAPlainServer) {
-  auto server = Server();
-  auto client = Client(server->port());
+  auto server = LoopbackServer();
+  auto client = LoopbackClient(server->port());
   auto fs =
       std::async(std::launch::async, [&] { return server->Exchange(MakeEndpoint("s", 1), 5s); });
   ASSERT_TRUE(client->Prepare(5s));
@@ -88,8 +69,8 @@ TEST(TcpPrepare, APreparedClientMeetsAPlainServer) {
 // after it starts over (connects again) rather than trusting a dead session.
 TEST(TcpPrepare, AFailedPrepareLeavesExchangeToStartOver) {
   uint16_t port;
-  { port = Server()->port(); }  // a port nobody listens on now
-  auto client = Client(port);
+  { port = LoopbackServer()->port(); }  // a port nobody listens on now
+  auto client = LoopbackClient(port);
   const auto t0 = Clock::now();
   auto p = client->Prepare(300ms);
   ASSERT_FALSE(p);
@@ -108,8 +89,8 @@ TEST(TcpPrepare, AFailedPrepareLeavesExchangeToStartOver) {
 
 // A key mismatch shows at Prepare(), before any description is sent.
 TEST(TcpPrepare, AKeyMismatchIsRefusedAtPrepare) {
-  auto server = Server(Key("one"));
-  auto client = Client(server->port(), Key("two"));
+  auto server = LoopbackServer(Key("one"));
+  auto client = LoopbackClient(server->port(), Key("two"));
   auto fs = std::async(std::launch::async, [&] { return server->Prepare(3s); });
   auto p = client->Prepare(3s);
   ASSERT_FALSE(p);
