@@ -72,13 +72,11 @@ std::pair<SideResult, SideResult> RunPair(const SideFn& side) {
   return {zero, other};
 }
 
-class CapiLabTest : public ::testing::Test {
+class CapiLabTest : public testing::LabFixture {
  protected:
   void SetUp() override {
-    auto env = testing::LabFromEnv();
-    if (!env)
-      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
-    env_ = *env;
+    LabFixture::SetUp();
+    if (IsSkipped()) return;
     before_[0] = testing::CountAll(env_.dev0);
     before_[1] = testing::CountAll(env_.dev1);
   }
@@ -137,7 +135,6 @@ class CapiLabTest : public ::testing::Test {
     EXPECT_EQ(r.second.message, "");
   }
 
-  testing::LabEnv env_;
   testing::Counts before_[2]{};
 };
 

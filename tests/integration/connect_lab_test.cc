@@ -27,15 +27,8 @@ using verbs::SessionOptions;
 using verbs::TrafficOptions;
 using verbs::TrafficReport;
 
-class LabTest : public ::testing::Test {
+class LabTest : public testing::LabFixture {
  protected:
-  void SetUp() override {
-    auto env = testing::LabFromEnv();
-    if (!env)
-      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
-    env_ = *env;
-  }
-
   SessionOptions Options(int side, Transport t) const {
     SessionOptions o;
     o.device = side == 0 ? env_.dev0 : env_.dev1;
@@ -116,8 +109,6 @@ class LabTest : public ::testing::Test {
     ASSERT_TRUE(out.client) << out.client.error().ToString();
     ASSERT_TRUE(out.server) << out.server.error().ToString();
   }
-
-  testing::LabEnv env_;
 };
 
 TrafficOptions Quick(uint32_t size, uint32_t iters = 100) {

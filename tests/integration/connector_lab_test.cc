@@ -130,15 +130,8 @@ int PollOne(ibv_cq& cq, ibv_wc& wc) {
   return -1;
 }
 
-class ConnectorLabTest : public ::testing::Test {
+class ConnectorLabTest : public testing::LabFixture {
  protected:
-  void SetUp() override {
-    auto env = testing::LabFromEnv();
-    if (!env)
-      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
-    env_ = *env;
-  }
-
   verbs::SessionOptions Owning(int side, Transport t) const {
     verbs::SessionOptions o;
     o.device = side == 0 ? env_.dev0 : env_.dev1;
@@ -196,8 +189,6 @@ class ConnectorLabTest : public ::testing::Test {
     EXPECT_TRUE(s) << s.error().ToString();
     return client && s && client->rdma_write_checked && client->rdma_read_checked;
   }
-
-  testing::LabEnv env_;
 };
 
 TEST_F(ConnectorLabTest, OwningModeConnectsAndPassesTheTrafficProof) {

@@ -11,18 +11,15 @@
 namespace qpconnect::verbs {
 namespace {
 
-class DeviceQueryLab : public ::testing::Test {
+class DeviceQueryLab : public testing::LabFixture {
  protected:
   void SetUp() override {
-    auto env = testing::LabFromEnv();
-    if (!env)
-      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
-    env_ = *env;
+    LabFixture::SetUp();
+    if (IsSkipped()) return;
     auto ctx = OpenDevice(env_.dev0);
     ASSERT_TRUE(ctx) << ctx.error().ToString();
     ctx_ = std::move(*ctx);
   }
-  testing::LabEnv env_;
   UniqueContext ctx_;
 };
 

@@ -1,6 +1,8 @@
 // The lab's description of its two devices (tools/lab exports QPC_* variables).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -30,5 +32,19 @@ inline std::optional<LabEnv> LabFromEnv() {
   if (const char* ip = std::getenv("QPC_IP1")) e.ip1 = ip;
   return e;
 }
+
+// A fixture for tests that need the lab: SetUp() skips (GTEST_SKIP, so the
+// test reports skipped, never passed) outside it, and fills env_ inside.
+// A derived SetUp() calls it first and returns if IsSkipped().
+class LabFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto env = LabFromEnv();
+    if (!env)
+      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
+    env_ = *env;
+  }
+  LabEnv env_;
+};
 
 }  // namespace qpconnect::testing
