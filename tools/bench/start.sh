@@ -11,6 +11,10 @@
 #            waiting: `cmtime -c 1` (server bound to rxe0's address, client to
 #            rxe1's) and `QP_CONNECT --no-verify` (server on rxe0 from the
 #            first binary, client on rxe1 over TCP);
+#   cold     the same connect with QPC_PROVIDER_CACHE=off: libibverbs loads
+#            every provider library, as it does for cmtime (the default run
+#            preloads the device's provider from the provider cache, which
+#            one connect before the rounds has filled: docs/performance.md);
 # then the median of each. Every binary ran once before, so that the guest's
 # page cache (its files come over 9p) holds them. The host's load moves these
 # numbers a lot: compare only within one run, and run it on an idle host.
@@ -38,7 +42,7 @@ server=$1
 declare -A W
 for b in "$@"; do "$b" --version >/dev/null; done
 cmtime -h >/dev/null 2>&1; ibv_devices >/dev/null
-ours() {  # ours BINARY: one client's wall, the server waiting
+ours() {  # ours BINARY [ENV...]: one client's wall, the server waiting
   local port=$((21000 + RANDOM % 1000)) sp t0 t1
   "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
   sp=$!
@@ -47,10 +51,11 @@ ours() {  # ours BINARY: one client's wall, the server waiting
   # wait for the server's open too.
   sleep 0.5
   for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
-  t0=$(ns); "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
+  t0=$(ns); env "${@:2}" "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
   t1=$(ns); wait "$sp" || echo "server failed" >&2
   ms "$t0" "$t1"
 }
+for b in "$@"; do ours "$b" >/dev/null; done  # fills the provider cache
 echo "# kernel $(uname -r), $(nproc) vCPU(s); $rounds rounds; ms"
 for _ in $(seq 1 "$rounds"); do
   W[start cmtime]+="$(wall cmtime -h) "
@@ -60,8 +65,10 @@ for _ in $(seq 1 "$rounds"); do
   W[connect cmtime]+="$(wall cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1) "
   kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
   for b in "$@"; do W[connect $b]+="$(ours "$b") "; done
+  for b in "$@"; do W[cold $b]+="$(ours "$b" QPC_PROVIDER_CACHE=off) "; done
 done
-for kind in start connect; do
+W[cold cmtime]=${W[connect cmtime]}
+for kind in start connect cold; do
   base=$(echo "${W[$kind cmtime]}" | median)
   echo "RESULT $kind cmtime median_ms=$base all: ${W[$kind cmtime]}"
   for b in "$@"; do

@@ -31,6 +31,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
+#include <string_view>
 
 namespace qpconnect::tools {
 namespace {
@@ -78,6 +80,46 @@ std::string MismatchText(const std::string& what, const std::vector<OptionSpec>&
   return what;
 }
 
+// A name used twice in a tool's own table (a short letter, or a long name).
+std::optional<std::string> RepeatedName(const std::vector<OptionSpec>& specs) {
+  std::set<std::string> seen;
+  for (const auto& s : specs) {
+    std::vector<std::string> names;
+    if (s.short_name != 0) names.push_back(std::string("-") + s.short_name);
+    for (char c : s.also_short) names.push_back(std::string("-") + c);
+    if (!s.long_name.empty()) names.push_back("--" + s.long_name);
+    for (auto& n : names) {
+      if (!seen.insert(n).second) return n;
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether `args` can name option `s` anywhere: a long argument "--NAME" or
+// "--NAME=...", or a short one ("-dVALUE", "-vd") holding one of its letters.
+// Over-counting (a letter inside a value) only registers an option that is
+// then never matched. Only these options are given to CLI11, whose
+// add_option() compares each new option with every earlier one: for the 60
+// options of qp-connect that was 880,000 instructions and 15 ms of every
+// start under the lab's emulation (issue 15, docs/performance.md).
+bool Named(const OptionSpec& s, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a.size() < 2 || a[0] != '-') continue;
+    if (a[1] == '-') {
+      // "--" itself names nothing; what follows it may still be an option
+      // when "--" was the value of the one before ("--timeout -- -v").
+      const std::string_view name = std::string_view(a).substr(2, a.find('=') - 2);
+      if (name == s.long_name) return true;
+    } else {
+      if (s.short_name != 0 && a.find(s.short_name, 1) != std::string::npos) return true;
+      for (char c : s.also_short) {
+        if (a.find(c, 1) != std::string::npos) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // "unknown option '--name'" for an argument CLI11 did not recognize.
 std::string UnknownText(std::string arg) {
   if (arg.rfind("--", 0) == 0) {
@@ -102,16 +144,23 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
   app.set_help_flag();  // the tools declare -h/--help themselves
   app.allow_extras();   // unknown options land in remaining(), reported below
   ParsedArgs out;
-  std::vector<const CLI::Option*> options;
+  if (auto twice = RepeatedName(specs)) {
+    // A tool's own table is wrong.
+    return Error{ErrorCode::kInvalidArgument, 0, "option table", "",
+                 "the option table names " + *twice + " twice"};
+  }
+  std::vector<const CLI::Option*> options(specs.size(), nullptr);
   try {
-    for (const auto& s : specs) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const OptionSpec& s = specs[i];
+      if (!Named(s, args)) continue;
       CLI::Option* o = s.takes_value ? app.add_option(NamesOf(s)) : app.add_flag(NamesOf(s));
       if (s.takes_value) {
         o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
       } else {
         o->disable_flag_override();
       }
-      options.push_back(o);
+      options[i] = o;
     }
     app.add_option("positionals", out.positionals)->expected(0, -1);
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's order
@@ -119,7 +168,7 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
   } catch (const CLI::ArgumentMismatch& e) {
     return Usage(MismatchText(e.what(), specs));
   } catch (const CLI::ConstructionError& e) {
-    // A tool's own table is wrong (a name used twice, an invalid name).
+    // A tool's own table is wrong (an invalid name).
     return Error{ErrorCode::kInvalidArgument, 0, "option table", "", e.what()};
   } catch (const CLI::Error& e) {
     return Usage(e.what());
@@ -129,6 +178,7 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
     if (extra != "--" && extra.size() >= 2 && extra[0] == '-') return Usage(UnknownText(extra));
   }
   for (size_t i = 0; i < specs.size(); ++i) {
+    if (options[i] == nullptr) continue;
     const CLI::Option& o = *options[i];
     if (o.count() == 0) continue;
     out.values[specs[i].long_name] = specs[i].takes_value ? o.results().back() : "";

@@ -1,6 +1,9 @@
 #include "options.h"
 
+#include <cstdlib>
+
 #include "cli_args.h"
+#include "qpconnect/verbs/provider_cache.h"
 #include "version.h"
 
 namespace qpconnect::tools {
@@ -113,6 +116,20 @@ Result<HostPort> SplitHostPort(const std::string& text) {
   return hp;
 }
 
+// SessionOptions::provider_cache from QPC_PROVIDER_CACHE: unset, the default
+// file (verbs/provider_cache.h); "off" or empty, none; else an absolute path.
+Result<std::string> ProviderCacheFromEnv() {
+  const char* env = std::getenv("QPC_PROVIDER_CACHE");
+  if (env == nullptr) return verbs::DefaultProviderCachePath();
+  const std::string value = env;
+  if (value.empty() || value == "off") return std::string();
+  if (value[0] != '/') {
+    return Error{ErrorCode::kInvalidArgument, 0, "environment", "QPC_PROVIDER_CACHE",
+                 "QPC_PROVIDER_CACHE must be an absolute path or 'off', not '" + value + "'"};
+  }
+  return value;
+}
+
 }  // namespace
 
 std::string ConnectHelp() {
@@ -138,7 +155,9 @@ std::string ConnectHelp() {
          "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed,\n"
          "8 --path sa: the SA has no path or the partition refuses it, 9 --path sa: no subnet\n"
          "manager or the SA did not answer. --serve/--count: 0 if every peer succeeded, else\n"
-         "the first failed peer's status; 130 (SIGINT) or 143 (SIGTERM) when interrupted.\n";
+         "the first failed peer's status; 130 (SIGINT) or 143 (SIGTERM) when interrupted.\n\n"
+         "Environment: QPC_PROVIDER_CACHE=PATH|off, the file that remembers each device's\n"
+         "libibverbs provider so that it loads first (default ~/.cache/qpconnect/providers).\n";
 }
 
 std::string ConnectVersion() { return VersionText("qp-connect"); }
@@ -229,6 +248,11 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
       num("duration", 1, 86400, [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
   o.sweep = p.Has("all");
   s.completion_events = p.Has("events");
+  if (auto cache = ProviderCacheFromEnv(); !cache) {
+    return std::move(cache).error();
+  } else {
+    s.provider_cache = std::move(*cache);
+  }
   o.report_gbits = p.Has("report-gbits");
   if (o.duration && p.Has("iters")) {
     return Usage("-D (a duration) and -n (an iteration count) exclude each other");

@@ -132,6 +132,18 @@ class Runner {
  private:
   // A -v step, written and flushed as it happens (the progress line, if
   // any, erased first).
+  // The device's provider library (-v, and "provider" in --json): whether
+  // the provider cache let it load before the device list (docs/cli.md).
+  void ReportProvider(const verbs::ProviderNote& p) {
+    if (p.library.empty()) return;
+    report_["provider"] = {
+        {"library", p.library}, {"preloaded", p.preloaded}, {"cache_refused", p.refused}};
+    Step("provider library " + p.library +
+         (p.preloaded ? " (from the provider cache: loaded before the device list)" : ""));
+    for (const std::string& r : p.refused) Step("provider cache entry not loaded: " + r);
+    if (!p.cache_error.empty()) Step("provider cache not updated: " + p.cache_error);
+  }
+
   void Step(std::string_view text) {
     if (!o_.verbose || o_.json) return;
     progress_.Clear();
@@ -312,6 +324,7 @@ class Runner {
     report_["local"] = SideJson(local);
     Step("opened " + local.identity.device + ": " + std::to_string(local.qps.size()) + " " +
          TransportName(local.transport) + " QP(s) in INIT with receives posted");
+    if (const verbs::Session* session = connector_->session()) ReportProvider(session->provider());
     if (o_.path == PathKind::kSa && local.port.link_layer == LinkLayer::kEthernet) {
       // Known before the exchange: refused as a usage error.
       return Fail("path",

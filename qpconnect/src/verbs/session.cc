@@ -8,6 +8,8 @@
 
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/describe.h"
+#include "qpconnect/verbs/provider.h"
+#include "qpconnect/verbs/provider_cache.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
 #include "qpconnect/verbs/qp_steps.h"
@@ -72,9 +74,28 @@ Result<std::unique_ptr<Session>> Session::Open(const SessionOptions& options) {
 Result<void> Session::CreateResources() {
   const SessionOptions& o = options_;
   const auto setup_start = StepClock::now();
+  std::vector<ProviderCacheEntry> cached;
+  ProviderPreload preload;
+  if (!o.provider_cache.empty()) {
+    cached = ReadProviderCache(o.provider_cache);
+    preload = PreloadProviders(CachedLibraries(cached));
+    provider_.refused = preload.refused;
+  }
   auto ctx = OpenDevice(o.device);
   if (!ctx) return std::move(ctx).error();
   ctx_ = std::move(*ctx);
+  if (auto library = ProviderLibraryOf(ctx_.get())) {
+    provider_.library = *library;
+    for (const auto& l : preload.loaded) provider_.preloaded = provider_.preloaded || l == *library;
+    // Read again: another process may have added its device meanwhile.
+    if (!o.provider_cache.empty()) cached = ReadProviderCache(o.provider_cache);
+    if (!o.provider_cache.empty() &&
+        RememberProvider(cached, ibv_get_device_name(ctx_->device), *library)) {
+      if (auto written = WriteProviderCache(o.provider_cache, cached); !written) {
+        provider_.cache_error = written.error().ToString();
+      }
+    }
+  }
 
   DescribeOptions d;
   d.transport = o.transport;

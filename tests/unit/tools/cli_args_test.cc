@@ -76,6 +76,12 @@ TEST(CliArgs, TakesTheArgumentAfterAnOptionVerbatimAsGetoptDoes) {
   auto q = ParseArgs({"--timeout", "--"}, Specs());
   ASSERT_TRUE(q);
   EXPECT_EQ(q->Get("timeout"), "--");
+  // "--" as a value does not end the options: "-v" after it is still one.
+  auto r = ParseArgs({"--timeout", "--", "-v", "x"}, Specs());
+  ASSERT_TRUE(r) << r.error().ToString();
+  EXPECT_EQ(r->Get("timeout"), "--");
+  EXPECT_TRUE(r->Has("verbose"));
+  EXPECT_EQ(r->positionals, (std::vector<std::string>{"x"}));
 }
 
 TEST(CliArgs, NamesTheUnknownOption) {
@@ -155,6 +161,12 @@ TEST(CliArgs, ReportsAnOptionTableThatNamesAnOptionTwice) {
   auto p = ParseArgs({}, twice);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().operation, "option table");
+  EXPECT_EQ(p.error().detail, "the option table names -d twice");
+  const std::vector<OptionSpec> long_twice = {{'a', "same", false, "", ""},
+                                              {'b', "same", false, "", ""}};
+  auto q = ParseArgs({"-a"}, long_twice);
+  ASSERT_FALSE(q);
+  EXPECT_EQ(q.error().detail, "the option table names --same twice");
 }
 
 TEST(CliArgs, FormatsHelpWithEveryShortName) {

@@ -95,6 +95,21 @@ struct SessionOptions {
   // Called after each QP is created and moved to INIT (and, in Connect(),
   // after each RTR and RTS). May be empty.
   ProgressFn on_progress;
+  // A provider cache file (verbs/provider_cache.h): the providers it names
+  // are loaded before the device list, and the one that serves the device
+  // is remembered in it, so that the next process opens faster. Empty: none
+  // (libibverbs loads every provider, as usual). qp-connect passes
+  // DefaultProviderCachePath() unless QPC_PROVIDER_CACHE says otherwise.
+  std::string provider_cache;
+};
+
+// What Open() learnt and did about the device's provider library.
+struct ProviderNote {
+  std::string library;     // the provider serving the device; empty if unknown
+  bool preloaded = false;  // `library` was loaded from the cache before the device list
+  std::vector<std::string>
+      refused;              // cache entries not loaded (not a provider path, dlopen failed)
+  std::string cache_error;  // why the cache was not updated; empty if it was or needed not be
 };
 
 class Session {
@@ -120,6 +135,8 @@ class Session {
   uint32_t send_qkey() const { return send_qkey_; }
   // Time spent so far by Open() and Connect(), per step.
   const SessionTimings& timings() const { return timings_; }
+  // The device's provider library, and whether the provider cache helped.
+  const ProviderNote& provider() const { return provider_; }
 
   // INIT->RTR->RTS for every QP with `plan` (REQUIRES plan.qps.size() ==
   // num_qps()); UD: creates one address handle per peer QP, and sends will
@@ -179,6 +196,7 @@ class Session {
   EndpointInfo local_;
   SessionLayout layout_;
   SessionTimings timings_;
+  ProviderNote provider_;
   uint32_t send_qkey_ = 0;
   std::vector<uint32_t> remote_qpns_;
   // Members in creation order: destroyed in reverse (AHs, MR, QPs, CQs, PD,

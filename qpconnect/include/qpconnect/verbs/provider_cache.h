@@ -1,0 +1,63 @@
+// The provider cache: a small file that remembers, per RDMA device, the
+// libibverbs provider library that served it, so that the next process can
+// preload it (verbs/provider.h) and skip loading every other provider.
+//
+// The file: one "DEVICE LIBRARY" line per device, '#' comments, written
+// whole (a temporary file renamed over it) only when an entry changes. It is
+// a hint, never trusted: a library that is not a provider path is refused by
+// PreloadProviders, a missing or malformed file reads as empty, and a stale
+// entry only costs the full load libibverbs would have done anyway.
+//
+// Thread-safety: the functions are thread-safe; concurrent writers of one
+// file each rename a complete file (the last one wins).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qpconnect/result.h"
+
+namespace qpconnect::verbs {
+
+struct ProviderCacheEntry {
+  std::string device;   // ibv_get_device_name(), e.g. "rxe0"
+  std::string library;  // absolute path of the provider library
+  bool operator==(const ProviderCacheEntry&) const = default;
+};
+
+// At most this many entries are read or kept (a host has a few devices).
+inline constexpr size_t kMaxProviderCacheEntries = 64;
+
+// The entries of a cache file's text. Lines that are not "DEVICE LIBRARY"
+// (a device name of letters, digits, '_', '-', '.'; an absolute library path
+// without spaces) are skipped, as are entries past the cap and repeated
+// devices (the first wins).
+std::vector<ProviderCacheEntry> ParseProviderCache(std::string_view text);
+
+// The file's text for `entries` (a comment line, then one line each).
+std::string FormatProviderCache(const std::vector<ProviderCacheEntry>& entries);
+
+// Each distinct library of `entries`, in order.
+std::vector<std::string> CachedLibraries(const std::vector<ProviderCacheEntry>& entries);
+
+// Sets `device`'s library in `entries`. Returns true when that changed them
+// (a new device, or a new library for a known one); false when the entry was
+// already there, or when the cap is reached.
+bool RememberProvider(std::vector<ProviderCacheEntry>& entries, const std::string& device,
+                      const std::string& library);
+
+// The entries in the file at `path`; empty when it is missing, unreadable,
+// not a regular file or larger than 64 KiB.
+std::vector<ProviderCacheEntry> ReadProviderCache(const std::string& path);
+
+// Writes `entries` to `path` (creating its directory, mode 0700, if missing):
+// a temporary file next to it, then rename(). kIo with errno on failure.
+Result<void> WriteProviderCache(const std::string& path,
+                                const std::vector<ProviderCacheEntry>& entries);
+
+// "$XDG_CACHE_HOME/qpconnect/providers", else "$HOME/.cache/qpconnect/providers"
+// (only absolute values of those variables count); empty when neither is set.
+std::string DefaultProviderCachePath();
+
+}  // namespace qpconnect::verbs
