@@ -15,6 +15,12 @@
 #            every provider library, as it does for cmtime (the default run
 #            preloads the device's provider from the provider cache, which
 #            one connect before the rounds has filled: docs/performance.md);
+#   noaslr   both clients' connect run under `setarch -R` (no address space
+#            randomisation; the wrapper adds its own exec to both): under
+#            TCG, QEMU 7.2 keys the code it has translated by virtual address,
+#            so a randomised program retranslates all the code it runs in
+#            every process, at a cost that grows with its code, not its work
+#            (docs/performance.md);
 # then the median of each. Every binary ran once before, so that the guest's
 # page cache (its files come over 9p) holds them. The host's load moves these
 # numbers a lot: compare only within one run, and run it on an idle host.
@@ -42,7 +48,7 @@ server=$1
 declare -A W
 for b in "$@"; do "$b" --version >/dev/null; done
 cmtime -h >/dev/null 2>&1; ibv_devices >/dev/null
-ours() {  # ours BINARY [ENV...]: one client's wall, the server waiting
+ours() {  # ours BINARY [WRAPPER...]: one client's wall, the server waiting
   local port=$((21000 + RANDOM % 1000)) sp t0 t1
   "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
   sp=$!
@@ -51,7 +57,7 @@ ours() {  # ours BINARY [ENV...]: one client's wall, the server waiting
   # wait for the server's open too.
   sleep 0.5
   for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
-  t0=$(ns); env "${@:2}" "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
+  t0=$(ns); "${@:2}" "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
   t1=$(ns); wait "$sp" || echo "server failed" >&2
   ms "$t0" "$t1"
 }
@@ -64,11 +70,16 @@ for _ in $(seq 1 "$rounds"); do
   sp=$!; sleep 0.5
   W[connect cmtime]+="$(wall cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1) "
   kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+  cmtime -b "$QPC_IP0" -c 1 >/dev/null 2>&1 &
+  sp=$!; sleep 0.5
+  W[noaslr cmtime]+="$(wall setarch x86_64 -R cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1) "
+  kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
   for b in "$@"; do W[connect $b]+="$(ours "$b") "; done
-  for b in "$@"; do W[cold $b]+="$(ours "$b" QPC_PROVIDER_CACHE=off) "; done
+  for b in "$@"; do W[cold $b]+="$(ours "$b" env QPC_PROVIDER_CACHE=off) "; done
+  for b in "$@"; do W[noaslr $b]+="$(ours "$b" setarch x86_64 -R) "; done
 done
 W[cold cmtime]=${W[connect cmtime]}
-for kind in start connect cold; do
+for kind in start connect cold noaslr; do
   base=$(echo "${W[$kind cmtime]}" | median)
   echo "RESULT $kind cmtime median_ms=$base all: ${W[$kind cmtime]}"
   for b in "$@"; do

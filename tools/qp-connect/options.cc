@@ -116,20 +116,6 @@ Result<HostPort> SplitHostPort(const std::string& text) {
   return hp;
 }
 
-// SessionOptions::provider_cache from QPC_PROVIDER_CACHE: unset, the default
-// file (verbs/provider_cache.h); "off" or empty, none; else an absolute path.
-Result<std::string> ProviderCacheFromEnv() {
-  const char* env = std::getenv("QPC_PROVIDER_CACHE");
-  if (env == nullptr) return verbs::DefaultProviderCachePath();
-  const std::string value = env;
-  if (value.empty() || value == "off") return std::string();
-  if (value[0] != '/') {
-    return Error{ErrorCode::kInvalidArgument, 0, "environment", "QPC_PROVIDER_CACHE",
-                 "QPC_PROVIDER_CACHE must be an absolute path or 'off', not '" + value + "'"};
-  }
-  return value;
-}
-
 }  // namespace
 
 std::string ConnectHelp() {
@@ -158,6 +144,18 @@ std::string ConnectHelp() {
          "the first failed peer's status; 130 (SIGINT) or 143 (SIGTERM) when interrupted.\n\n"
          "Environment: QPC_PROVIDER_CACHE=PATH|off, the file that remembers each device's\n"
          "libibverbs provider so that it loads first (default ~/.cache/qpconnect/providers).\n";
+}
+
+Result<std::string> ProviderCacheFromEnv() {
+  const char* env = std::getenv("QPC_PROVIDER_CACHE");
+  if (env == nullptr) return verbs::DefaultProviderCachePath();
+  const std::string value = env;
+  if (value.empty() || value == "off") return std::string();
+  if (value[0] != '/') {
+    return Error{ErrorCode::kInvalidArgument, 0, "environment", "QPC_PROVIDER_CACHE",
+                 "QPC_PROVIDER_CACHE must be an absolute path or 'off', not '" + value + "'"};
+  }
+  return value;
 }
 
 std::string ConnectVersion() { return VersionText("qp-connect"); }

@@ -58,6 +58,11 @@ struct ConnectOptions {
 // kInvalidArgument naming the option for anything unusable.
 Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args);
 
+// SessionOptions::provider_cache from QPC_PROVIDER_CACHE: unset, the default
+// file (verbs::DefaultProviderCachePath()); "off" or empty, none; else an
+// absolute path. kInvalidArgument for a relative one.
+Result<std::string> ProviderCacheFromEnv();
+
 std::string ConnectHelp();
 
 // What --version prints: "qp-connect (qpconnect) X.Y.Z" and the wire format.

@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+
 #include <cerrno>
 #include <cstdlib>
+
+#include "qpconnect/verbs/provider.h"
 
 namespace qpconnect::verbs {
 namespace {
@@ -148,6 +152,12 @@ Result<void> WriteProviderCache(const std::string& path,
     return IoError(err, "write " + path);
   }
   return Ok();
+}
+
+void WarmDeviceList(const std::string& path) {
+  if (!path.empty()) PreloadProviders(CachedLibraries(ReadProviderCache(path)));
+  int count = 0;
+  if (ibv_device** list = ibv_get_device_list(&count)) ibv_free_device_list(list);
 }
 
 std::string DefaultProviderCachePath() {

@@ -56,6 +56,14 @@ std::vector<ProviderCacheEntry> ReadProviderCache(const std::string& path);
 Result<void> WriteProviderCache(const std::string& path,
                                 const std::vector<ProviderCacheEntry>& entries);
 
+// Loads the providers the cache at `path` names (PreloadProviders; none when
+// `path` is empty) and has libibverbs build its device list once, so that a
+// later OpenDevice() in this process finds the providers loaded. For a
+// thread started at once by a program that will open a device
+// (qp-connect's main), to overlap that work with its own start: libibverbs
+// serialises device lists, so an OpenDevice() meanwhile waits for it.
+void WarmDeviceList(const std::string& path);
+
 // "$XDG_CACHE_HOME/qpconnect/providers", else "$HOME/.cache/qpconnect/providers"
 // (only absolute values of those variables count); empty when neither is set.
 std::string DefaultProviderCachePath();
