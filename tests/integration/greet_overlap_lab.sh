@@ -18,13 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 ms() { date +%s%3N; }
-# Every QP but the kernel's GSI ones, as serve_lab.sh counts them.
-qps_left() { rdma resource show qp 2>/dev/null | grep -cvE "type GSI|^$"; }
-check_no_qps() {
-  local n
-  n=$(qps_left)
-  [[ $n -eq 0 ]] || { echo "FAIL ($1): $n QP(s) left"; rdma resource show qp; fail=1; }
-}
+. "$(dirname "$0")/lab_qps.sh"
 
 echo "--- 1: no such device, the server waiting"
 "$bin" -d "$QPC_DEV0" -p 21701 --timeout 20 --no-verify >"$work/s1" 2>&1 &

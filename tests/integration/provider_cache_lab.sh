@@ -23,12 +23,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 port=21800
-qps_left() { rdma resource show qp 2>/dev/null | grep -cvE "type GSI|^$"; }
-check_no_qps() {
-  local n
-  n=$(qps_left)
-  [[ $n -eq 0 ]] || { echo "FAIL ($1): $n QP(s) left"; rdma resource show qp; fail=1; }
-}
+. "$(dirname "$0")/lab_qps.sh"
 # pair CASE CACHE [OUTPUT]: a server (its own cache: off) and a client using
 # CACHE, the client under LD_DEBUG=files; its stderr in $work/CASE.err, its
 # stdout (OUTPUT: --json, the default, or -v) in $work/CASE.json, its provider

@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-qps_left() { rdma resource show qp 2>/dev/null | grep -cvE "type GSI|^$"; }
+. "$(dirname "$0")/lab_qps.sh"
 # Until FILE has a line matching RE (written by a process still running);
 # gives up after 120 s.
 wait_for() {
@@ -48,11 +48,6 @@ wait_for() {
   return 1
 }
 show() { echo "--- $1:"; cat "$2"; }
-check_no_qps() {
-  local n
-  n=$(qps_left)
-  ((n == 0)) || bad "$1: $n QP(s) left: $(rdma resource show qp)"
-}
 
 check_no_qps "before"
 

@@ -48,7 +48,7 @@ server=$1
 declare -A W
 for b in "$@"; do "$b" --version >/dev/null; done
 cmtime -h >/dev/null 2>&1; ibv_devices >/dev/null
-ours() {  # ours BINARY [WRAPPER...]: one client's wall, the server waiting
+ours() {  # ours BINARY [cold|noaslr]: one client's wall, the server waiting
   local port=$((21000 + RANDOM % 1000)) sp t0 t1
   "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
   sp=$!
@@ -57,7 +57,13 @@ ours() {  # ours BINARY [WRAPPER...]: one client's wall, the server waiting
   # wait for the server's open too.
   sleep 0.5
   for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
-  t0=$(ns); "${@:2}" "$1" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0" >/dev/null 2>&1 || echo "client $1 failed" >&2
+  local args=(-d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0")
+  t0=$(ns)
+  case ${2:-} in  # no wrapper process for cold: its exec would count
+    cold) QPC_PROVIDER_CACHE=off "$1" "${args[@]}" ;;
+    noaslr) setarch x86_64 -R "$1" "${args[@]}" ;;
+    *) "$1" "${args[@]}" ;;
+  esac >/dev/null 2>&1 || echo "client $1 failed" >&2
   t1=$(ns); wait "$sp" || echo "server failed" >&2
   ms "$t0" "$t1"
 }
@@ -75,8 +81,8 @@ for _ in $(seq 1 "$rounds"); do
   W[noaslr cmtime]+="$(wall setarch x86_64 -R cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1) "
   kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
   for b in "$@"; do W[connect $b]+="$(ours "$b") "; done
-  for b in "$@"; do W[cold $b]+="$(ours "$b" env QPC_PROVIDER_CACHE=off) "; done
-  for b in "$@"; do W[noaslr $b]+="$(ours "$b" setarch x86_64 -R) "; done
+  for b in "$@"; do W[cold $b]+="$(ours "$b" cold) "; done
+  for b in "$@"; do W[noaslr $b]+="$(ours "$b" noaslr) "; done
 done
 W[cold cmtime]=${W[connect cmtime]}
 for kind in start connect cold noaslr; do
