@@ -146,17 +146,7 @@ std::string ConnectHelp() {
          "libibverbs provider so that it loads first (default ~/.cache/qpconnect/providers).\n";
 }
 
-Result<std::string> ProviderCacheFromEnv() {
-  const char* env = std::getenv("QPC_PROVIDER_CACHE");
-  if (env == nullptr) return verbs::DefaultProviderCachePath();
-  const std::string value = env;
-  if (value.empty() || value == "off") return std::string();
-  if (value[0] != '/') {
-    return Error{ErrorCode::kInvalidArgument, 0, "environment", "QPC_PROVIDER_CACHE",
-                 "QPC_PROVIDER_CACHE must be an absolute path or 'off', not '" + value + "'"};
-  }
-  return value;
-}
+Result<std::string> ProviderCacheFromEnv() { return verbs::ProviderCacheFromEnvironment(); }
 
 std::string ConnectVersion() { return VersionText("qp-connect"); }
 

@@ -58,9 +58,8 @@ struct ConnectOptions {
 // kInvalidArgument naming the option for anything unusable.
 Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args);
 
-// SessionOptions::provider_cache from QPC_PROVIDER_CACHE: unset, the default
-// file (verbs::DefaultProviderCachePath()); "off" or empty, none; else an
-// absolute path. kInvalidArgument for a relative one.
+// SessionOptions::provider_cache from QPC_PROVIDER_CACHE
+// (verbs::ProviderCacheFromEnvironment()).
 Result<std::string> ProviderCacheFromEnv();
 
 std::string ConnectHelp();

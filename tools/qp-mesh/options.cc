@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli_args.h"
+#include "qpconnect/verbs/provider_cache.h"
 #include "version.h"
 
 namespace qpconnect::tools {
@@ -63,6 +64,12 @@ Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
   }
   MeshOptions& m = o.mesh;
   if (auto v = a.Get("ib-dev")) m.session.device = *v;
+  // As qp-connect: each rank loads the device's provider first (docs/cli.md).
+  if (auto cache = verbs::ProviderCacheFromEnvironment(); !cache) {
+    return std::move(cache).error();
+  } else {
+    m.session.provider_cache = std::move(*cache);
+  }
   if (auto v = a.Get("devices")) {
     std::string item;
     std::istringstream in(*v);

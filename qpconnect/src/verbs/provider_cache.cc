@@ -160,6 +160,18 @@ void WarmDeviceList(const std::string& path) {
   if (ibv_device** list = ibv_get_device_list(&count)) ibv_free_device_list(list);
 }
 
+Result<std::string> ProviderCacheFromEnvironment() {
+  const char* env = std::getenv("QPC_PROVIDER_CACHE");
+  if (env == nullptr) return DefaultProviderCachePath();
+  const std::string value = env;
+  if (value.empty() || value == "off") return std::string();
+  if (value[0] != '/') {
+    return Error{ErrorCode::kInvalidArgument, 0, "environment", "QPC_PROVIDER_CACHE",
+                 "QPC_PROVIDER_CACHE must be an absolute path or 'off', not '" + value + "'"};
+  }
+  return value;
+}
+
 std::string DefaultProviderCachePath() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/qpconnect/providers";

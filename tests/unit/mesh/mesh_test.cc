@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <cstdlib>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +164,28 @@ TEST(MeshOptionsCli, UdDefaultsToOneKilobyteDatagrams) {
   EXPECT_EQ(o->mesh.session.message_size, 1024u);
   EXPECT_EQ(o->mesh.traffic_size, 1024u);
   EXPECT_EQ(o->mesh.connect.plan.message_size, 1024u);
+}
+
+TEST(MeshOptionsCli, TakesTheProviderCacheFromTheEnvironment) {
+  const char* old = std::getenv("QPC_PROVIDER_CACHE");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  setenv("QPC_PROVIDER_CACHE", "/var/tmp/providers", 1);
+  auto set = tools::ParseMeshOptions({});
+  setenv("QPC_PROVIDER_CACHE", "off", 1);
+  auto off = tools::ParseMeshOptions({});
+  setenv("QPC_PROVIDER_CACHE", "relative", 1);
+  auto bad = tools::ParseMeshOptions({});
+  if (saved) {
+    setenv("QPC_PROVIDER_CACHE", saved->c_str(), 1);
+  } else {
+    unsetenv("QPC_PROVIDER_CACHE");
+  }
+  ASSERT_TRUE(set) << set.error().ToString();
+  EXPECT_EQ(set->mesh.session.provider_cache, "/var/tmp/providers");
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->mesh.session.provider_cache, "");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().attribute, "QPC_PROVIDER_CACHE");
 }
 
 TEST(MeshOptionsCli, NoVerifyRunsNoTraffic) {

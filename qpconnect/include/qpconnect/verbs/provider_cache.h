@@ -64,6 +64,12 @@ Result<void> WriteProviderCache(const std::string& path,
 // serialises device lists, so an OpenDevice() meanwhile waits for it.
 void WarmDeviceList(const std::string& path);
 
+// The cache the tools use, from QPC_PROVIDER_CACHE: unset, the default file
+// (DefaultProviderCachePath()); "off" or empty, none (""); else that
+// absolute path. kInvalidArgument for a relative one. For programs that
+// want the same switch as the tools.
+Result<std::string> ProviderCacheFromEnvironment();
+
 // "$XDG_CACHE_HOME/qpconnect/providers", else "$HOME/.cache/qpconnect/providers"
 // (only absolute values of those variables count); empty when neither is set.
 std::string DefaultProviderCachePath();
