@@ -6,6 +6,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -130,7 +131,10 @@ Result<void> WriteProviderCache(const std::string& path,
                  "the provider cache path must be absolute: '" + path + "'"};
   }
   QPC_TRY(MakeParents(path));
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  // Unique per process and call: two sessions of one process may write at once.
+  static std::atomic<unsigned> writes{0};
+  const std::string tmp =
+      path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(writes.fetch_add(1));
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return IoError(errno, "open " + tmp);
   const std::string text = FormatProviderCache(entries);
