@@ -132,6 +132,12 @@ class Runner {
  private:
   // A -v step, written and flushed as it happens (the progress line, if
   // any, erased first).
+  void Step(std::string_view text) {
+    if (!o_.verbose || o_.json) return;
+    progress_.Clear();
+    out_ << "qp-connect: " << text << std::endl;
+  }
+
   // The device's provider library (-v, and "provider" in --json): whether
   // the provider cache let it load before the device list (docs/cli.md).
   void ReportProvider(const verbs::ProviderNote& p) {
@@ -142,12 +148,6 @@ class Runner {
          (p.preloaded ? " (from the provider cache: loaded before the device list)" : ""));
     for (const std::string& r : p.refused) Step("provider cache entry not loaded: " + r);
     if (!p.cache_error.empty()) Step("provider cache not updated: " + p.cache_error);
-  }
-
-  void Step(std::string_view text) {
-    if (!o_.verbose || o_.json) return;
-    progress_.Clear();
-    out_ << "qp-connect: " << text << std::endl;
   }
 
   int Fail(const std::string& stage, const Error& e, int code) {

@@ -87,12 +87,13 @@ Result<void> Session::CreateResources() {
   if (auto library = ProviderLibraryOf(ctx_.get())) {
     provider_.library = *library;
     for (const auto& l : preload.loaded) provider_.preloaded = provider_.preloaded || l == *library;
-    // Read again: another process may have added its device meanwhile.
-    if (!o.provider_cache.empty()) cached = ReadProviderCache(o.provider_cache);
-    if (!o.provider_cache.empty() &&
-        RememberProvider(cached, ibv_get_device_name(ctx_->device), *library)) {
-      if (auto written = WriteProviderCache(o.provider_cache, cached); !written) {
-        provider_.cache_error = written.error().ToString();
+    if (!o.provider_cache.empty()) {
+      // Read again: another process may have added its device meanwhile.
+      cached = ReadProviderCache(o.provider_cache);
+      if (RememberProvider(cached, ibv_get_device_name(ctx_->device), *library)) {
+        if (auto written = WriteProviderCache(o.provider_cache, cached); !written) {
+          provider_.cache_error = written.error().ToString();
+        }
       }
     }
   }
