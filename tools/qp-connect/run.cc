@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "exit_codes.h"
 #include "findings_json.h"
@@ -110,10 +111,11 @@ class Runner {
         peer_(peer) {}
 
   int Run() {
-    report_["result"] = "error";
-    report_["transport"] = TransportName(o_.session.transport);
-    report_["role"] = o_.client ? "client" : "server";
-    if (peer_ != 0) report_["peer"] = peer_;
+    if (o_.json) report_ = JsonDocument();  // schema_version first (docs/json.md)
+    Put("result", "error");
+    Put("transport", TransportName(o_.session.transport));
+    Put("role", o_.client ? "client" : "server");
+    if (peer_ != 0) Put("peer", peer_);
     int rc = Steps();
     if (peer_ != 0 && ServeSignal() != 0 && rc != kExitOk) ReleaseOnSignal();
     if (o_.json && !(peer_ != 0 && no_peer_)) {
@@ -138,12 +140,31 @@ class Runner {
     out_ << "qp-connect: " << text << std::endl;
   }
 
+  // The --json report: `key` set to `value` (or to what `value()` returns),
+  // only when the report will be printed. Without --json nothing of it is
+  // built: at N = 1 the report was 4,300 distinct instructions and 100,000
+  // executed ones of a client's run (SideJson, TimingsJson, the findings,
+  // nlohmann's own code; valgrind --tool=callgrind in the lab), code the
+  // lab's emulator translates afresh in every process (issue 15,
+  // docs/performance.md).
+  template <class T>
+  void Put(const char* key, T&& value) {
+    if (!o_.json) return;
+    if constexpr (std::is_invocable_v<T>) {
+      report_[key] = value();
+    } else {
+      report_[key] = std::forward<T>(value);
+    }
+  }
+
   // The device's provider library (-v, and "provider" in --json): whether
   // the provider cache let it load before the device list (docs/cli.md).
   void ReportProvider(const verbs::ProviderNote& p) {
     if (p.library.empty()) return;
-    report_["provider"] = {
-        {"library", p.library}, {"preloaded", p.preloaded}, {"cache_refused", p.refused}};
+    Put("provider", [&] {
+      return ordered_json{
+          {"library", p.library}, {"preloaded", p.preloaded}, {"cache_refused", p.refused}};
+    });
     Step("provider library " + p.library +
          (p.preloaded ? " (from the provider cache: loaded before the device list)" : ""));
     for (const std::string& r : p.refused) Step("provider cache entry not loaded: " + r);
@@ -152,8 +173,8 @@ class Runner {
 
   int Fail(const std::string& stage, const Error& e, int code) {
     progress_.Clear();
-    report_["stage"] = stage;
-    report_["error"] = ErrorObject(e);
+    Put("stage", stage);
+    Put("error", [&] { return ErrorObject(e); });
     if (!o_.json && !no_peer_) {
       err_ << "qp-connect: " << PeerPrefix() << stage << " failed: " << e.ToString() << "\n";
     }
@@ -171,7 +192,7 @@ class Runner {
     connector_.reset();
     AbortPeer("server interrupted");
     if (no_peer_) return;
-    report_["interrupted"] = ServeSignalName(ServeSignal());
+    Put("interrupted", ServeSignalName(ServeSignal()));
     if (!o_.json) {
       err_ << "qp-connect: " << PeerPrefix() << "interrupted by " << ServeSignalName(ServeSignal())
            << ": its QPs released; the peer told (or its connection closed)\n";
@@ -202,11 +223,17 @@ class Runner {
   // What the connector learned, into the report (and the findings printed
   // once, before anything is modified).
   void Record(const ConnectReport& r) {
-    if (r.remote && !report_.contains("remote")) report_["remote"] = SideJson(*r.remote);
-    if (r.sa_path && r.plan && !report_.contains("path")) RecordPath(*r.sa_path, *r.plan);
+    if (r.remote && !remote_recorded_) {
+      remote_recorded_ = true;
+      Put("remote", [&] { return SideJson(*r.remote); });
+    }
+    if (r.sa_path && r.plan && !path_recorded_) {
+      path_recorded_ = true;
+      RecordPath(*r.sa_path, *r.plan);
+    }
     if (r.plan && !findings_shown_) {
       findings_shown_ = true;
-      report_["findings"] = FindingsToJson(r.findings);
+      Put("findings", [&] { return FindingsToJson(r.findings); });
       if (!o_.json) PrintFindings(r.findings);
     }
   }
@@ -214,8 +241,10 @@ class Runner {
   // --path sa: the SA's record and what the plan took from it, always shown
   // (the user asked where the path comes from).
   void RecordPath(const PathRecord& p, const ConnectionPlan& plan) {
-    report_["path"] = {
-        {"source", "sa"}, {"record", PathRecordToJson(p)}, {"applied", plan.from_sa}};
+    Put("path", [&] {
+      return ordered_json{
+          {"source", "sa"}, {"record", PathRecordToJson(p)}, {"applied", plan.from_sa}};
+    });
     if (o_.json) return;
     std::string applied;
     for (const auto& a : plan.from_sa) applied += (applied.empty() ? "" : ", ") + a;
@@ -246,7 +275,7 @@ class Runner {
       case ConnectPhase::kValidate:
         if (path_failed_) return Fail("path", e, ExitForSaError(e));
         if (e.operation == "validate") {
-          report_["stage"] = "validate";
+          Put("stage", "validate");
           if (!o_.json) {
             err_ << "qp-connect: the validator found errors; nothing was modified (use "
                     "--no-validate to try anyway)\n";
@@ -321,7 +350,7 @@ class Runner {
     }
     report_greet_ms_ = greeter.ms();
     const EndpointInfo& local = connector_->Local();
-    report_["local"] = SideJson(local);
+    Put("local", [&] { return SideJson(local); });
     Step("opened " + local.identity.device + ": " + std::to_string(local.qps.size()) + " " +
          TransportName(local.transport) + " QP(s) in INIT with receives posted");
     if (const verbs::Session* session = connector_->session()) ReportProvider(session->provider());
@@ -424,6 +453,21 @@ class Runner {
                              std::chrono::steady_clock::now() - barrier_start)
                              .count();
     }
+    if (o_.json) {
+      RecordSuccess(r, traffic_ms, final_barrier_ms, to_barrier_ms);
+    } else {
+      out_ << "qp-connect: " << PeerPrefix() << "connected " << session.num_qps() << " "
+           << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
+           << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
+           << remote.qps[0].qpn << std::dec << "\n";
+    }
+    return kExitOk;
+  }
+
+  // --json, a connection made: the timings, the exchange's figures, the
+  // peak resident set, and "result": "ok".
+  void RecordSuccess(const ConnectReport& r, double traffic_ms, double final_barrier_ms,
+                     double to_barrier_ms) {
     ordered_json timings = TimingsJson(r.timings);
     timings["traffic"] = traffic_ms;
     timings["final_barrier"] = final_barrier_ms;
@@ -444,21 +488,14 @@ class Runner {
     // barriers), so far, the final barrier included.
     const ExchangeStats moved = exchanger_->stats();
     report_["exchange"] = {{"round_trips", r.timings.round_trips + (o_.verify ? 1U : 0U)},
-                           {"description_bytes_sent", oob::EncodeBinary(local).size()},
-                           {"description_bytes_received", oob::EncodeBinary(remote).size()},
+                           {"description_bytes_sent", oob::EncodeBinary(r.local).size()},
+                           {"description_bytes_received", oob::EncodeBinary(*r.remote).size()},
                            {"frames_sent", moved.frames_sent},
                            {"frames_received", moved.frames_received},
                            {"bytes_sent", moved.bytes_sent},
                            {"bytes_received", moved.bytes_received}};
     report_["result"] = "ok";
     report_.erase("stage");
-    if (!o_.json) {
-      out_ << "qp-connect: " << PeerPrefix() << "connected " << session.num_qps() << " "
-           << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
-           << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
-           << remote.qps[0].qpn << std::dec << "\n";
-    }
-    return kExitOk;
   }
 
   // The traffic's report: JSON, or the "traffic ok" line and the table.
@@ -468,14 +505,16 @@ class Runner {
     f.gbits = o_.report_gbits;
     f.events = o_.session.completion_events;
     for (const auto& q : session.Local().qps) f.qpns.push_back(q.qpn);
-    ordered_json j = TrafficSummaryJson(tr, t.size, f);
-    j["mode"] = o_.duration ? "duration" : "iters";
-    if (o_.duration) j["duration_s"] = o_.duration->count();
-    j["sweep"] = o_.sweep;
-    j["rdma_write_checked"] = tr.rdma_write_checked;
-    j["rdma_read_checked"] = tr.rdma_read_checked;
-    report_["traffic"] = std::move(j);
-    if (o_.json) return;
+    if (o_.json) {
+      ordered_json j = TrafficSummaryJson(tr, t.size, f);
+      j["mode"] = o_.duration ? "duration" : "iters";
+      if (o_.duration) j["duration_s"] = o_.duration->count();
+      j["sweep"] = o_.sweep;
+      j["rdma_write_checked"] = tr.rdma_write_checked;
+      j["rdma_read_checked"] = tr.rdma_read_checked;
+      report_["traffic"] = std::move(j);
+      return;
+    }
     std::string checked = tr.rdma_write_checked ? ", RDMA WRITE checked" : "";
     if (tr.rdma_read_checked) checked += ", RDMA READ checked";
     out_ << "qp-connect: traffic ok: " << TrafficOkText(tr, t.size, session.num_qps()) << checked
@@ -496,7 +535,7 @@ class Runner {
   std::ostream& err_;
   ProgressLine progress_;
   std::chrono::steady_clock::time_point start_;
-  ordered_json report_ = JsonDocument();  // schema_version first (docs/json.md)
+  ordered_json report_;  // --json only (Put); JsonDocument() at the start of Run()
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
   unsigned peer_ = 0;                      // --serve: this peer's number; 0 otherwise
@@ -505,7 +544,9 @@ class Runner {
   std::optional<double> report_greet_ms_;  // Greeter::ms() when it ran
   bool aborted_ = false;                   // the peer was told (once)
   bool findings_shown_ = false;
-  bool path_failed_ = false;  // --path sa: the SA query failed
+  bool path_failed_ = false;      // --path sa: the SA query failed
+  bool remote_recorded_ = false;  // Record(): the peer's side is in the report
+  bool path_recorded_ = false;    // Record(): the SA's path is in the report
   std::optional<Error> dump_error_;
 };
 
