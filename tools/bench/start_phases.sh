@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Where a short run's time goes (issue 15, docs/performance.md): the process
+# start of qp-connect and of stock cmtime split into phases, with and without
+# address space randomisation, in ONE lab boot.
+#
+# Usage: tools/bench/start_phases.sh [--rounds R] QP_CONNECT [QP_CONNECT...]
+#   (default 10 rounds)
+# On the host it compiles tools/bench/start_stamp.c (an LD_PRELOAD library)
+# and tools/bench/start_exec.c (a fork/exec wrapper) into a fresh directory
+# under ${TMPDIR:-/tmp}, then runs itself inside the lab. Each round,
+# interleaved, for cmtime and every QP_CONNECT:
+#   start    `cmtime -h` / `QP_CONNECT --version`;
+#   connect  one RC pair, the client's process, the server already waiting
+#            (as tools/bench/start.sh: `cmtime -c 1`; `QP_CONNECT --no-verify`
+#            with the first QP_CONNECT as server, over TCP);
+# each once as is and once under `setarch -R` (no randomisation; the wrapper
+# runs under setarch, so setarch's own exec is not counted). Per program and
+# kind, the medians of (ms):
+#   loader  fork, exec and the dynamic loader, to the first initializer;
+#   init    the program's static initializers (C++ runtime, Protobuf, ...);
+#   main    main() to exit;
+#   wall    fork to exit, as start_exec sees it.
+# Under TCG, QEMU 7.2 keys the code it translates by virtual address: with
+# randomisation every process translates all it runs afresh, without it a
+# program finds its code translated by the runs before.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+rounds=10
+if [[ ${1:-} == --rounds ]]; then rounds=$2; shift 2; fi
+if [[ ${1:-} != --inside ]]; then
+  [[ $# -ge 1 ]] || { echo "usage: start_phases.sh [--rounds R] QP_CONNECT [QP_CONNECT...]" >&2; exit 2; }
+  bins=()
+  for b in "$@"; do
+    [[ -x $b ]] || { echo "start_phases.sh: $b is not an executable" >&2; exit 2; }
+    bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
+  done
+  tools=$(mktemp -d "${TMPDIR:-/tmp}/qpc-start-phases.XXXXXX") || exit 1
+  trap 'rm -rf "$tools"' EXIT
+  cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tools/start_stamp.so" \
+    "$here/start_stamp.c" -ldl || exit 1
+  cc -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/start_exec" "$here/start_exec.c" || exit 1
+  "$root/tools/lab/lab-run" --timeout 1800 -- env QPC_BENCH_TOOLS="$tools" \
+    "$0" --rounds "$rounds" --inside "${bins[@]}"
+  exit $?
+fi
+shift
+export START_STAMP=$QPC_BENCH_TOOLS/start_stamp.so
+run=$QPC_BENCH_TOOLS/start_exec
+server=$1
+raw=$(mktemp)
+# measure LABEL CMD...: one run; appends "LABEL loader=.. init=.. main=.. WALL .." to $raw.
+measure() {
+  local label=$1 line
+  shift
+  line=$("$@" 2>&1 >/dev/null | grep -E '^(STAMP|WALL)' | tr '\n' ' ')
+  echo "$label $line" >>"$raw"
+}
+# both LABEL CMD...: as is, then without randomisation.
+both() {
+  local label=$1
+  shift
+  measure "$label aslr" "$run" "$@"
+  measure "$label noaslr" setarch "$(uname -m)" -R "$run" "$@"
+}
+ours_connect() {  # ours_connect BINARY
+  local b=$1 aslr port sp
+  for aslr in aslr noaslr; do
+    port=$((23000 + RANDOM % 1000))
+    "$server" -d "$QPC_DEV0" -p "$port" --no-verify >/dev/null 2>&1 &
+    sp=$!
+    sleep 0.5
+    for _ in $(seq 1 100); do ss -ltn | grep -q ":$port " && break; sleep 0.05; done
+    local cmd=("$run" "$b" -d "$QPC_DEV1" -p "$port" --no-verify "$QPC_IP0")
+    if [[ $aslr == aslr ]]; then measure "connect $b aslr" "${cmd[@]}"
+    else measure "connect $b noaslr" setarch "$(uname -m)" -R "${cmd[@]}"; fi
+    wait "$sp" || echo "start_phases.sh: server $server failed" >&2
+  done
+}
+cmtime_connect() {
+  local aslr sp
+  for aslr in aslr noaslr; do
+    cmtime -b "$QPC_IP0" -c 1 >/dev/null 2>&1 &
+    sp=$!
+    sleep 0.5
+    local cmd=("$run" cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 1)
+    if [[ $aslr == aslr ]]; then measure "connect cmtime aslr" "${cmd[@]}"
+    else measure "connect cmtime noaslr" setarch "$(uname -m)" -R "${cmd[@]}"; fi
+    kill "$sp" 2>/dev/null
+    wait "$sp" 2>/dev/null
+  done
+}
+for b in "$@"; do "$b" --version >/dev/null; done  # the guest's page cache
+ours_connect "$1" >/dev/null                          # and the provider cache
+: >"$raw"
+echo "# kernel $(uname -r), $(nproc) vCPU(s); $rounds rounds; medians in ms"
+for _ in $(seq 1 "$rounds"); do
+  both "start cmtime" cmtime -h
+  for b in "$@"; do both "start $b" "$b" --version; done
+  cmtime_connect
+  for b in "$@"; do ours_connect "$b"; done
+done
+python3 - "$raw" <<'PY'
+import collections, re, statistics, sys
+runs = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    kind, prog, aslr, rest = line.split(" ", 3)
+    vals = dict((k, float(v)) for k, v in re.findall(r"(loader|init|main|WALL)[= ]([\d.]+)", rest))
+    runs.setdefault((kind, prog, aslr), []).append(vals)
+for (kind, prog, aslr), rs in runs.items():
+    med = {k: statistics.median(r[k] for r in rs if k in r) for k in ("loader", "init", "main", "WALL")
+           if any(k in r for r in rs)}
+    print(f"RESULT {kind} {prog} {aslr} n={len(rs)} " +
+          " ".join(f"{k.lower()}={v:.1f}" for k, v in med.items()))
+PY
+rm -f "$raw"
+echo "RESULT left rc_qps=$(rdma resource show qp 2>/dev/null | grep -c ' type RC ')"
