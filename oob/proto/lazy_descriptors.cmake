@@ -5,8 +5,8 @@
 # registration at dynamic initialization (before main). Protobuf registers a
 # file's descriptors on first need anyway (a message's GetDescriptor() or
 # GetReflection() goes through AssignDescriptors(), which adds the file first);
-# protoc itself leaves that runner out for descriptor.proto for this reason
-# ("Descriptor initialization will still be performed lazily when it's
+# later protoc releases leave that runner out of descriptor.proto for this
+# reason ("Descriptor initialization will still be performed lazily when it's
 # needed", src/google/protobuf/compiler/cpp/file.cc).
 #
 # Why: the binary exchange never needs a descriptor, and registering
