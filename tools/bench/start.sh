@@ -28,18 +28,12 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-rounds=10
-if [[ ${1:-} == --rounds ]]; then rounds=$2; shift 2; fi
-if [[ ${1:-} != --inside ]]; then
-  [[ $# -ge 1 ]] || { echo "usage: start.sh [--rounds R] QP_CONNECT [QP_CONNECT...]" >&2; exit 2; }
-  bins=()
-  for b in "$@"; do
-    [[ -x $b ]] || { echo "start.sh: $b is not an executable" >&2; exit 2; }
-    bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
-  done
+source "$here/bench_args.sh"
+bench_args start.sh "$@"
+if [[ $inside == 0 ]]; then
   exec "$root/tools/lab/lab-run" --timeout 1800 -- "$0" --rounds "$rounds" --inside "${bins[@]}"
 fi
-shift
+set -- "${bins[@]}"
 ns() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 wall() { local t0 t1; t0=$(ns); "$@" >/dev/null 2>&1; t1=$(ns); ms "$t0" "$t1"; }

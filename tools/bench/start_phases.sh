@@ -27,15 +27,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-rounds=10
-if [[ ${1:-} == --rounds ]]; then rounds=$2; shift 2; fi
-if [[ ${1:-} != --inside ]]; then
-  [[ $# -ge 1 ]] || { echo "usage: start_phases.sh [--rounds R] QP_CONNECT [QP_CONNECT...]" >&2; exit 2; }
-  bins=()
-  for b in "$@"; do
-    [[ -x $b ]] || { echo "start_phases.sh: $b is not an executable" >&2; exit 2; }
-    bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
-  done
+source "$here/bench_args.sh"
+bench_args start_phases.sh "$@"
+if [[ $inside == 0 ]]; then
   tools=$(mktemp -d "${TMPDIR:-/tmp}/qpc-start-phases.XXXXXX") || exit 1
   trap 'rm -rf "$tools"' EXIT
   cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tools/start_stamp.so" \
@@ -45,7 +39,7 @@ if [[ ${1:-} != --inside ]]; then
     "$0" --rounds "$rounds" --inside "${bins[@]}"
   exit $?
 fi
-shift
+set -- "${bins[@]}"
 export START_STAMP=$QPC_BENCH_TOOLS/start_stamp.so
 run=$QPC_BENCH_TOOLS/start_exec
 server=$1
