@@ -14,7 +14,7 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2 || getenv("START_STAMP") == NULL) {
     fprintf(stderr, "usage: START_STAMP=start_stamp.so start_exec PROGRAM [ARGS...]\n");
     return 2;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-typedef int (*main_fn)(int, char **, char **);
-typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
-                        void *);
+typedef int (*main_fn)(int, char**, char**);
+typedef int (*start_fn)(main_fn, int, char**, void (*)(void), void (*)(void), void (*)(void),
+                        void*);
 
 static double t_ctor, t_start, t_main;
 static main_fn real_main;
@@ -34,21 +34,21 @@ static double now_ms(void) {
 
 __attribute__((constructor(101))) static void stamp_ctor(void) { t_ctor = now_ms(); }
 
-static int stamp_main(int argc, char **argv, char **envp) {
+static int stamp_main(int argc, char** argv, char** envp) {
   t_main = now_ms();
   return real_main(argc, argv, envp);
 }
 
 __attribute__((destructor)) static void stamp_dtor(void) {
   const double t_end = now_ms();
-  const char *exec_ms = getenv("START_EXEC_MS");
+  const char* exec_ms = getenv("START_EXEC_MS");
   if (exec_ms == NULL || t_main == 0) return;
   fprintf(stderr, "STAMP loader=%.2f init=%.2f main=%.2f\n", t_ctor - atof(exec_ms),
           t_main - t_start, t_end - t_main);
 }
 
-int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-                      void (*fini)(void), void (*rtld_fini)(void), void *stack_end) {
+int __libc_start_main(main_fn main, int argc, char** argv, void (*init)(void), void (*fini)(void),
+                      void (*rtld_fini)(void), void* stack_end) {
   t_start = now_ms();
   real_main = main;
   start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
