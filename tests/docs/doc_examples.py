@@ -209,24 +209,50 @@ def substitute(cmd, host, kind, env, hosts):
     return cmd
 
 
-def listening_sockets():
-    """The number of TCP sockets in LISTEN state on this host (or kernel)."""
-    n = 0
+def listening_inodes():
+    """The inodes of the TCP sockets in LISTEN state on this host (or kernel)."""
+    inodes = set()
     for t in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(t) as f:
-                n += sum(1 for l in f if l.split()[3:4] == ["0A"])
+                for l in f:
+                    fields = l.split()
+                    if fields[3:4] == ["0A"] and len(fields) > 9:
+                        inodes.add(fields[9])
         except OSError:
             pass
-    return n
+    return inodes
 
 
-def wait_listening(p, before, limit=10.0):
-    """Waits until a server started when `before` sockets listened listens
-    too (a stock client connects only once), or exits, or `limit` s pass."""
+def group_socket_inodes(pgid):
+    """The inodes of the sockets open in the processes of process group `pgid`
+    (a server started in a session of its own, and whatever it started)."""
+    inodes = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+            if int(stat[stat.rindex(")") + 2:].split()[2]) != pgid:
+                continue
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+                if link.startswith("socket:["):
+                    inodes.add(link[len("socket:["):-1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone, or not ours to read
+    return inodes
+
+
+def wait_listening(p, limit=30.0):
+    """Waits until the server `p` (started with start_new_session) itself
+    listens on a TCP socket (a stock client connects only once), or exits, or
+    `limit` s pass. Its own socket: another program's listener appearing or
+    going away meanwhile must not start the client early."""
     end = time.monotonic() + limit
     while time.monotonic() < end and p.poll() is None:
-        if listening_sockets() > before:
+        if listening_inodes() & group_socket_inodes(p.pid):
             time.sleep(0.1)
             return
         time.sleep(0.05)
@@ -295,12 +321,11 @@ def run_in(blocks, env, work, tree, kinds):
                          and cmds[idx + 1][0] == "hostB")
             print("--- %s$ %s" % (host or "", cmd))
             if is_server:
-                listeners = listening_sockets()
                 f = open(os.path.join(hosts, "server.out"), "w+")
                 p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=f,
                                      stderr=subprocess.STDOUT, start_new_session=True)
                 server = (p, label, f, want)
-                wait_listening(p, listeners)
+                wait_listening(p)
                 continue
             ran += 1
             t0 = time.monotonic()
