@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 set(QPC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qpconnect)
 set(QPC_EXPORTED qpconnect_core qpconnect qpconnect_shared)
 # The static parts name these in their link interface (cmake/QpcStaticDeps.cmake):
-# installed, they are protobuf::libprotobuf and OpenSSL::Crypto.
+# installed, they are protobuf::libprotobuf-lite and OpenSSL::Crypto.
 list(APPEND QPC_EXPORTED qpc_dep_protobuf qpc_dep_crypto)
 if(TARGET qpconnect_oob)
   list(APPEND QPC_EXPORTED qpconnect_oob)
@@ -54,10 +54,10 @@ else()
   set(QPC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # The shared library's private links, as pkg-config modules: PkgConfig::IBUMAD,
-# protobuf::libprotobuf, OpenSSL::Crypto (Boost is header-only). A static link
+# protobuf::libprotobuf-lite, OpenSSL::Crypto (Boost is header-only). A static link
 # (pkg-config --static) also needs the static parts, later parts first as they
 # use earlier ones, and the C++ runtime.
-set(QPC_PC_REQUIRES_PRIVATE "libibumad protobuf libcrypto")
+set(QPC_PC_REQUIRES_PRIVATE "libibumad protobuf-lite libcrypto")
 set(QPC_PC_LIBS_PRIVATE "")
 foreach(part IN LISTS QPC_SHARED_PARTS)
   get_target_property(type ${part} TYPE)

@@ -9,8 +9,12 @@
 # faster too. Libraries (static parts, libqpconnect.so, the CMake package)
 # keep linking the shared ones.
 #
-# qpc_dep_protobuf and qpc_dep_crypto: link these instead of protobuf::libprotobuf
-# and OpenSSL::Crypto. An executable with the property QPC_STATIC_DEPS set
+# qpc_dep_protobuf and qpc_dep_crypto: link these instead of
+# protobuf::libprotobuf-lite and OpenSSL::Crypto. Everything links Protobuf's
+# lite runtime: the full one registers descriptor.proto and its JSON support's
+# types before main, most of a one-pair connect's static initialization
+# (docs/performance.md); the codec's JSON form uses its own schema tables
+# (oob/src/codec/schema.h). Only the build-time qpc_schema_gen links the full one. An executable with the property QPC_STATIC_DEPS set
 # (qpc_tool_link()) gets the archives; everything else the shared library.
 # $<TARGET_PROPERTY:QPC_STATIC_DEPS> is read on the target being linked.
 option(QPCONNECT_STATIC_TOOL_DEPS
@@ -25,13 +29,12 @@ option(QPCONNECT_TOOLS_PIE "Build the tools as position-independent executables"
 
 set(QPC_STATIC_ARCHIVES_FOUND OFF)
 if(QPCONNECT_STATIC_TOOL_DEPS AND NOT QPCONNECT_SANITIZE)
-  find_library(QPC_PROTOBUF_ARCHIVE NAMES libprotobuf.a)
+  find_library(QPC_PROTOBUF_ARCHIVE NAMES libprotobuf-lite.a)
   find_library(QPC_CRYPTO_ARCHIVE NAMES libcrypto.a)
-  find_library(QPC_Z_LIBRARY NAMES z)
-  if(QPC_PROTOBUF_ARCHIVE AND QPC_CRYPTO_ARCHIVE AND QPC_Z_LIBRARY)
+  if(QPC_PROTOBUF_ARCHIVE AND QPC_CRYPTO_ARCHIVE)
     set(QPC_STATIC_ARCHIVES_FOUND ON)
   else()
-    message(STATUS "qpconnect: libprotobuf.a/libcrypto.a/libz not found; tools link them shared")
+    message(STATUS "qpconnect: libprotobuf-lite.a/libcrypto.a not found; tools link them shared")
   endif()
 endif()
 
@@ -51,7 +54,7 @@ function(qpc_dep name shared archive)
   endif()
 endfunction()
 
-qpc_dep(protobuf protobuf::libprotobuf "${QPC_PROTOBUF_ARCHIVE}" "${QPC_Z_LIBRARY}" Threads::Threads)
+qpc_dep(protobuf protobuf::libprotobuf-lite "${QPC_PROTOBUF_ARCHIVE}" Threads::Threads)
 qpc_dep(crypto OpenSSL::Crypto "${QPC_CRYPTO_ARCHIVE}" ${CMAKE_DL_LIBS} Threads::Threads)
 
 # qpc_tool_link(TARGET): a tool executable: the archives above and the

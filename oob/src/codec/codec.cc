@@ -2,18 +2,18 @@
 // Conversion and range rules live in convert.cc and wire_ranges.cc.
 #include "qpconnect/oob/codec.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include "codec/convert.h"
 #include "codec/json_check.h"
 #include "codec/json_vocabulary.h"
+#include "codec/json_wire.h"
 #include "codec/wire_ranges.h"
+#include "qpconnect/oob/v1/endpoint_schema.h"
 
 namespace qpconnect::oob {
 namespace {
 
-namespace pbu = google::protobuf::util;
 using internal::Form;
+using internal::OrderedJson;
 
 constexpr char kDecodeBinary[] = "decode endpoint (binary)";
 constexpr char kDecodeJson[] = "decode endpoint (json)";
@@ -37,7 +37,7 @@ Result<T> WithOperation(Result<T> r, const char* operation) {
 
 // Puts "line L, column C: " before the detail of an error about JSON `text`
 // when the field it names (Error::attribute) is in the text.
-Error Located(Error e, std::string_view text, const google::protobuf::Descriptor& type) {
+Error Located(Error e, std::string_view text, const internal::schema::Message& type) {
   if (e.attribute.empty() || e.detail.rfind("line ", 0) == 0) return e;
   if (std::optional<size_t> at = internal::FindJsonPath(text, type, e.attribute)) {
     e.detail = internal::PositionPrefix(text, *at) + e.detail;
@@ -46,7 +46,7 @@ Error Located(Error e, std::string_view text, const google::protobuf::Descriptor
 }
 
 template <typename T>
-Result<T> LocatedIn(Result<T> r, std::string_view text, const google::protobuf::Descriptor& type) {
+Result<T> LocatedIn(Result<T> r, std::string_view text, const internal::schema::Message& type) {
   if (r) return r;
   return Located(std::move(r).error(), text, type);
 }
@@ -60,53 +60,50 @@ Result<void> CheckSize(std::string_view input, size_t cap, const char* operation
   return Ok();
 }
 
-// Protobuf's JSON parser after the strict pass of json_check.h (which gives
-// syntax errors a line and column, and refuses booleans in any form but
-// true/false). What Protobuf still refuses (a string for a number, a number
-// out of range) it names as "(path): what"; the path is then located too.
-Result<void> ParseJson(std::string_view text, google::protobuf::Message* msg,
-                       const char* operation) {
-  const google::protobuf::Descriptor& type = *msg->GetDescriptor();
+// The JSON `text` of a `type` message parsed into `msg`: the strict pass of
+// json_check.h (which gives syntax errors a line and column, and refuses
+// booleans in any form but true/false), the readable vocabulary turned into
+// Protobuf's JSON mapping (json_vocabulary.h), that mapping turned into the
+// binary encoding (json_wire.h), which the lite message parses. What the
+// transcoder refuses (a string for a number, a number out of range) is named
+// as "PATH: not valid JSON for this message: what", and located.
+Result<void> ParseJson(std::string_view text, const internal::schema::Message& type,
+                       google::protobuf::MessageLite* msg, const char* operation) {
   QPC_TRY(WithOperation(internal::CheckJson(text, type), operation));
-  // Both vocabularies in, Protobuf's out (json_vocabulary.h).
-  auto proto_text = internal::FromReadable(text, type);
-  if (!proto_text) return WithOperation(Result<void>(std::move(proto_text).error()), operation);
-  pbu::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  const auto status = pbu::JsonStringToMessage(
-      google::protobuf::StringPiece(proto_text->data(), proto_text->size()), msg, options);
-  if (!status.ok()) {
-    std::string message = status.message().as_string();
-    std::string path;
-    if (const size_t end = message.find("): "); message.rfind('(', 0) == 0 && end != message.npos) {
-      path = message.substr(1, end - 1);
-      message.erase(0, end + 3);
-    }
-    Error e =
-        InputError(operation, "not valid JSON for this message: " + internal::EscapedText(message));
-    if (!path.empty()) {
-      e.attribute = internal::EscapedText(path);
-      e.detail = e.attribute + ": " + e.detail;
-    }
+  Result<OrderedJson> doc = internal::FromReadable(text, type);
+  if (!doc) return WithOperation(Result<void>(std::move(doc).error()), operation);
+  Result<std::string> bytes = internal::JsonToWire(*doc, type);
+  if (!bytes) {
+    Error e = std::move(bytes).error();
+    e.operation = operation;
+    e.detail = "not valid JSON for this message: " + e.detail;
+    if (!e.attribute.empty()) e.detail = e.attribute + ": " + e.detail;
     return Located(std::move(e), text, type);
+  }
+  if (!msg->ParseFromString(*bytes)) {  // not expected: the JSON was UTF-8 checked
+    return InputError(operation, "not valid JSON for this message: Protobuf refused its encoding");
   }
   return Ok();
 }
 
-std::string PrintJson(const google::protobuf::Message& msg, bool whitespace) {
-  pbu::JsonPrintOptions options;
-  options.add_whitespace = whitespace;
-  options.preserve_proto_field_names = true;
-  std::string out;
-  // Printing fails only for invalid UTF-8, which CheckWireRanges refuses.
-  if (!pbu::MessageToJsonString(msg, &out, options).ok()) return {};
-  return internal::ToReadable(out, *msg.GetDescriptor(), whitespace);
+// `msg` (a `type` message) in the readable JSON form: indented by one space
+// and ending with a newline when `whitespace`, else on one line.
+std::string PrintJson(const google::protobuf::MessageLite& msg,
+                      const internal::schema::Message& type, bool whitespace) {
+  std::optional<OrderedJson> doc = internal::WireToJson(msg.SerializeAsString(), type);
+  if (!doc) return {};
+  internal::ToReadable(*doc, type);
+  try {
+    return whitespace ? doc->dump(1) + "\n" : doc->dump();
+  } catch (const OrderedJson::type_error&) {
+    return {};  // a string that is not UTF-8, which CheckWireRanges refuses
+  }
 }
 
 std::string EncodeEndpointJson(const EndpointInfo& info, bool whitespace) {
   v1::Endpoint msg;
   internal::EndpointToProto(info, Form::kJson, &msg);
-  return PrintJson(msg, whitespace);
+  return PrintJson(msg, internal::schema::kEndpoint, whitespace);
 }
 
 }  // namespace
@@ -135,9 +132,10 @@ std::string EncodeJsonLine(const EndpointInfo& info) { return EncodeEndpointJson
 Result<EndpointInfo> DecodeJson(std::string_view text) {
   QPC_TRY(CheckSize(text, kMaxJsonBytes, kDecodeJson));
   v1::Endpoint msg;
-  QPC_TRY(ParseJson(text, &msg, kDecodeJson));
-  return WithOperation(LocatedIn(internal::EndpointFromProto(msg, ""), text, *msg.GetDescriptor()),
-                       kDecodeJson);
+  QPC_TRY(ParseJson(text, internal::schema::kEndpoint, &msg, kDecodeJson));
+  return WithOperation(
+      LocatedIn(internal::EndpointFromProto(msg, ""), text, internal::schema::kEndpoint),
+      kDecodeJson);
 }
 
 std::string EncodeDumpJson(const Dump& dump) {
@@ -147,7 +145,7 @@ std::string EncodeDumpJson(const Dump& dump) {
   internal::EndpointToProto(dump.local.endpoint, Form::kJson, local->mutable_endpoint());
   if (dump.local.plan) internal::PlanToProto(*dump.local.plan, local->mutable_plan());
   if (dump.remote) internal::EndpointToProto(*dump.remote, Form::kJson, msg.mutable_remote());
-  return PrintJson(msg, true);
+  return PrintJson(msg, internal::schema::kDump, true);
 }
 
 namespace {
@@ -192,8 +190,8 @@ Result<Dump> DumpFromProto(const v1::Dump& msg, std::string_view text) {
 Result<Dump> DecodeDumpJson(std::string_view text) {
   QPC_TRY(CheckSize(text, kMaxJsonBytes, kDecodeDump));
   v1::Dump msg;
-  QPC_TRY(ParseJson(text, &msg, kDecodeDump));
-  return LocatedIn(DumpFromProto(msg, text), text, *msg.GetDescriptor());
+  QPC_TRY(ParseJson(text, internal::schema::kDump, &msg, kDecodeDump));
+  return LocatedIn(DumpFromProto(msg, text), text, internal::schema::kDump);
 }
 
 Result<void> CheckWireRanges(const EndpointInfo& info) {

@@ -3,8 +3,6 @@
 // that keeps the field path and the message type of every open object.
 #include "codec/json_check.h"
 
-#include <google/protobuf/descriptor.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -15,7 +13,6 @@
 namespace qpconnect::oob::internal {
 namespace {
 
-namespace pb = google::protobuf;
 using Json = nlohmann::json;
 
 // A forward iterator over the text that records, in *read, the end of what
@@ -71,24 +68,13 @@ std::string Describe(Kind kind, const std::string* text) {
   return "a value";
 }
 
-const pb::FieldDescriptor* FindField(const pb::Descriptor& type, const std::string& key) {
-  // Protobuf's JSON parser accepts the proto name and the lowerCamel JSON name.
-  if (const pb::FieldDescriptor* f = type.FindFieldByName(key)) return f;
-  for (int i = 0; i < type.field_count(); ++i) {
-    if (type.field(i)->json_name() == key) return type.field(i);
-  }
-  return nullptr;
-}
-
-bool IsBool(const pb::FieldDescriptor* f) {
-  return f != nullptr && f->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL;
-}
+bool IsBool(const schema::Field* f) { return f != nullptr && f->type == schema::Type::kBool; }
 
 // The SAX handler. In check mode it stops at the first error; in find mode
 // at the value whose path is `target`.
 class Walker {
  public:
-  Walker(std::string_view text, const pb::Descriptor& root, const char* const* read,
+  Walker(std::string_view text, const schema::Message& root, const char* const* read,
          std::optional<std::string_view> target)
       : text_(text), root_(root), read_(read), prev_(text.data()), target_(target) {}
 
@@ -108,8 +94,8 @@ class Walker {
 
   bool key(Json::string_t& key) {
     Frame& f = frames_.back();
-    f.field = f.msg != nullptr ? FindField(*f.msg, key) : nullptr;
-    f.name = f.field != nullptr ? f.field->name() : EscapedText(key, 80);
+    f.field = f.msg != nullptr ? f.msg->FindByKey(key) : nullptr;
+    f.name = f.field != nullptr ? std::string(f.field->name) : EscapedText(key, 80);
     f.open = true;
     prev_ = *read_;
     return true;
@@ -135,12 +121,12 @@ class Walker {
  private:
   struct Frame {
     bool array = false;
-    const pb::Descriptor* msg = nullptr;           // object: its type, if known
-    const pb::FieldDescriptor* element = nullptr;  // array: the repeated field, if known
-    bool open = false;                             // a member or element is being read
-    std::string name;                              // object: the open member's name
-    const pb::FieldDescriptor* field = nullptr;    // object: the open member's field
-    size_t index = 0;                              // array: the open or next element
+    const schema::Message* msg = nullptr;    // object: its type, if known
+    const schema::Field* element = nullptr;  // array: the repeated field, if known
+    bool open = false;                       // a member or element is being read
+    std::string name;                        // object: the open member's name
+    const schema::Field* field = nullptr;    // object: the open member's field
+    size_t index = 0;                        // array: the open or next element
   };
 
   // The path of the open member or element, as the codec spells it.
@@ -177,7 +163,7 @@ class Walker {
   }
 
   // The field the value now reported belongs to, if known.
-  const pb::FieldDescriptor* Field() const {
+  const schema::Field* Field() const {
     const Frame& f = frames_.back();
     return f.array ? f.element : f.field;
   }
@@ -230,16 +216,16 @@ class Walker {
         return Fail(
             at, Path() + " is nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
       }
-      const pb::FieldDescriptor* f = Field();
+      const schema::Field* f = Field();
       const bool array_of_field =
-          child.array && !frames_.back().array && f != nullptr && f->is_repeated();
+          child.array && !frames_.back().array && f != nullptr && f->repeated;
       if (IsBool(f) && !array_of_field) {
         return Fail(at, Path() + " must be true or false, not " + Describe(kind, nullptr));
       }
       if (child.array) {
         child.element = array_of_field ? f : nullptr;
-      } else if (f != nullptr && f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-        child.msg = f->message_type();
+      } else if (f != nullptr && f->type == schema::Type::kMessage) {
+        child.msg = f->message;
       }
     }
     frames_.push_back(std::move(child));
@@ -264,7 +250,7 @@ class Walker {
   }
 
   std::string_view text_;
-  const pb::Descriptor& root_;
+  const schema::Message& root_;
   const char* const* read_;
   const char* prev_;  // end of the previous event's token
   std::optional<std::string_view> target_;
@@ -314,7 +300,7 @@ std::string PositionPrefix(std::string_view text, size_t offset) {
   return "line " + std::to_string(p.line) + ", column " + std::to_string(p.column) + ": ";
 }
 
-Result<void> CheckJson(std::string_view text, const google::protobuf::Descriptor& type) {
+Result<void> CheckJson(std::string_view text, const schema::Message& type) {
   const char* read = nullptr;
   Walker walker(text, type, &read, std::nullopt);
   Walk(text, walker, &read);
@@ -322,7 +308,7 @@ Result<void> CheckJson(std::string_view text, const google::protobuf::Descriptor
   return Ok();
 }
 
-std::optional<size_t> FindJsonPath(std::string_view text, const google::protobuf::Descriptor& type,
+std::optional<size_t> FindJsonPath(std::string_view text, const schema::Message& type,
                                    std::string_view path) {
   const char* read = nullptr;
   Walker walker(text, type, &read, path);

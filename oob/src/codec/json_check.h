@@ -6,7 +6,7 @@
 // true. This pass parses the text with nlohmann/json's SAX parser (Debian's
 // nlohmann-json3-dev, already used by the tools; RFC 8259, UTF-8 checked,
 // iterative so deep nesting cannot exhaust the stack) and walks it against
-// the message's descriptor. Errors are kProtocol; Error::attribute is the
+// the message's schema (schema.h). Errors are kProtocol; Error::attribute is the
 // field path as the codec spells it ("local.endpoint.port.active",
 // "qps[1].psn"; "" at the top level) and Error::detail starts with
 // "line L, column C: " (1-based; the column counts bytes). Nothing of the
@@ -20,11 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "codec/schema.h"
 #include "qpconnect/result.h"
-
-namespace google::protobuf {
-class Descriptor;
-}  // namespace google::protobuf
 
 namespace qpconnect::oob::internal {
 
@@ -55,13 +52,13 @@ std::string PositionPrefix(std::string_view text, size_t offset);
 // ignore them). Errors: kProtocol, as described above; the detail of a
 // syntax error reads "line L, column C: PATH: not valid JSON: <nlohmann's
 // message>" (PATH: the member or element being read, if any).
-Result<void> CheckJson(std::string_view text, const google::protobuf::Descriptor& type);
+Result<void> CheckJson(std::string_view text, const schema::Message& type);
 
 // Byte offset in `text` of the value at `path` (the codec's spelling, e.g.
 // "local.endpoint.qps[1].psn"; Protobuf's error locations use the same), or
 // nullopt if the text holds no such value. REQUIRES: CheckJson(text, type)
 // succeeded.
-std::optional<size_t> FindJsonPath(std::string_view text, const google::protobuf::Descriptor& type,
+std::optional<size_t> FindJsonPath(std::string_view text, const schema::Message& type,
                                    std::string_view path);
 
 }  // namespace qpconnect::oob::internal

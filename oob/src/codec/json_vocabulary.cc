@@ -1,7 +1,5 @@
 #include "codec/json_vocabulary.h"
 
-#include <google/protobuf/descriptor.h>
-
 #include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -12,23 +10,20 @@
 namespace qpconnect::oob::internal {
 namespace {
 
-namespace pb = google::protobuf;
-using Json = nlohmann::ordered_json;
+using Json = OrderedJson;
+using schema::Field;
 
 // Fields printed as GUIDs (fixed64, host byte order values).
-bool IsGuidField(const pb::FieldDescriptor& f) {
-  return f.type() == pb::FieldDescriptor::TYPE_FIXED64 &&
-         (f.name() == "node_guid" || f.name() == "subnet_prefix");
+bool IsGuidField(const Field& f) {
+  return f.type == schema::Type::kFixed64 && (f.name == "node_guid" || f.name == "subnet_prefix");
 }
 
-bool IsMtu(const pb::FieldDescriptor& f) {
-  return f.cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM && f.enum_type()->name() == "Mtu";
-}
+bool IsMtu(const Field& f) { return f.type == schema::Type::kEnum && f.enumeration->name == "Mtu"; }
 
 // "LinkLayer" -> "LINK_LAYER_".
-std::string EnumPrefix(const pb::EnumDescriptor& e) {
+std::string EnumPrefix(const schema::Enum& e) {
   std::string out;
-  for (char c : e.name()) {
+  for (char c : e.name) {
     if (std::isupper(static_cast<unsigned char>(c)) && !out.empty()) out += '_';
     out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
@@ -36,9 +31,9 @@ std::string EnumPrefix(const pb::EnumDescriptor& e) {
 }
 
 // "LINK_LAYER_ETHERNET" -> "ethernet".
-std::string ReadableName(const pb::EnumValueDescriptor& v) {
-  std::string name = v.name();
-  const std::string prefix = EnumPrefix(*v.type());
+std::string ReadableName(const schema::Enum& e, const schema::EnumValue& v) {
+  std::string name(v.name);
+  const std::string prefix = EnumPrefix(e);
   if (name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
   for (char& c : name) {
     c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -46,18 +41,18 @@ std::string ReadableName(const pb::EnumValueDescriptor& v) {
   return name;
 }
 
-int MtuBytesOf(const pb::EnumValueDescriptor& v) {
-  return v.number() == 0 ? 0 : 128 << v.number();  // MTU_256 = 1 ... MTU_4096 = 5
+int MtuBytesOf(const schema::EnumValue& v) {
+  return v.number == 0 ? 0 : 128 << v.number;  // MTU_256 = 1 ... MTU_4096 = 5
 }
 
-void Readable(Json& value, const pb::FieldDescriptor& f);
+void Readable(Json& value, const Field& f);
 
-void ReadableMessage(Json& obj, const pb::Descriptor& type) {
+void ReadableMessage(Json& obj, const schema::Message& type) {
   if (!obj.is_object()) return;
   for (auto& [key, value] : obj.items()) {
-    const pb::FieldDescriptor* f = type.FindFieldByName(key);
+    const Field* f = type.FindByName(key);
     if (f == nullptr) continue;
-    if (f->is_repeated() && value.is_array()) {
+    if (f->repeated && value.is_array()) {
       for (Json& element : value) Readable(element, *f);
     } else {
       Readable(value, *f);
@@ -65,16 +60,16 @@ void ReadableMessage(Json& obj, const pb::Descriptor& type) {
   }
 }
 
-void Readable(Json& value, const pb::FieldDescriptor& f) {
-  if (f.cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-    ReadableMessage(value, *f.message_type());
-  } else if (f.cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM && value.is_string()) {
-    const pb::EnumValueDescriptor* v = f.enum_type()->FindValueByName(value.get<std::string>());
+void Readable(Json& value, const Field& f) {
+  if (f.type == schema::Type::kMessage) {
+    ReadableMessage(value, *f.message);
+  } else if (f.type == schema::Type::kEnum && value.is_string()) {
+    const schema::EnumValue* v = f.enumeration->FindByName(value.get<std::string>());
     if (v == nullptr) return;
     if (IsMtu(f)) {
       value = MtuBytesOf(*v);
     } else {
-      value = ReadableName(*v);
+      value = ReadableName(*f.enumeration, *v);
     }
   } else if (IsGuidField(f) && value.is_string()) {
     value = GuidToString(std::stoull(value.get<std::string>()));
@@ -93,14 +88,13 @@ std::string Join(const std::string& path, const std::string& key) {
 }
 
 // Accepted spellings of `e`'s values, for an error.
-std::string Spellings(const pb::FieldDescriptor& f) {
+std::string Spellings(const Field& f) {
   std::string out;
-  const pb::EnumDescriptor& e = *f.enum_type();
-  for (int i = 0; i < e.value_count(); ++i) {
-    if (e.value(i)->number() == 0) continue;
+  const schema::Enum& e = *f.enumeration;
+  for (const schema::EnumValue& v : e.values) {
+    if (v.number == 0) continue;
     if (!out.empty()) out += ", ";
-    out += IsMtu(f) ? std::to_string(MtuBytesOf(*e.value(i)))
-                    : "\"" + ReadableName(*e.value(i)) + "\"";
+    out += IsMtu(f) ? std::to_string(MtuBytesOf(v)) : "\"" + ReadableName(e, v) + "\"";
   }
   return out;
 }
@@ -125,20 +119,15 @@ bool ParseGuidText(const std::string& s, uint64_t& out) {
   return true;
 }
 
-bool Proto(Json& value, const pb::FieldDescriptor& f, const std::string& path, Refusal& bad);
+bool Proto(Json& value, const Field& f, const std::string& path, Refusal& bad);
 
-bool ProtoMessage(Json& obj, const pb::Descriptor& type, const std::string& path, Refusal& bad) {
-  if (!obj.is_object()) return true;  // Protobuf's parser names a wrong kind
+bool ProtoMessage(Json& obj, const schema::Message& type, const std::string& path, Refusal& bad) {
+  if (!obj.is_object()) return true;  // the transcoder names a wrong kind (json_wire.h)
   for (auto& [key, value] : obj.items()) {
-    const pb::FieldDescriptor* f = type.FindFieldByName(key);
-    if (f == nullptr) {
-      for (int i = 0; i < type.field_count() && f == nullptr; ++i) {
-        if (type.field(i)->json_name() == key) f = type.field(i);
-      }
-    }
+    const Field* f = type.FindByKey(key);
     if (f == nullptr) continue;
-    const std::string here = Join(path, f->name());
-    if (f->is_repeated() && value.is_array()) {
+    const std::string here = Join(path, std::string(f->name));
+    if (f->repeated && value.is_array()) {
       for (size_t i = 0; i < value.size(); ++i) {
         if (!Proto(value[i], *f, here + "[" + std::to_string(i) + "]", bad)) return false;
       }
@@ -149,34 +138,31 @@ bool ProtoMessage(Json& obj, const pb::Descriptor& type, const std::string& path
   return true;
 }
 
-bool Proto(Json& value, const pb::FieldDescriptor& f, const std::string& path, Refusal& bad) {
-  if (f.cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-    return ProtoMessage(value, *f.message_type(), path, bad);
-  }
-  if (f.cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
-    const pb::EnumDescriptor& e = *f.enum_type();
+bool Proto(Json& value, const Field& f, const std::string& path, Refusal& bad) {
+  if (f.type == schema::Type::kMessage) return ProtoMessage(value, *f.message, path, bad);
+  if (f.type == schema::Type::kEnum) {
+    const schema::Enum& e = *f.enumeration;
     if (value.is_number_integer() || value.is_number_unsigned()) {
       const long long n = value.get<long long>();
       if (IsMtu(f) && n >= 256) {
-        for (int i = 0; i < e.value_count(); ++i) {
-          if (MtuBytesOf(*e.value(i)) == n) {
-            value = e.value(i)->name();
+        for (const schema::EnumValue& v : e.values) {
+          if (MtuBytesOf(v) == n) {
+            value = std::string(v.name);
             return true;
           }
         }
         bad = {path, "path MTU " + std::to_string(n) + " is not one of " + Spellings(f)};
         return false;
       }
-      return true;  // the enum's number: Protobuf's form, checked by its parser
+      return true;  // the enum's number: Protobuf's form, checked by the transcoder
     }
     if (!value.is_string()) return true;
     const std::string s = value.get<std::string>();
-    if (e.FindValueByName(s) != nullptr) return true;  // the proto name
-    for (int i = 0; i < e.value_count(); ++i) {
-      const pb::EnumValueDescriptor& v = *e.value(i);
-      if (v.number() != 0 &&
-          (ReadableName(v) == s || (IsMtu(f) && std::to_string(MtuBytesOf(v)) == s))) {
-        value = v.name();
+    if (e.FindByName(s) != nullptr) return true;  // the proto name
+    for (const schema::EnumValue& v : e.values) {
+      if (v.number != 0 &&
+          (ReadableName(e, v) == s || (IsMtu(f) && std::to_string(MtuBytesOf(v)) == s))) {
+        value = std::string(v.name);
         return true;
       }
     }
@@ -200,16 +186,16 @@ bool Proto(Json& value, const pb::FieldDescriptor& f, const std::string& path, R
 
 }  // namespace
 
-std::string ToReadable(const std::string& proto_json, const pb::Descriptor& type, bool whitespace) {
-  Json doc = Json::parse(proto_json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return proto_json;
-  ReadableMessage(doc, type);
-  return whitespace ? doc.dump(1) + "\n" : doc.dump();  // as Protobuf prints
-}
+void ToReadable(Json& doc, const schema::Message& type) { ReadableMessage(doc, type); }
 
-Result<std::string> FromReadable(std::string_view text, const pb::Descriptor& type) {
+Result<Json> FromReadable(std::string_view text, const schema::Message& type) {
   Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return std::string(text);  // CheckJson has named the fault
+  if (doc.is_discarded()) {  // CheckJson refuses this first, naming the place
+    Error e;
+    e.code = ErrorCode::kProtocol;
+    e.detail = "not valid JSON";
+    return e;
+  }
   Refusal bad;
   if (!ProtoMessage(doc, type, "", bad)) {
     Error e;
@@ -221,7 +207,7 @@ Result<std::string> FromReadable(std::string_view text, const pb::Descriptor& ty
     }
     return e;
   }
-  return doc.dump();
+  return doc;
 }
 
 }  // namespace qpconnect::oob::internal

@@ -1,5 +1,5 @@
 // Private to the codec: the one JSON vocabulary of qpconnect's documents
-// (docs/json.md), applied to Protobuf's JSON mapping of the wire messages.
+// (docs/json.md), applied to Protobuf's JSON mapping of the wire messages (json_wire.h).
 //
 // Protobuf prints enums by their proto names and 64-bit integers as decimal
 // strings ("TRANSPORT_RC", "MTU_4096", "node_guid": "724..."). Every other
@@ -19,25 +19,21 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include <string>
 #include <string_view>
 
+#include "codec/json_wire.h"
+#include "codec/schema.h"
 #include "qpconnect/result.h"
-
-namespace google::protobuf {
-class Descriptor;
-}  // namespace google::protobuf
 
 namespace qpconnect::oob::internal {
 
-// `proto_json` (printed by Protobuf for `type`) in the readable vocabulary,
-// indented like Protobuf's (one space) when `whitespace`, else on one line.
-std::string ToReadable(const std::string& proto_json, const google::protobuf::Descriptor& type,
-                       bool whitespace);
+// `doc` (a `type` message in Protobuf's JSON mapping, json_wire.h) rewritten
+// in place into the readable vocabulary.
+void ToReadable(OrderedJson& doc, const schema::Message& type);
 
-// `text` (already syntax-checked by CheckJson) with readable values turned
-// into Protobuf's. kProtocol naming the field path ("port.active_mtu") and
-// the accepted values for a value that is neither.
-Result<std::string> FromReadable(std::string_view text, const google::protobuf::Descriptor& type);
+// `text` (already syntax-checked by CheckJson) parsed, with readable values
+// turned into Protobuf's. kProtocol naming the field path ("port.active_mtu")
+// and the accepted values for a value that is neither.
+Result<OrderedJson> FromReadable(std::string_view text, const schema::Message& type);
 
 }  // namespace qpconnect::oob::internal

@@ -13,7 +13,7 @@
 #include <ctime>
 
 #include "asio_deadline.h"
-#include "base64url.h"
+#include "codec/base64.h"
 #include "driver.h"
 
 namespace qpconnect::oob {
