@@ -98,7 +98,8 @@ void HonestPeer(std::string_view input) {
   std::string body;
   if (input.size() >= 4) {
     flip_frame = static_cast<uint8_t>(input[0]) % 8;
-    flip_at = (static_cast<uint8_t>(input[1]) << 8) | static_cast<uint8_t>(input[2]);
+    flip_at =
+        static_cast<size_t>((static_cast<uint8_t>(input[1]) << 8) | static_cast<uint8_t>(input[2]));
     const size_t stage_len =
         std::min<size_t>(static_cast<uint8_t>(input[3]) % 70, input.size() - 4);
     stage.assign(input.substr(4, stage_len));
