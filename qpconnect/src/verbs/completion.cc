@@ -117,6 +117,18 @@ Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string
     std::string detail = head;
     std::string cause = ExplainWcStatus(wc.status, transport);
     if (!cause.empty()) detail += "; likely cause: " + cause;
+    if (wait.watch) {
+      // What the peer says, if it says it soon (completion.h).
+      const auto until = Clock::now() + kPeerExplainGrace;
+      for (;;) {
+        if (auto watched = wait.watch(); !watched) {
+          detail += "; " + watched.error().detail;
+          break;
+        }
+        if (Clock::now() >= until) break;
+        std::this_thread::sleep_for(kPeerExplainPoll);
+      }
+    }
     return Error{ErrorCode::kTraffic, 0, what, "", detail};
   }
   return wc;

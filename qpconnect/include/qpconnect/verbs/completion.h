@@ -43,9 +43,17 @@ struct CompletionWait {
 // arrives; kVerbs if ibv_poll_cq, ibv_req_notify_cq or ibv_get_cq_event fails
 // (kIo if poll() does); the watch's error if it fails.
 // A completion with an error status is returned as kTraffic with
-// ExplainWcStatus() in the detail.
+// ExplainWcStatus() in the detail. With a watch, that error may be the
+// peer's doing: a peer that gives up (a server interrupted while serving)
+// releases its QPs and says why, and what it says can arrive after the
+// completion its release failed. The watch is then asked again for up to
+// kPeerExplainGrace (every kPeerExplainPoll); an error it returns in that
+// time is appended to the detail ("...; the peer aborted during traffic
+// (...): the peer aborted: server interrupted (SIGINT)").
 inline constexpr std::chrono::microseconds kCompletionSpin{50};
 inline constexpr std::chrono::microseconds kCompletionMaxSleep{1000};
+inline constexpr std::chrono::milliseconds kPeerExplainGrace{200};
+inline constexpr std::chrono::milliseconds kPeerExplainPoll{10};
 Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string& what,
                        Transport transport, const CompletionWait& wait = {});
 
