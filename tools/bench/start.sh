@@ -21,8 +21,11 @@
 #            so a randomised program retranslates all the code it runs in
 #            every process, at a cost that grows with its code, not its work
 #            (docs/performance.md);
-# then the median of each. Every binary ran once before, so that the guest's
-# page cache (its files come over 9p) holds them. The host's load moves these
+# then the median of each, and for each binary the paired figure: the median
+# over the rounds of (cmtime's wall / ours) in the same round, which the
+# rounds' drift within a boot moves less than a ratio of medians, and in how
+# many rounds ours was faster (docs/performance.md). Every binary ran once
+# before, so that the guest's page cache (its files come over 9p) holds them. The host's load moves these
 # numbers a lot: compare only within one run, and run it on an idle host.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +41,17 @@ ns() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 wall() { local t0 t1; t0=$(ns); "$@" >/dev/null 2>&1; t1=$(ns); ms "$t0" "$t1"; }
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# paired CMTIME_LIST OURS_LIST: the rounds are interleaved, so round i of
+# each is a pair; "M K/N": the median over the rounds of cmtime's wall over
+# ours (its pairs/s over cmtime's), and in how many rounds ours was faster.
+paired() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " "); k = 0
+    for (i = 1; i <= n; i++) { r[i] = x[i] / y[i]; if (y[i] < x[i]) k++ }
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+    m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+    printf "%.3f %d/%d", m, k, n }'
+}
 server=$1
 declare -A W
 for b in "$@"; do "$b" --version >/dev/null; done
@@ -84,7 +98,9 @@ for kind in start connect cold noaslr; do
   echo "RESULT $kind cmtime median_ms=$base all: ${W[$kind cmtime]}"
   for b in "$@"; do
     m=$(echo "${W[$kind $b]}" | median)
-    echo "RESULT $kind $b median_ms=$m vs_cmtime_pairs_per_s=$(awk -v a="$base" -v b="$m" 'BEGIN {printf "%.2f", a / b}') all: ${W[$kind $b]}"
+    p=$(paired "${W[$kind cmtime]}" "${W[$kind $b]}")  # the guest has no /dev/fd
+    pm=${p% *} pk=${p#* }
+    echo "RESULT $kind $b median_ms=$m vs_cmtime_pairs_per_s=$(awk -v a="$base" -v b="$m" 'BEGIN {printf "%.2f", a / b}') paired_vs_cmtime=$pm faster_rounds=$pk all: ${W[$kind $b]}"
   done
 done
 echo "RESULT left rc_qps=$(rdma resource show qp 2>/dev/null | grep -c ' type RC ')"
