@@ -188,7 +188,7 @@ spid=$!
 wait_for "$work/s8.out" "^qp-connect: opened $QPC_DEV0" || bad "8: the server never opened the device"
 connected=0
 for ((i = 0; i < 100; i++)); do
-  exec 3<>"/dev/tcp/$QPC_IP0/$port" 2>/dev/null && { connected=1; break; }
+  { exec 3<>"/dev/tcp/$QPC_IP0/$port"; } 2>/dev/null && { connected=1; break; }
   sleep 0.1
 done
 ((connected)) || bad "8: could not connect to the server"
