@@ -23,7 +23,7 @@ ms() { date +%s%3N; }
 echo "--- 1: no such device, the server waiting"
 "$bin" -d "$QPC_DEV0" -p 21701 --timeout 20 --no-verify >"$work/s1" 2>&1 &
 sp=$!
-sleep 0.5
+wait_listening 21701
 t0=$(ms)
 "$bin" -d no-such-device -p 21701 --timeout 20 --no-verify "$QPC_IP0" >"$work/c1" 2>&1
 crc=$?
