@@ -50,18 +50,18 @@ std::string NamesOf(const OptionSpec& s) {
   };
   if (s.short_name != 0) add(std::string("-") + s.short_name);
   for (char c : s.also_short) add(std::string("-") + c);
-  if (!s.long_name.empty()) add("--" + s.long_name);
+  if (!s.long_name.empty()) add("--" + std::string(s.long_name));
   return names;
 }
 
 // Our wording of a CLI11 ArgumentMismatch, which names the option first: a
 // missing value ("--ib-dev: 1 required NAME missing") or a flag given a value
 // ("json was given a disallowed flag override").
-std::string MismatchText(const std::string& what, const std::vector<OptionSpec>& specs) {
+std::string MismatchText(const std::string& what, std::span<const OptionSpec> specs) {
   for (const auto& s : specs) {
-    const std::string dashed = "--" + s.long_name;
+    const std::string dashed = "--" + std::string(s.long_name);
     if (s.takes_value && what.rfind(dashed + ":", 0) == 0) {
-      return "option '" + dashed + "' needs a value (" + s.value_name + ")";
+      return "option '" + dashed + "' needs a value (" + std::string(s.value_name) + ")";
     }
     if (!s.takes_value) {
       const std::string suffix = " was given a disallowed flag override";
@@ -81,13 +81,13 @@ std::string MismatchText(const std::string& what, const std::vector<OptionSpec>&
 }
 
 // A name used twice in a tool's own table (a short letter, or a long name).
-std::optional<std::string> RepeatedName(const std::vector<OptionSpec>& specs) {
+std::optional<std::string> RepeatedName(std::span<const OptionSpec> specs) {
   std::set<std::string> seen;
   for (const auto& s : specs) {
     std::vector<std::string> names;
     if (s.short_name != 0) names.push_back(std::string("-") + s.short_name);
     for (char c : s.also_short) names.push_back(std::string("-") + c);
-    if (!s.long_name.empty()) names.push_back("--" + s.long_name);
+    if (!s.long_name.empty()) names.push_back("--" + std::string(s.long_name));
     for (auto& n : names) {
       if (!seen.insert(n).second) return n;
     }
@@ -139,7 +139,7 @@ std::optional<std::string> ParsedArgs::Get(const std::string& long_name) const {
 }
 
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
-                             const std::vector<OptionSpec>& specs) {
+                             std::span<const OptionSpec> specs) {
   CLI::App app;
   app.set_help_flag();  // the tools declare -h/--help themselves
   app.allow_extras();   // unknown options land in remaining(), reported below
@@ -181,24 +181,30 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
     if (options[i] == nullptr) continue;
     const CLI::Option& o = *options[i];
     if (o.count() == 0) continue;
-    out.values[specs[i].long_name] = specs[i].takes_value ? o.results().back() : "";
+    out.values[std::string(specs[i].long_name)] = specs[i].takes_value ? o.results().back() : "";
   }
   return out;
 }
 
-std::string FormatOptions(const std::vector<OptionSpec>& specs) {
+std::string FormatOptions(std::span<const OptionSpec> specs) {
   std::string s;
   for (const auto& o : specs) {
     std::string left = "  ";
     left += o.short_name ? std::string("-") + o.short_name + ", " : std::string("    ");
     for (char c : o.also_short) left += std::string("-") + c + ", ";
-    left += "--" + o.long_name;
-    if (o.takes_value) left += " " + o.value_name;
+    left += "--";
+    left += o.long_name;
+    if (o.takes_value) {
+      left += ' ';
+      left += o.value_name;
+    }
     if (left.size() < 30)
       left.resize(30, ' ');
     else
       left += "\n" + std::string(30, ' ');
-    s += left + o.help + "\n";
+    s += left;
+    s += o.help;
+    s += '\n';
   }
   return s;
 }

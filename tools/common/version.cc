@@ -19,6 +19,4 @@ std::string VersionText(std::string_view tool) {
   return text;
 }
 
-OptionSpec VersionOption() { return {0, "version", false, "", "print the version and exit"}; }
-
 }  // namespace qpconnect::tools

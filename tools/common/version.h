@@ -23,6 +23,8 @@ std::string VersionText(std::string_view tool);
 
 // The `--version` entry of a tool's option table (no short form: -v and -V
 // mean other things to the pingpong programs qp-connect imitates).
-OptionSpec VersionOption();
+constexpr OptionSpec VersionOption() {
+  return {0, "version", false, "", "print the version and exit"};
+}
 
 }  // namespace qpconnect::tools

@@ -9,73 +9,73 @@
 namespace qpconnect::tools {
 namespace {
 
-const std::vector<OptionSpec>& Specs() {
-  static const std::vector<OptionSpec> specs = {
-      {'d', "ib-dev", true, "NAME", "RDMA device (default: the first one)"},
-      {'i', "ib-port", true, "PORT", "port of the device (default 1)"},
-      {'g', "gid-idx", true, "INDEX",
-       "GID index to send from (default: chosen: RoCE v2, family, not link-local)", "x"},
-      {0, "gid-family", true, "ipv4|ipv6",
-       "address family for the automatic GID choice (default ipv4)"},
-      {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
-      {'p', "port", true, "PORT", "TCP port of the exchange (default 18515)"},
-      {0, "bind", true, "ADDR", "tcp server: address to listen on (default: any)"},
-      {'s', "size", true, "BYTES", "message size (default 4096, UD 1024)"},
-      {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
-      {'D', "duration", true, "SECONDS",
-       "run the ping-pong for this long instead of -n iterations (the server follows the "
-       "client's last round; not with --wire pingpong)"},
-      {'a', "all", false, "",
-       "size sweep: ping-pong at every power of two from 2 to --size bytes, each reported "
-       "(both sides; as perftest's -a)"},
-      {0, "report-gbits", false, "", "report bandwidth in Gb/s instead of MB/s (as perftest)"},
-      {'e', "events", false, "",
-       "wait for completions with completion events (a completion channel, poll() on its fd) "
-       "instead of polling the CQs"},
-      {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
-      {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
-      {0, "oob", true, "tcp|file|stdio|mpi",
-       "out-of-band channel (default tcp); mpi: under mpirun, every rank to every other (runs "
-       "qp-mesh with the other options; docs/mesh.md)"},
-      {0, "wire", true, "qpc|pingpong",
-       "exchange format: ours (default), or that of ibv_rc/uc/ud_pingpong (tcp only; "
-       "docs/interop.md)"},
-      {0, "role", true, "server|client",
-       "file/stdio, required there: which side this is (the client sends first)"},
-      {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
-      {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
-      {'q', "qps", true, "N", "number of QP pairs (default 1)"},
-      {0, "psk-file", true, "FILE",
-       "pre-shared key (mode 0600, at least 16 bytes): authenticate and encrypt the exchange"},
-      {0, "gen-psk", true, "FILE",
-       "write a fresh random 32-byte key to FILE (mode 0600; never overwrites) and exit"},
-      {0, "timeout", true, "SECONDS",
-       "deadline of the exchange, the barrier and each wait (default 30)"},
-      {0, "psn", true, "PSN", "force the first send PSN (default random)"},
-      {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
-      {'l', "sl", true, "SL", "service level (default 0)"},
-      {0, "tclass", true, "TC",
-       "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
-      {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
-      {0, "pkey", true, "PKEY", "use the P_Key index holding this P_Key value"},
-      {0, "path", true, "local|sa",
-       "path attributes from both descriptions (default), or on InfiniBand from the subnet "
-       "administrator's PathRecord: DLID, SL, MTU, ACK timeout, GRH across routers (as "
-       "rdma_cm; docs/ib-paths.md)"},
-      {0, "serve", false, "",
-       "tcp server: serve peers one after another, each with its own QPs and report, until "
-       "SIGINT/SIGTERM (exit 130/143) or --count"},
-      {0, "count", true, "N", "tcp server: serve N peers, then exit (implies --serve)"},
-      {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
-      {0, "json", false, "", "print one JSON report instead of text"},
-      {0, "no-validate", false, "", "connect even when the validator finds errors"},
-      {0, "no-verify", false, "", "skip the traffic that proves the connection"},
-      {'v', "verbose", false, "", "also print info findings and each step"},
-      {'h', "help", false, "", "show this help"},
-      VersionOption(),
-  };
-  return specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'d', "ib-dev", true, "NAME", "RDMA device (default: the first one)"},
+    {'i', "ib-port", true, "PORT", "port of the device (default 1)"},
+    {'g', "gid-idx", true, "INDEX",
+     "GID index to send from (default: chosen: RoCE v2, family, not link-local)", "x"},
+    {0, "gid-family", true, "ipv4|ipv6",
+     "address family for the automatic GID choice (default ipv4)"},
+    {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
+    {'p', "port", true, "PORT", "TCP port of the exchange (default 18515)"},
+    {0, "bind", true, "ADDR", "tcp server: address to listen on (default: any)"},
+    {'s', "size", true, "BYTES", "message size (default 4096, UD 1024)"},
+    {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
+    {'D', "duration", true, "SECONDS",
+     "run the ping-pong for this long instead of -n iterations (the server follows the "
+     "client's last round; not with --wire pingpong)"},
+    {'a', "all", false, "",
+     "size sweep: ping-pong at every power of two from 2 to --size bytes, each reported "
+     "(both sides; as perftest's -a)"},
+    {0, "report-gbits", false, "", "report bandwidth in Gb/s instead of MB/s (as perftest)"},
+    {'e', "events", false, "",
+     "wait for completions with completion events (a completion channel, poll() on its fd) "
+     "instead of polling the CQs"},
+    {'r', "rx-depth", true, "N", "receives posted per QP (default 16)"},
+    {'t', "transport", true, "rc|uc|ud", "QP transport (default rc)"},
+    {0, "oob", true, "tcp|file|stdio|mpi",
+     "out-of-band channel (default tcp); mpi: under mpirun, every rank to every other (runs "
+     "qp-mesh with the other options; docs/mesh.md)"},
+    {0, "wire", true, "qpc|pingpong",
+     "exchange format: ours (default), or that of ibv_rc/uc/ud_pingpong (tcp only; "
+     "docs/interop.md)"},
+    {0, "role", true, "server|client",
+     "file/stdio, required there: which side this is (the client sends first)"},
+    {0, "oob-dir", true, "DIR", "file: the directory both sides share"},
+    {0, "session", true, "ID", "file: session id naming the files (default qpconnect)"},
+    {'q', "qps", true, "N", "number of QP pairs (default 1)"},
+    {0, "psk-file", true, "FILE",
+     "pre-shared key (mode 0600, at least 16 bytes): authenticate and encrypt the exchange"},
+    {0, "gen-psk", true, "FILE",
+     "write a fresh random 32-byte key to FILE (mode 0600; never overwrites) and exit"},
+    {0, "timeout", true, "SECONDS",
+     "deadline of the exchange, the barrier and each wait (default 30)"},
+    {0, "psn", true, "PSN", "force the first send PSN (default random)"},
+    {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
+    {'l', "sl", true, "SL", "service level (default 0)"},
+    {0, "tclass", true, "TC",
+     "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
+    {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
+    {0, "pkey", true, "PKEY", "use the P_Key index holding this P_Key value"},
+    {0, "path", true, "local|sa",
+     "path attributes from both descriptions (default), or on InfiniBand from the subnet "
+     "administrator's PathRecord: DLID, SL, MTU, ACK timeout, GRH across routers (as "
+     "rdma_cm; docs/ib-paths.md)"},
+    {0, "serve", false, "",
+     "tcp server: serve peers one after another, each with its own QPs and report, until "
+     "SIGINT/SIGTERM (exit 130/143) or --count"},
+    {0, "count", true, "N", "tcp server: serve N peers, then exit (implies --serve)"},
+    {0, "dump", true, "FILE", "write both descriptions (and this side's plan) as JSON"},
+    {0, "json", false, "", "print one JSON report instead of text"},
+    {0, "no-validate", false, "", "connect even when the validator finds errors"},
+    {0, "no-verify", false, "", "skip the traffic that proves the connection"},
+    {'v', "verbose", false, "", "also print info findings and each step"},
+    {'h', "help", false, "", "show this help"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};

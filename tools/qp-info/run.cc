@@ -14,23 +14,23 @@
 namespace qpconnect::tools {
 namespace {
 
-const std::vector<OptionSpec>& Specs() {
-  static const std::vector<OptionSpec> specs = {
-      {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
-      {'l', "list", false, "", "print only the device names, one per line (as ibv_devinfo -l)"},
-      {'i', "ib-port", true, "PORT", "only this port (default: all)"},
-      {0, "json", false, "", "print one JSON document instead of the table"},
-      {0, "path", true, "DEST",
-       "ask the subnet administrator for the PathRecord to DEST (a LID, decimal or 0x hex, or a "
-       "GID); needs libibumad only"},
-      {0, "pkey", true, "PKEY", "with --path: the partition the path must be in"},
-      {0, "sl", true, "SL", "with --path: the service level the path must have"},
-      {0, "timeout", true, "MS", "with --path: give up after MS milliseconds (default 3000)"},
-      {'h', "help", false, "", "show this help"},
-      VersionOption(),
-  };
-  return specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
+    {'l', "list", false, "", "print only the device names, one per line (as ibv_devinfo -l)"},
+    {'i', "ib-port", true, "PORT", "only this port (default: all)"},
+    {0, "json", false, "", "print one JSON document instead of the table"},
+    {0, "path", true, "DEST",
+     "ask the subnet administrator for the PathRecord to DEST (a LID, decimal or 0x hex, or a "
+     "GID); needs libibumad only"},
+    {0, "pkey", true, "PKEY", "with --path: the partition the path must be in"},
+    {0, "sl", true, "SL", "with --path: the service level the path must have"},
+    {0, "timeout", true, "MS", "with --path: give up after MS milliseconds (default 3000)"},
+    {'h', "help", false, "", "show this help"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 void PrintHelp(std::ostream& out) {
   out << "Usage: qp-info [options]\n\n"

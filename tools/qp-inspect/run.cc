@@ -24,21 +24,21 @@ namespace {
 
 constexpr double kDefaultInterval = 1.0;
 
-const std::vector<OptionSpec>& Specs() {
-  static const auto* specs = new std::vector<OptionSpec>{
-      {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
-      {0, "pid", true, "PID[,PID...]", "only QPs of these processes"},
-      {0, "comm", true, "NAME[,NAME...]", "only QPs of processes with these command names"},
-      {'j', "json", false, "", "print the snapshot as JSON (docs/inspect.md) instead of the table"},
-      {'o', "output", true, "FILE",
-       "write a snapshot of two samples --interval apart to FILE, for qp-validate"},
-      {0, "interval", true, "SECONDS",
-       "seconds between two samples (default 1 with -o; alone: show both)"},
-      {'h', "help", false, "", "show this help and exit"},
-      VersionOption(),
-  };
-  return *specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
+    {0, "pid", true, "PID[,PID...]", "only QPs of these processes"},
+    {0, "comm", true, "NAME[,NAME...]", "only QPs of processes with these command names"},
+    {'j', "json", false, "", "print the snapshot as JSON (docs/inspect.md) instead of the table"},
+    {'o', "output", true, "FILE",
+     "write a snapshot of two samples --interval apart to FILE, for qp-validate"},
+    {0, "interval", true, "SECONDS",
+     "seconds between two samples (default 1 with -o; alone: show both)"},
+    {'h', "help", false, "", "show this help and exit"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 std::string Help() {
   return "Usage: qp-inspect [-d NAME] [--pid PID,...] [--comm NAME,...] [--json]\n"

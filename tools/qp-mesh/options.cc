@@ -9,27 +9,27 @@
 namespace qpconnect::tools {
 namespace {
 
-const std::vector<OptionSpec>& Specs() {
-  static const std::vector<OptionSpec> specs = {
-      {'d', "ib-dev", true, "NAME", "RDMA device of every rank (default: the first)"},
-      {0, "devices", true, "LIST",
-       "comma list of devices assigned round-robin by local rank (as NCCL_IB_HCA); "
-       "overrides -d"},
-      {'i', "ib-port", true, "PORT", "port (default 1)"},
-      {'g', "gid-idx", true, "INDEX", "GID index (default: chosen per port, RoCE v2)"},
-      {'t', "transport", true, "rc|uc|ud", "transport (default rc; ud: one QP per peer)"},
-      {'q', "qps", true, "N", "QPs to every other rank (default 1; rc/uc)"},
-      {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
-      {'n', "iters", true, "N", "ping-pong round trips per edge (default 10)"},
-      {'s', "size", true, "BYTES", "message size (default 4096)"},
-      {0, "no-verify", false, "", "connect only: no traffic on the edges"},
-      {0, "timeout", true, "SECONDS", "per wait of the traffic (default 10)"},
-      {0, "json", false, "", "one JSON document per rank on stdout"},
-      {'h', "help", false, "", "this text"},
-      VersionOption(),
-  };
-  return specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'d', "ib-dev", true, "NAME", "RDMA device of every rank (default: the first)"},
+    {0, "devices", true, "LIST",
+     "comma list of devices assigned round-robin by local rank (as NCCL_IB_HCA); "
+     "overrides -d"},
+    {'i', "ib-port", true, "PORT", "port (default 1)"},
+    {'g', "gid-idx", true, "INDEX", "GID index (default: chosen per port, RoCE v2)"},
+    {'t', "transport", true, "rc|uc|ud", "transport (default rc; ud: one QP per peer)"},
+    {'q', "qps", true, "N", "QPs to every other rank (default 1; rc/uc)"},
+    {'m', "mtu", true, "BYTES", "force the path MTU (256..4096; default: min of both ports)"},
+    {'n', "iters", true, "N", "ping-pong round trips per edge (default 10)"},
+    {'s', "size", true, "BYTES", "message size (default 4096)"},
+    {0, "no-verify", false, "", "connect only: no traffic on the edges"},
+    {0, "timeout", true, "SECONDS", "per wait of the traffic (default 10)"},
+    {0, "json", false, "", "one JSON document per rank on stdout"},
+    {'h', "help", false, "", "this text"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 }  // namespace
 

@@ -19,16 +19,16 @@ constexpr const char* kDefaultOutput = "qp-trace.%p.json";
 constexpr int kExitCannotRun = 126;
 constexpr int kExitNotFound = 127;
 
-const std::vector<OptionSpec>& Specs() {
-  static const auto* specs = new std::vector<OptionSpec>{
-      {'o', "output", true, "FILE",
-       "trace file of each process (%p = pid, %h = host name, %% = %); default "
-       "qp-trace.%p.json"},
-      {'h', "help", false, "", "show this help and exit"},
-      VersionOption(),
-  };
-  return *specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'o', "output", true, "FILE",
+     "trace file of each process (%p = pid, %h = host name, %% = %); default "
+     "qp-trace.%p.json"},
+    {'h', "help", false, "", "show this help and exit"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 std::string Help() {
   return "Usage: qp-trace [-o FILE] [--] PROGRAM [ARGS...]\n"

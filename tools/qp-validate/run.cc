@@ -30,19 +30,18 @@ namespace {
 // Larger inputs are refused before decoding (the JSON decoder's own cap is 256 MiB).
 constexpr size_t kMaxInputBytes = size_t{256} << 20;
 
-const std::vector<OptionSpec>& Specs() {
-  static const auto* specs = new std::vector<OptionSpec>{
-      {'h', "help", false, "", "show this help and exit"},
-      {'j', "json", false, "", "print one JSON document instead of text"},
-      {'t', "transport", true, "rc|uc|ud",
-       "judge both sides as this transport (overrides the files)"},
-      {0, "list-rules", false, "",
-       "print the rule catalogue and exit (text, --json or --markdown)"},
-      {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
-      VersionOption(),
-  };
-  return *specs;
-}
+// The option table: constant data (cli_args.h).
+constexpr OptionSpec kSpecs[] = {
+    {'h', "help", false, "", "show this help and exit"},
+    {'j', "json", false, "", "print one JSON document instead of text"},
+    {'t', "transport", true, "rc|uc|ud",
+     "judge both sides as this transport (overrides the files)"},
+    {0, "list-rules", false, "", "print the rule catalogue and exit (text, --json or --markdown)"},
+    {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
 
 std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
