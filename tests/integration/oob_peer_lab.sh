@@ -32,6 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
+. "$(dirname "$0")/lab_qps.sh"  # wait_listening
 check() {  # check DESCRIPTION COMMAND...
   if "${@:2}"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi
 }
@@ -155,12 +156,10 @@ case $scenario in
     # subshell, so the SIGPIPE that follows ends the subshell, not this
     # script (seen in CI under load: the script died silently).
     # The server may not listen yet (under load it takes longer than the
-    # 0.5 s above to open the device): retry for up to 10 s.
+    # 0.5 s above to open the device).
+    wait_listening 18515
     scanned=0
-    for ((i = 0; i < 100; i++)); do
-      { exec 3<>"/dev/tcp/$QPC_IP0/18515"; } 2>/dev/null && { scanned=1; break; }
-      sleep 0.1
-    done
+    { exec 3<>"/dev/tcp/$QPC_IP0/18515"; } 2>/dev/null && scanned=1
     check "the scanner reaches the server" test "$scanned" = 1
     (printf 'GET / HTTP/1.0\r\n\r\n' >&3) 2>/dev/null
     sleep 0.5

@@ -186,11 +186,9 @@ port=18607
 "$bin" -v -d "$QPC_DEV0" --serve -p "$port" --timeout 60 >"$work/s8.out" 2>"$work/s8.err" &
 spid=$!
 wait_for "$work/s8.out" "^qp-connect: opened $QPC_DEV0" || bad "8: the server never opened the device"
+wait_listening "$port"
 connected=0
-for ((i = 0; i < 100; i++)); do
-  { exec 3<>"/dev/tcp/$QPC_IP0/$port"; } 2>/dev/null && { connected=1; break; }
-  sleep 0.1
-done
+{ exec 3<>"/dev/tcp/$QPC_IP0/$port"; } 2>/dev/null && connected=1
 ((connected)) || bad "8: could not connect to the server"
 sleep 0.5  # the server has accepted and sent its hello; ours never comes
 kill -INT "$spid"
