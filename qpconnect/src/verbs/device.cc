@@ -1,6 +1,8 @@
 #include "qpconnect/verbs/device.h"
 
 #include <cerrno>
+#include <mutex>
+#include <utility>
 
 #include "qpconnect/verbs/verbs_error.h"
 
@@ -21,6 +23,28 @@ Result<UniqueDeviceList> GetDeviceList(int& count) {
                       "cannot enumerate RDMA devices");
   }
   return UniqueDeviceList(list);
+}
+
+// The list HandDeviceListToOpen() keeps for the first OpenDevice().
+struct HandedList {
+  std::mutex mutex;
+  ibv_device** list = nullptr;
+  int count = 0;
+  bool first_open_began = false;
+};
+
+HandedList& Handed() {
+  static HandedList* h = new HandedList;  // never destroyed: no exit-order race
+  return *h;
+}
+
+// The handed list, if the first OpenDevice() is the caller and one is there.
+UniqueDeviceList TakeHandedList(int& count) {
+  HandedList& h = Handed();
+  std::lock_guard lock(h.mutex);
+  h.first_open_began = true;
+  count = h.count;
+  return UniqueDeviceList(std::exchange(h.list, nullptr));
 }
 
 std::string Join(const std::vector<std::string>& names) {
@@ -44,9 +68,23 @@ Result<std::vector<std::string>> ListDevices() {
   return names;
 }
 
+void HandDeviceListToOpen(ibv_device** list, int count) {
+  if (list == nullptr) return;
+  HandedList& h = Handed();
+  std::lock_guard lock(h.mutex);
+  if (h.first_open_began) {
+    ibv_free_device_list(list);
+    return;
+  }
+  if (h.list != nullptr) ibv_free_device_list(h.list);
+  h.list = list;
+  h.count = count;
+}
+
 Result<UniqueContext> OpenDevice(std::string_view name) {
   int count = 0;
-  auto list = GetDeviceList(count);
+  Result<UniqueDeviceList> list = TakeHandedList(count);
+  if (*list == nullptr) list = GetDeviceList(count);
   if (!list) return std::move(list).error();
   std::vector<std::string> names;
   ibv_device* chosen = nullptr;

@@ -9,7 +9,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <utility>
 
+#include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/provider.h"
 
 namespace qpconnect::verbs {
@@ -158,10 +162,48 @@ Result<void> WriteProviderCache(const std::string& path,
   return Ok();
 }
 
+namespace {
+
+// What WarmDeviceList() keeps for TakeWarmedProviders().
+struct Warmed {
+  std::mutex mutex;
+  std::optional<std::pair<std::string, WarmedProviders>> kept;  // path, result
+  bool first_take_began = false;
+};
+
+Warmed& WarmedState() {
+  static Warmed* w = new Warmed;  // never destroyed: no exit-order race
+  return *w;
+}
+
+}  // namespace
+
 void WarmDeviceList(const std::string& path) {
-  if (!path.empty()) PreloadProviders(CachedLibraries(ReadProviderCache(path)));
+  WarmedProviders warmed;
+  if (!path.empty()) {
+    warmed.entries = ReadProviderCache(path);
+    warmed.preload = PreloadProviders(CachedLibraries(warmed.entries));
+  }
   int count = 0;
-  if (ibv_device** list = ibv_get_device_list(&count)) ibv_free_device_list(list);
+  ibv_device** list = ibv_get_device_list(&count);
+  HandDeviceListToOpen(list, count);
+  if (path.empty()) return;
+  Warmed& w = WarmedState();
+  std::lock_guard lock(w.mutex);
+  if (!w.first_take_began) w.kept.emplace(path, std::move(warmed));
+}
+
+std::optional<WarmedProviders> TakeWarmedProviders(const std::string& path) {
+  Warmed& w = WarmedState();
+  std::lock_guard lock(w.mutex);
+  w.first_take_began = true;
+  if (!w.kept || w.kept->first != path) {
+    w.kept.reset();
+    return std::nullopt;
+  }
+  WarmedProviders taken = std::move(w.kept->second);
+  w.kept.reset();
+  return taken;
 }
 
 Result<std::string> ProviderCacheFromEnvironment() {

@@ -77,8 +77,15 @@ Result<void> Session::CreateResources() {
   std::vector<ProviderCacheEntry> cached;
   ProviderPreload preload;
   if (!o.provider_cache.empty()) {
-    cached = ReadProviderCache(o.provider_cache);
-    preload = PreloadProviders(CachedLibraries(cached));
+    // What a WarmDeviceList() of this cache already did (qp-connect's
+    // warm-up thread) is not done again.
+    if (auto warmed = TakeWarmedProviders(o.provider_cache)) {
+      cached = std::move(warmed->entries);
+      preload = std::move(warmed->preload);
+    } else {
+      cached = ReadProviderCache(o.provider_cache);
+      preload = PreloadProviders(CachedLibraries(cached));
+    }
     provider_.refused = preload.refused;
   }
   auto ctx = OpenDevice(o.device);
@@ -87,10 +94,13 @@ Result<void> Session::CreateResources() {
   if (auto library = ProviderLibraryOf(ctx_.get())) {
     provider_.library = *library;
     for (const auto& l : preload.loaded) provider_.preloaded = provider_.preloaded || l == *library;
-    if (!o.provider_cache.empty()) {
-      // Read again: another process may have added its device meanwhile.
+    const std::string device = ibv_get_device_name(ctx_->device);
+    // Only when the entries read before the open lack this device's (or
+    // name another library) is the file read again, since another process
+    // may have added its own device meanwhile, and rewritten.
+    if (!o.provider_cache.empty() && RememberProvider(cached, device, *library)) {
       cached = ReadProviderCache(o.provider_cache);
-      if (RememberProvider(cached, ibv_get_device_name(ctx_->device), *library)) {
+      if (RememberProvider(cached, device, *library)) {
         if (auto written = WriteProviderCache(o.provider_cache, cached); !written) {
           provider_.cache_error = written.error().ToString();
         }

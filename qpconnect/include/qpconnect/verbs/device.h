@@ -30,4 +30,13 @@ Result<std::vector<std::string>> ListDevices();
 // lists the devices there are); kVerbs when ibv_open_device fails.
 Result<UniqueContext> OpenDevice(std::string_view name);
 
+// Hands `list` (an ibv_get_device_list() result of `count` devices, taken
+// moments before: WarmDeviceList()) to the process's first OpenDevice(),
+// which then finds its device there instead of having libibverbs enumerate
+// the devices again (a netlink round trip per device; about 1 ms in the
+// lab), and frees it. A list handed after that first OpenDevice() began
+// (too late for it) is freed at once, so no later open can see an old list.
+// Thread-safe.
+void HandDeviceListToOpen(ibv_device** list, int count);
+
 }  // namespace qpconnect::verbs

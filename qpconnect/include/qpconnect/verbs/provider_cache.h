@@ -12,11 +12,13 @@
 // file each rename a complete file (the last one wins).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "qpconnect/result.h"
+#include "qpconnect/verbs/provider.h"
 
 namespace qpconnect::verbs {
 
@@ -62,7 +64,23 @@ Result<void> WriteProviderCache(const std::string& path,
 // thread started at once by a program that will open a device
 // (qp-connect's main), to overlap that work with its own start: libibverbs
 // serialises device lists, so an OpenDevice() meanwhile waits for it.
+// What it did is handed on, for the process's first open only and only if
+// ready by then: the device list to OpenDevice() (HandDeviceListToOpen()),
+// the entries read and the preload's result to TakeWarmedProviders(), so
+// that the first Session neither enumerates the devices nor reads and loads
+// the cache again.
 void WarmDeviceList(const std::string& path);
+
+// What WarmDeviceList() read from its cache file and loaded.
+struct WarmedProviders {
+  std::vector<ProviderCacheEntry> entries;
+  ProviderPreload preload;
+};
+
+// The WarmDeviceList(`path`) of this process, to its first caller: nullopt
+// when none ran for `path`, when it had not finished at the first call, or
+// after that first call. Thread-safe.
+std::optional<WarmedProviders> TakeWarmedProviders(const std::string& path);
 
 // The cache the tools use, from QPC_PROVIDER_CACHE: unset, the default file
 // (DefaultProviderCachePath()); "off" or empty, none (""); else that
