@@ -11,7 +11,8 @@
 # (`-d DEV1 --no-verify IP0`), both stamped; times in ms from the client's
 # fork. Per round one line, then the medians:
 #   main        the client's main() (process start: loader, initializers);
-#   open        its ibv_open_device() (options parsed, device list ready);
+#   open        its ibv_open_device() (on the warm-up thread when that opened
+#               the device; else options parsed and the device list ready);
 #   create      its first ibv_create_qp() (the description gathered);
 #   init        its RESET->INIT;
 #   sent        its description on the wire (the first send after INIT);
@@ -77,7 +78,7 @@ def calls(path):
 
 def first(events, what, after=None, thread="main"):
     for ms, t, w in events:
-        if w == what and t == thread and (after is None or ms > after):
+        if w == what and thread in (None, t) and (after is None or ms > after):
             return ms
     return None
 
@@ -102,7 +103,7 @@ for r in range(1, rounds + 1):
     s = [(ms - base, t, w) for ms, t, w in s]
     v = {}
     v["main"] = first(c, "main")
-    v["open"] = first(c, "ibv_open_device")
+    v["open"] = first(c, "ibv_open_device", thread=None)  # the warm-up's, if it opened it
     v["create"] = first(c, "ibv_create_qp")
     v["init"] = first(c, "modify INIT")
     v["sent"] = first_send(c, v["init"])
