@@ -1,5 +1,5 @@
 # Sourced by the lab benchmarks that compare qp-connect binaries (start.sh,
-# start_phases.sh): their command line, `[--rounds R] QP_CONNECT...` on the
+# start_phases.sh, timeline.sh): their command line, `[--rounds R] QP_CONNECT...` on the
 # host and `--rounds R --inside QP_CONNECT...` when they rerun themselves in
 # the lab.
 #
@@ -28,4 +28,28 @@ bench_args() {
     [[ -x $b && -f $b ]] || { echo "$name: $b is not an executable" >&2; exit 2; }
     bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")")
   done
+}
+
+# bench_in_lab SCRIPT PRELOAD_C: for a benchmark that stamps the programs it
+# runs. On the host, compiles PRELOAD_C (an LD_PRELOAD library in
+# tools/bench) and start_exec.c (the fork/exec wrapper that preloads it) into
+# a fresh directory under ${TMPDIR:-/tmp}, reruns SCRIPT in the lab as
+# `SCRIPT --rounds R --inside BINS...` with QPC_BENCH_TOOLS naming that
+# directory, removes it, and exits with the lab run's status (1 when a
+# compile fails). Uses `rounds` and `bins` from bench_args.
+bench_in_lab() {
+  local script=$1 preload=$2 dir tools status
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  tools=$(mktemp -d "${TMPDIR:-/tmp}/qpc-bench.XXXXXX") || exit 1
+  if ! cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tools/${preload%.c}.so" \
+      "$dir/$preload" -ldl ||
+    ! cc -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/start_exec" "$dir/start_exec.c"; then
+    rm -rf "$tools"
+    exit 1
+  fi
+  "$dir/../lab/lab-run" --timeout 1800 -- env QPC_BENCH_TOOLS="$tools" \
+    "$script" --rounds "$rounds" --inside "${bins[@]}"
+  status=$?
+  rm -rf "$tools"
+  exit $status
 }

@@ -25,19 +25,11 @@
 # program finds its code translated by the runs before.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 
 source "$here/bench_args.sh"
 bench_args start_phases.sh "$@"
 if [[ $inside == 0 ]]; then
-  tools=$(mktemp -d "${TMPDIR:-/tmp}/qpc-start-phases.XXXXXX") || exit 1
-  trap 'rm -rf "$tools"' EXIT
-  cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tools/start_stamp.so" \
-    "$here/start_stamp.c" -ldl || exit 1
-  cc -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/start_exec" "$here/start_exec.c" || exit 1
-  "$root/tools/lab/lab-run" --timeout 1800 -- env QPC_BENCH_TOOLS="$tools" \
-    "$0" --rounds "$rounds" --inside "${bins[@]}"
-  exit $?
+  bench_in_lab "$0" start_stamp.c
 fi
 set -- "${bins[@]}"
 export START_STAMP=$QPC_BENCH_TOOLS/start_stamp.so

@@ -32,14 +32,7 @@ source "$here/bench_args.sh"
 bench_args timeline.sh "$@"
 if [[ $inside == 0 ]]; then
   [[ ${#bins[@]} -eq 1 ]] || { echo "usage: timeline.sh [--rounds R] QP_CONNECT" >&2; exit 2; }
-  tools=$(mktemp -d "${TMPDIR:-/tmp}/qpc-timeline.XXXXXX") || exit 1
-  trap 'rm -rf "$tools"' EXIT
-  cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -o "$tools/call_timeline.so" \
-    "$here/call_timeline.c" -ldl || exit 1
-  cc -std=c11 -O2 -Wall -Wextra -Werror -o "$tools/start_exec" "$here/start_exec.c" || exit 1
-  "$root/tools/lab/lab-run" --timeout 1800 -- env QPC_BENCH_TOOLS="$tools" \
-    "$0" --rounds "$rounds" --inside "${bins[@]}"
-  exit $?
+  bench_in_lab "$0" call_timeline.c
 fi
 bin=${bins[0]}
 stamp=$QPC_BENCH_TOOLS/call_timeline.so
