@@ -11,6 +11,7 @@ pkgs=(
   libcli11-dev  # the tools' option parser (tools/common/cli_args.cc), header-only
   python3-jsonschema  # tests: the tools' JSON output against docs/schemas/ (docs/json.md)
   help2man  # man pages of the tools, generated from their --help and --version
+  librdmacm-dev  # libqpcm (rdmacm/): librdmacm's ABI header, <rdma/rdma_cma.h>
   libmnl-dev  # qp-inspect: RDMA netlink (the resource tracker, counters), as iproute2's rdma
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core

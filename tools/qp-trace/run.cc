@@ -10,14 +10,13 @@
 
 #include "cli_args.h"
 #include "exit_codes.h"
+#include "launch.h"
 #include "version.h"
 
 namespace qpconnect::tools::qp_trace {
 namespace {
 
 constexpr const char* kDefaultOutput = "qp-trace.%p.json";
-constexpr int kExitCannotRun = 126;
-constexpr int kExitNotFound = 127;
 
 // The option table: constant data (cli_args.h).
 constexpr OptionSpec kSpecs[] = {
@@ -57,46 +56,9 @@ Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
 }
 
-// Splits args into qp-trace's options and PROGRAM [ARGS...]: options stop at
-// "--" or at the first word that is not an option (or an option's value).
-void Split(const std::vector<std::string>& args, std::vector<std::string>& options,
-           std::vector<std::string>& program) {
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-') break;
-    options.push_back(a);
-    if ((a == "-o" || a == "--output") && i + 1 < args.size()) options.push_back(args[++i]);
-  }
-  program.assign(args.begin() + static_cast<long>(i), args.end());
-}
-
-bool IsFile(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
-}
-
 Result<std::string> FindPreload(const LaunchContext& c) {
-  if (!c.preload_override.empty()) {
-    if (!IsFile(c.preload_override)) {
-      return Error{ErrorCode::kNotFound, 0, "QP_TRACE_PRELOAD", "",
-                   c.preload_override + " is not a file"};
-    }
-    return std::filesystem::absolute(c.preload_override).lexically_normal().string();
-  }
-  const std::filesystem::path self(c.self_dir);
-  for (const std::filesystem::path& p :
-       {self / "preload" / "libqptrace.so", self / QPC_TRACE_PRELOAD_INSTALLED}) {
-    if (IsFile(p.string())) return p.lexically_normal().string();
-  }
-  return Error{ErrorCode::kNotFound, 0, "libqptrace.so", "",
-               "the preload library is neither in " + (self / "preload").string() + " nor at " +
-                   (self / QPC_TRACE_PRELOAD_INSTALLED).lexically_normal().string() +
-                   " (set QP_TRACE_PRELOAD)"};
+  return FindLibrary("libqptrace.so", "QP_TRACE_PRELOAD", c.preload_override, c.self_dir,
+                     {"preload/libqptrace.so", QPC_TRACE_PRELOAD_INSTALLED});
 }
 
 }  // namespace
@@ -105,8 +67,7 @@ LaunchContext CurrentContext() {
   LaunchContext c;
   std::error_code ec;
   c.cwd = std::filesystem::current_path(ec).string();
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) c.self_dir = exe.parent_path().string();
+  c.self_dir = SelfDir();
   if (const char* v = std::getenv("QP_TRACE_PRELOAD")) c.preload_override = v;
   if (const char* v = std::getenv("LD_PRELOAD")) c.existing_ld_preload = v;
   c.pid = static_cast<int>(getpid());
@@ -116,7 +77,7 @@ LaunchContext CurrentContext() {
 Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchContext& context) {
   std::vector<std::string> options;
   Launch launch;
-  Split(args, options, launch.argv);
+  SplitProgram(args, Specs(), options, launch.argv);
   Result<ParsedArgs> parsed = ParseArgs(options, Specs());
   if (!parsed) return parsed.error();
   if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
@@ -137,8 +98,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 
   Result<std::string> preload = FindPreload(context);
   if (!preload) return preload.error();
-  std::string ld_preload = *preload;
-  if (!context.existing_ld_preload.empty()) ld_preload += ":" + context.existing_ld_preload;
+  std::string ld_preload = PrependPath(*preload, context.existing_ld_preload.c_str());
   launch.env = {{"LD_PRELOAD", ld_preload},
                 {"QP_TRACE_FILE", out_path.string()},
                 {"QP_TRACE_PID", std::to_string(context.pid)}};
@@ -148,7 +108,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> options;
   std::vector<std::string> program;
-  Split(args, options, program);
+  SplitProgram(args, Specs(), options, program);
   Result<ParsedArgs> parsed = ParseArgs(options, Specs());
   if (parsed && parsed->Has("help")) {
     out << Help();
@@ -166,15 +126,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (e.code == ErrorCode::kInvalidArgument) err << "Try 'qp-trace --help'.\n";
     return kExitUsage;
   }
-  for (const auto& [name, value] : launch->env) setenv(name.c_str(), value.c_str(), 1);
-  std::vector<char*> argv;
-  for (std::string& a : launch->argv) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  out.flush();
-  execvp(argv[0], argv.data());
-  const int e = errno;
-  err << "qp-trace: " << launch->argv[0] << ": " << std::strerror(e) << "\n";
-  return e == ENOENT ? kExitNotFound : kExitCannotRun;
+  return ExecProgram("qp-trace", launch->argv, launch->env, out, err);
 }
 
 }  // namespace qpconnect::tools::qp_trace

@@ -1,0 +1,44 @@
+// Which RDMA device, port and GID serve a local IP address (issue 29, item 3).
+//
+// In order:
+//   1. the address is on a netdev with a RoCE GID for it (as rdma_cm finds
+//      it): that device, port and GID;
+//   2. QPCM_DEVICES ("ADDR=DEV[:PORT],...") or the file QPCM_CONFIG (lines
+//      "ADDR DEV[:PORT]", '#' comments) names the address: that device and
+//      port, the GID chosen as qp-connect chooses it (RoCE v2, IPv4 first);
+//   3. the host has exactly one active port: that one.
+// Otherwise kNotFound, saying what was tried. Every placement carries the
+// sentence that says which mapping was used, for every later error.
+//
+// Thread-safety: REQUIRES Lock() held (it opens devices).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "devices.h"
+#include "qpconnect/result.h"
+
+namespace qpconnect::rdmacm {
+
+struct Placement {
+  Device* device = nullptr;
+  uint8_t port = 1;
+  std::optional<uint16_t> gid_index;  // nullopt: chosen automatically
+  std::string how;  // "10.77.0.1: QPCM_DEVICES maps it to rxe0 port 1"
+};
+
+Result<Placement> PlaceAddress(const sockaddr* addr);
+
+// "10.77.0.1:7174" / "[fe80::1]:7174".
+std::string AddressText(const sockaddr* addr);
+// True for 0.0.0.0 and ::.
+bool IsWildcard(const sockaddr* addr);
+socklen_t AddressLength(const sockaddr* addr);
+uint16_t PortOf(const sockaddr* addr);  // host byte order
+void SetPort(sockaddr* addr, uint16_t port);
+
+}  // namespace qpconnect::rdmacm

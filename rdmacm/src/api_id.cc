@@ -1,0 +1,385 @@
+// librdmacm's entry points for channels, ids, addresses and events.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "address.h"
+#include "cm.h"
+#include "devices.h"
+#include "events.h"
+#include "link.h"
+#include "log.h"
+#include "qp.h"
+#include "state.h"
+#include "sync.h"
+
+using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the global namespace
+
+namespace {
+
+int Fail(int err, const std::string& why) {
+  LogLine(why);
+  errno = err;
+  return -1;
+}
+
+bool IsAfIb(const sockaddr* addr) { return addr != nullptr && addr->sa_family == AF_IB; }
+
+// Gives `id` the device that serves its source address.
+int Place(Id* id, const sockaddr* addr, const char* call) {
+  auto placed = PlaceAddress(addr);
+  if (!placed) return Fail(ENODEV, std::string(call) + ": " + placed.error().detail);
+  id->device = placed->device;
+  id->pub.verbs = placed->device->ctx;
+  id->pub.port_num = placed->port;
+  id->gid_index = placed->gid_index.value_or(kAutoGid);
+  id->mapping = placed->how;
+  return 0;
+}
+
+// The source address the kernel would use to reach `dst` (a UDP socket's
+// connect picks it, and sends nothing).
+bool RouteSource(const sockaddr* dst, sockaddr_storage& src) {
+  int fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = connect(fd, dst, AddressLength(dst)) == 0;
+  socklen_t len = sizeof src;
+  ok = ok && getsockname(fd, reinterpret_cast<sockaddr*>(&src), &len) == 0;
+  close(fd);
+  if (ok) SetPort(reinterpret_cast<sockaddr*>(&src), 0);
+  return ok;
+}
+
+void FillPathRecord(Id* id) {
+  auto* path = static_cast<ibv_sa_path_rec*>(std::calloc(1, sizeof(ibv_sa_path_rec)));
+  if (path == nullptr) return;
+  ibv_port_attr port{};
+  if (id->pub.verbs != nullptr) ibv_query_port(id->pub.verbs, id->pub.port_num, &port);
+  path->pkey = htons(0xffff);
+  path->mtu = port.active_mtu;
+  path->mtu_selector = 2;  // exactly
+  path->packet_life_time = 16;
+  path->packet_life_time_selector = 2;
+  path->rate = 3;  // 10 Gb/s (RoCE reports the netdev's rate; a placeholder here)
+  path->rate_selector = 2;
+  path->hop_limit = 64;
+  path->reversible = 1;
+  path->numb_path = 1;
+  std::free(id->pub.route.path_rec);
+  id->pub.route.path_rec = path;
+  id->pub.route.num_paths = 1;
+}
+
+// Completes a synchronous id's call: waits for its event without the lock.
+int Finish(Id* id, std::unique_lock<std::mutex>& lock) {
+  if (!IsSync(id)) return 0;
+  lock.unlock();
+  return Complete(id);
+}
+
+}  // namespace
+
+extern "C" {
+
+rdma_event_channel* rdma_create_event_channel(void) {
+  {
+    auto lock = Lock();
+    auto devices = Devices();
+    if (!devices) {
+      LogLine("rdma_create_event_channel: " + devices.error().detail);
+      errno = ENODEV;
+      return nullptr;
+    }
+  }
+  Channel* channel = NewChannel(false);
+  return channel != nullptr ? &channel->pub : nullptr;
+}
+
+void rdma_destroy_event_channel(rdma_event_channel* channel) {
+  auto lock = Lock();
+  if (Channel* c = ChannelOf(channel)) FreeChannel(c);
+}
+
+int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context,
+                   rdma_port_space ps) {
+  if (out == nullptr) return Fail(EINVAL, "rdma_create_id: no place for the id");
+  if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP)
+    return Fail(ENOSYS, "rdma_create_id: port space " + std::to_string(ps) +
+                            " is not supported (RDMA_PS_TCP and RDMA_PS_UDP are; see docs/rdmacm.md)");
+  auto lock = Lock();
+  if (auto devices = Devices(); !devices)
+    return Fail(ENODEV, "rdma_create_id: " + devices.error().detail);
+  Channel* ch = nullptr;
+  if (channel != nullptr && (ch = ChannelOf(channel)) == nullptr)
+    return Fail(EINVAL, "rdma_create_id: not an event channel of this library");
+  auto* id = new Id{};
+  id->magic = kIdMagic;
+  if (ch == nullptr) {
+    id->own_channel = NewChannel(true);
+    if (id->own_channel == nullptr) {
+      int err = errno;
+      delete id;
+      return Fail(err, "rdma_create_id: no eventfd for a synchronous id");
+    }
+    ch = id->own_channel;
+  }
+  id->pub.channel = &ch->pub;
+  id->pub.context = context;
+  id->pub.ps = ps;
+  id->pub.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
+  RegisterId(id);
+  *out = &id->pub;
+  return 0;
+}
+
+int rdma_destroy_id(rdma_cm_id* cm_id) {
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  Forget(id);
+  if (id->listener) id->listener->Close();
+  id->listener.reset();
+  DropEvents(id);
+  UnregisterId(id);
+  if (id->pub.event != nullptr) FreeEvent(EventOf(id->pub.event));
+  if (id->own_channel != nullptr) FreeChannel(id->own_channel);
+  std::free(id->pub.route.path_rec);
+  id->magic = 0;
+  delete id;
+  return 0;
+}
+
+int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
+  if (IsAfIb(addr)) return Fail(ENOSYS, "rdma_bind_addr: AF_IB addresses are not supported");
+  if (addr == nullptr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+    return Fail(EAFNOSUPPORT, "rdma_bind_addr: an AF_INET or AF_INET6 address is needed");
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  if (id->bound || id->state != IdState::kIdle)
+    return Fail(EINVAL, "rdma_bind_addr: the id is already bound");
+  if (!IsWildcard(addr) && Place(id, addr, "rdma_bind_addr") != 0) return -1;
+  auto listener = Listener::Bind(addr, id->reuseaddr);
+  if (!listener) return Fail(listener.error().sys_errno, "rdma_bind_addr: " + listener.error().ToString());
+  id->listener = *listener;
+  std::memset(&id->pub.route.addr.src_storage, 0, sizeof(sockaddr_storage));
+  std::memcpy(&id->pub.route.addr.src_storage, addr, AddressLength(addr));
+  SetPort(&id->pub.route.addr.src_addr, id->listener->port());
+  id->bound = true;
+  id->state = IdState::kBound;
+  return 0;
+}
+
+int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeout_ms) {
+  (void)timeout_ms;  // resolution is local and immediate
+  if (IsAfIb(src) || IsAfIb(dst))
+    return Fail(ENOSYS, "rdma_resolve_addr: AF_IB addresses are not supported");
+  if (dst == nullptr || (dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
+    return Fail(EINVAL, "rdma_resolve_addr: an AF_INET or AF_INET6 destination is needed");
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  if (id->state != IdState::kIdle && id->state != IdState::kBound)
+    return Fail(EINVAL, std::string("rdma_resolve_addr: the id is ") + IdStateName(id->state));
+  sockaddr_storage source{};
+  if (src != nullptr && src->sa_family != AF_UNSPEC) {
+    std::memcpy(&source, src, AddressLength(src));
+  } else if (id->bound && !IsWildcard(&id->pub.route.addr.src_addr)) {
+    source = id->pub.route.addr.src_storage;
+  } else if (!RouteSource(dst, source)) {
+    EventSpec spec;
+    spec.type = RDMA_CM_EVENT_ADDR_ERROR;
+    spec.status = -ENETUNREACH;
+    LogLine("rdma_resolve_addr: no route to " + AddressText(dst));
+    PostEvent(id, spec);
+    return Finish(id, lock);
+  }
+  std::memset(&id->pub.route.addr.dst_storage, 0, sizeof(sockaddr_storage));
+  std::memcpy(&id->pub.route.addr.dst_storage, dst, AddressLength(dst));
+  if (!id->bound) id->pub.route.addr.src_storage = source;
+  auto placed = PlaceAddress(reinterpret_cast<sockaddr*>(&source));
+  EventSpec spec;
+  if (!placed) {
+    LogLine("rdma_resolve_addr: " + placed.error().detail);
+    spec.type = RDMA_CM_EVENT_ADDR_ERROR;
+    spec.status = -ENODEV;
+  } else {
+    id->device = placed->device;
+    id->pub.verbs = placed->device->ctx;
+    id->pub.port_num = placed->port;
+    id->gid_index = placed->gid_index.value_or(kAutoGid);
+    id->mapping = placed->how;
+    id->state = IdState::kAddrResolved;
+    id->pub.route.addr.addr.ibaddr.pkey = htons(0xffff);
+    spec.type = RDMA_CM_EVENT_ADDR_RESOLVED;
+  }
+  PostEvent(id, spec);
+  return Finish(id, lock);
+}
+
+int rdma_resolve_route(rdma_cm_id* cm_id, int timeout_ms) {
+  (void)timeout_ms;
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  if (id->state != IdState::kAddrResolved)
+    return Fail(EINVAL, std::string("rdma_resolve_route: the id is ") + IdStateName(id->state) +
+                            ", not address resolved");
+  FillPathRecord(id);
+  id->state = IdState::kRouteResolved;
+  EventSpec spec;
+  spec.type = RDMA_CM_EVENT_ROUTE_RESOLVED;
+  PostEvent(id, spec);
+  return Finish(id, lock);
+}
+
+int rdma_listen(rdma_cm_id* cm_id, int backlog) {
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  if (id->state == IdState::kListening) return 0;
+  if (!id->listener) {
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    auto listener = Listener::Bind(reinterpret_cast<sockaddr*>(&any), id->reuseaddr);
+    if (!listener) return Fail(listener.error().sys_errno, "rdma_listen: " + listener.error().ToString());
+    id->listener = *listener;
+    std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
+    SetPort(&id->pub.route.addr.src_addr, id->listener->port());
+  }
+  if (auto ok = id->listener->Listen(id->handle, backlog); !ok)
+    return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
+  id->state = IdState::kListening;
+  return 0;
+}
+
+int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
+  Channel* ch = ChannelOf(channel);
+  if (ch == nullptr || event == nullptr) return errno = EINVAL, -1;
+  return TakeEvent(ch, event);
+}
+
+int rdma_ack_cm_event(rdma_cm_event* event) {
+  Event* e = EventOf(event);
+  if (e == nullptr) return -1;
+  FreeEvent(e);
+  return 0;
+}
+
+const char* rdma_event_str(rdma_cm_event_type event) {
+  switch (event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED: return "RDMA_CM_EVENT_ADDR_RESOLVED";
+    case RDMA_CM_EVENT_ADDR_ERROR: return "RDMA_CM_EVENT_ADDR_ERROR";
+    case RDMA_CM_EVENT_ROUTE_RESOLVED: return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+    case RDMA_CM_EVENT_ROUTE_ERROR: return "RDMA_CM_EVENT_ROUTE_ERROR";
+    case RDMA_CM_EVENT_CONNECT_REQUEST: return "RDMA_CM_EVENT_CONNECT_REQUEST";
+    case RDMA_CM_EVENT_CONNECT_RESPONSE: return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+    case RDMA_CM_EVENT_CONNECT_ERROR: return "RDMA_CM_EVENT_CONNECT_ERROR";
+    case RDMA_CM_EVENT_UNREACHABLE: return "RDMA_CM_EVENT_UNREACHABLE";
+    case RDMA_CM_EVENT_REJECTED: return "RDMA_CM_EVENT_REJECTED";
+    case RDMA_CM_EVENT_ESTABLISHED: return "RDMA_CM_EVENT_ESTABLISHED";
+    case RDMA_CM_EVENT_DISCONNECTED: return "RDMA_CM_EVENT_DISCONNECTED";
+    case RDMA_CM_EVENT_DEVICE_REMOVAL: return "RDMA_CM_EVENT_DEVICE_REMOVAL";
+    case RDMA_CM_EVENT_MULTICAST_JOIN: return "RDMA_CM_EVENT_MULTICAST_JOIN";
+    case RDMA_CM_EVENT_MULTICAST_ERROR: return "RDMA_CM_EVENT_MULTICAST_ERROR";
+    case RDMA_CM_EVENT_ADDR_CHANGE: return "RDMA_CM_EVENT_ADDR_CHANGE";
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT: return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
+  }
+  return "UNKNOWN EVENT";
+}
+
+__be16 rdma_get_src_port(rdma_cm_id* cm_id) {
+  return htons(PortOf(&cm_id->route.addr.src_addr));
+}
+
+__be16 rdma_get_dst_port(rdma_cm_id* cm_id) {
+  return htons(PortOf(&cm_id->route.addr.dst_addr));
+}
+
+ibv_context** rdma_get_devices(int* num_devices) {
+  auto lock = Lock();
+  auto devices = Devices();
+  if (!devices) {
+    LogLine("rdma_get_devices: " + devices.error().detail);
+    if (num_devices) *num_devices = 0;
+    errno = ENODEV;
+    return nullptr;
+  }
+  size_t n = (*devices)->size();
+  auto** list = static_cast<ibv_context**>(std::calloc(n + 1, sizeof(ibv_context*)));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < n; ++i) list[i] = (**devices)[i]->ctx;
+  if (num_devices) *num_devices = static_cast<int>(n);
+  return list;
+}
+
+void rdma_free_devices(ibv_context** list) { std::free(list); }
+
+int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, size_t optlen) {
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  if (optval == nullptr) return Fail(EINVAL, "rdma_set_option: no value");
+  if (level == RDMA_OPTION_ID) {
+    switch (optname) {
+      case RDMA_OPTION_ID_TOS:
+        if (optlen != sizeof(uint8_t)) return Fail(EINVAL, "rdma_set_option TOS: a uint8_t is needed");
+        id->tos = *static_cast<uint8_t*>(optval);
+        return 0;
+      case RDMA_OPTION_ID_REUSEADDR:
+        if (optlen != sizeof(int)) return Fail(EINVAL, "rdma_set_option REUSEADDR: an int is needed");
+        id->reuseaddr = *static_cast<int*>(optval) != 0;
+        return 0;
+      case RDMA_OPTION_ID_AFONLY:
+        if (optlen != sizeof(int)) return Fail(EINVAL, "rdma_set_option AFONLY: an int is needed");
+        return 0;
+      case RDMA_OPTION_ID_ACK_TIMEOUT:
+        if (optlen != sizeof(uint8_t)) return Fail(EINVAL, "rdma_set_option ACK_TIMEOUT: a uint8_t is needed");
+        id->ack_timeout = *static_cast<uint8_t*>(optval);
+        return 0;
+      default:
+        break;
+    }
+  }
+  if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
+    return Fail(ENOSYS, "rdma_set_option RDMA_OPTION_IB_PATH is not supported (the path comes from the exchange)");
+  return Fail(ENOSYS, "rdma_set_option: level " + std::to_string(level) + " option " +
+                          std::to_string(optname) + " is not supported");
+}
+
+int rdma_migrate_id(rdma_cm_id* cm_id, rdma_event_channel* channel) {
+  auto lock = Lock();
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  Channel* to = nullptr;
+  if (channel != nullptr) {
+    to = ChannelOf(channel);
+    if (to == nullptr) return -1;
+  }
+  Channel* from = ChannelOf(id->pub.channel);
+  Channel* old_own = id->own_channel;
+  if (to == nullptr) {  // synchronous from now on: a private channel
+    to = NewChannel(true);
+    if (to == nullptr) return -1;
+    id->own_channel = to;
+  } else {
+    id->own_channel = nullptr;
+  }
+  MoveEvents(id, from, to);
+  id->pub.channel = &to->pub;
+  if (old_own != nullptr && old_own != to) FreeChannel(old_own);
+  return 0;
+}
+
+int rdma_notify(rdma_cm_id* cm_id, ibv_event_type) {
+  auto lock = Lock();
+  return IdOf(cm_id) != nullptr ? 0 : -1;
+}
+
+}  // extern "C"

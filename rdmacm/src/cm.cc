@@ -1,0 +1,593 @@
+#include "cm.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "address.h"
+#include "events.h"
+#include "log.h"
+#include "qp.h"
+#include "qpconnect/oob/codec.h"
+
+namespace qpconnect::rdmacm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool IsUd(const Id* id) { return id->pub.ps == RDMA_PS_UDP; }
+
+uint8_t ReqSpace(const Id* id) { return IsUd(id) ? kReqPrivateUdp : kReqPrivateTcp; }
+uint8_t RepSpace(const Id* id) { return IsUd(id) ? kSidrRepPrivate : kRepPrivate; }
+
+int Errno(int err, const std::string& why) {
+  LogLine(why);
+  errno = err;
+  return -1;
+}
+
+// The parameters a program asked for. Without any (a NULL conn_param), as
+// librdmacm: the device's maximum depths on the active side, the request's
+// depths within the device's on the passive side, retry counts 7.
+ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
+  ConnParams c;
+  ibv_device_attr attr{};
+  if (id->pub.verbs != nullptr) ibv_query_device(id->pub.verbs, &attr);
+  if (p == nullptr) {
+    int resp = active ? attr.max_qp_rd_atom : std::min<int>(id->theirs.initiator_depth, attr.max_qp_rd_atom);
+    int init = active ? attr.max_qp_init_rd_atom
+                      : std::min<int>(id->theirs.responder_resources, attr.max_qp_init_rd_atom);
+    c.responder_resources = static_cast<uint8_t>(std::clamp(resp, 0, 255));
+    c.initiator_depth = static_cast<uint8_t>(std::clamp(init, 0, 255));
+    return c;
+  }
+  // RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH ask for the device's maximum.
+  c.responder_resources = p->responder_resources == RDMA_MAX_RESP_RES
+                              ? static_cast<uint8_t>(std::min(attr.max_qp_rd_atom, 255))
+                              : p->responder_resources;
+  c.initiator_depth = p->initiator_depth == RDMA_MAX_INIT_DEPTH
+                          ? static_cast<uint8_t>(std::min(attr.max_qp_init_rd_atom, 255))
+                          : p->initiator_depth;
+  c.flow_control = p->flow_control;
+  c.retry_count = p->retry_count;
+  c.rnr_retry_count = p->rnr_retry_count;
+  c.srq = p->srq;
+  c.qp_num = p->qp_num;
+  return c;
+}
+
+// librdmacm's check: depths within the device's limits.
+std::string CheckParams(const rdma_conn_param* p, const Id* id) {
+  if (p == nullptr || id->pub.verbs == nullptr) return "";
+  ibv_device_attr attr{};
+  if (ibv_query_device(id->pub.verbs, &attr) != 0) return "";
+  if (p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > attr.max_qp_rd_atom)
+    return "responder_resources " + std::to_string(p->responder_resources) +
+           " exceeds the device's max_qp_rd_atom " + std::to_string(attr.max_qp_rd_atom);
+  if (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > attr.max_qp_init_rd_atom)
+    return "initiator_depth " + std::to_string(p->initiator_depth) +
+           " exceeds the device's max_qp_init_rd_atom " + std::to_string(attr.max_qp_init_rd_atom);
+  return "";
+}
+
+std::string_view PrivateData(const rdma_conn_param* p) {
+  if (p == nullptr || p->private_data == nullptr) return {};
+  return {static_cast<const char*>(p->private_data), p->private_data_len};
+}
+
+// The parameters as the receiving side sees them: the peer's initiator depth
+// is what this side must answer (its responder resources), and back.
+ConnParams Swapped(const ConnParams& theirs, uint32_t qp_num) {
+  ConnParams c = theirs;
+  c.responder_resources = theirs.initiator_depth;
+  c.initiator_depth = theirs.responder_resources;
+  c.qp_num = qp_num;
+  return c;
+}
+
+uint32_t RemoteQpn(const Id* id) {
+  return id->remote && !id->remote->qps.empty() ? id->remote->qps[0].qpn : id->theirs.qp_num;
+}
+
+Message Base(MsgType type, const Id* id) {
+  Message m;
+  m.type = type;
+  m.dst = id->peer_handle;
+  m.src = id->handle;
+  m.port_space = static_cast<uint16_t>(id->pub.ps);
+  m.qp_type = static_cast<uint8_t>(id->pub.qp_type);
+  return m;
+}
+
+void SendReject(Id* id, uint16_t reason, const std::string& text, std::string_view pdata = {}) {
+  if (!id->link) return;
+  Message m = Base(MsgType::kRej, id);
+  m.reason = reason;
+  m.text = text;
+  m.private_data.assign(pdata);
+  id->link->Send(m);
+}
+
+void Post(Id* id, rdma_cm_event_type type, int status = 0) {
+  EventSpec spec;
+  spec.type = type;
+  spec.status = status;
+  PostEvent(id, spec);
+}
+
+// Drops a link no id uses any more (the client side keeps it for reuse).
+void Release(Id* id) { id->link.reset(); }
+
+// The sweep: REQs and REPs unanswered past their deadline become UNREACHABLE.
+void Sweep();
+void ArmSweep() {
+  static boost::asio::steady_timer* timer = nullptr;
+  static bool armed = false;
+  if (armed) return;
+  armed = true;
+  boost::asio::post(EngineIo(), [] {
+    if (timer == nullptr) timer = new boost::asio::steady_timer(EngineIo());
+    timer->expires_after(std::chrono::milliseconds(200));
+    timer->async_wait([](const boost::system::error_code&) {
+      {
+        auto lock = Lock();
+        armed = false;
+        Sweep();
+      }
+    });
+  });
+}
+
+void Sweep() {
+  auto now = Clock::now();
+  bool waiting = false;
+  ForEachId([&](Id* id) {
+    if (id->state != IdState::kConnecting && id->state != IdState::kAccepted) return;
+    if (now < id->deadline) {
+      waiting = true;
+      return;
+    }
+    LogLine(std::string(id->state == IdState::kConnecting ? "no reply" : "no RTU") + " from " +
+            (id->link ? id->link->peer_text() : std::string("the peer")) + " within " +
+            std::to_string(AnswerTimeout().count()) + " ms: UNREACHABLE");
+    if (id->state == IdState::kAccepted) QpToError(id);
+    id->state = IdState::kFailed;
+    Release(id);
+    Post(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+  });
+  if (waiting) ArmSweep();
+}
+
+Result<EndpointInfo> DecodeEndpoint(const std::string& bytes) { return oob::DecodeBinary(bytes); }
+
+Result<std::string> EncodeEndpoint(const EndpointInfo& info) {
+  QPC_TRY(oob::CheckWireRanges(info));
+  return oob::EncodeBinary(info);
+}
+
+// --- messages -------------------------------------------------------------
+
+void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
+  Id* listener = FindId(link->listener());
+  auto refuse = [&](uint16_t reason, const std::string& why) {
+    LogLine("refused a connection request from " + link->peer_text() + ": " + why);
+    Message rej;
+    rej.type = MsgType::kRej;
+    rej.dst = msg.src;
+    rej.reason = reason;
+    rej.text = why;
+    link->Send(rej);
+  };
+  if (listener == nullptr || listener->state != IdState::kListening)
+    return refuse(kRejectInvalidServiceId, "nobody listens on this port any more");
+  if (msg.port_space != static_cast<uint16_t>(listener->pub.ps))
+    return refuse(kRejectInvalidServiceId, "the listener's port space is " +
+                                               std::to_string(listener->pub.ps) + ", the request's " +
+                                               std::to_string(msg.port_space));
+  auto remote = DecodeEndpoint(msg.endpoint);
+  if (!remote) return refuse(kRejectConsumer, "its description does not decode: " + remote.error().ToString());
+  // Where the client reached this process decides the device.
+  if (!link->placement && !link->placement_error) {
+    if (listener->device != nullptr) {
+      Placement p;
+      p.device = listener->device;
+      p.port = listener->pub.port_num;
+      if (listener->gid_index != kAutoGid) p.gid_index = listener->gid_index;
+      p.how = listener->mapping;
+      link->placement = p;
+    } else if (auto placed = PlaceAddress(reinterpret_cast<const sockaddr*>(&link->local()))) {
+      link->placement = *placed;
+    } else {
+      link->placement_error = placed.error();
+    }
+  }
+  if (link->placement_error) return refuse(kRejectInvalidServiceId, link->placement_error->detail);
+
+  auto* id = new Id{};
+  id->magic = kIdMagic;
+  RegisterId(id);
+  id->pub.channel = listener->pub.channel;
+  id->pub.context = listener->pub.context;
+  id->pub.ps = listener->pub.ps;
+  id->pub.qp_type = listener->pub.qp_type;
+  id->device = link->placement->device;
+  id->pub.verbs = id->device->ctx;
+  id->pub.port_num = link->placement->port;
+  id->gid_index = link->placement->gid_index.value_or(kAutoGid);
+  id->mapping = link->placement->how;
+  std::memcpy(&id->pub.route.addr.src_storage, &link->local(), sizeof(sockaddr_storage));
+  std::memcpy(&id->pub.route.addr.dst_storage, &msg.src_addr, sizeof(sockaddr_storage));
+  id->ep_qp_attr = listener->ep_qp_attr;
+  id->link = link;
+  id->peer_handle = msg.src;
+  id->theirs = msg.params;
+  id->remote = std::move(*remote);
+  id->state = IdState::kRequest;
+
+  EventSpec spec;
+  spec.type = RDMA_CM_EVENT_CONNECT_REQUEST;
+  spec.listen = listener;
+  spec.private_data = msg.private_data;
+  spec.private_space = ReqSpace(id);
+  if (IsUd(id)) {
+    spec.ud = true;
+    spec.qp_num = RemoteQpn(id);
+    spec.qkey = msg.qkey;
+  } else {
+    spec.conn = Swapped(msg.params, RemoteQpn(id));
+  }
+  PostEvent(id, spec);
+}
+
+void OnReply(Id* id, const Message& msg) {
+  if (id->state != IdState::kConnecting) return;
+  id->peer_handle = msg.src;
+  id->theirs = msg.params;
+  auto remote = DecodeEndpoint(msg.endpoint);
+  if (!remote) {
+    LogLine("the peer's reply does not decode: " + remote.error().ToString());
+    SendReject(id, kRejectConsumer, "your description does not decode");
+    id->state = IdState::kFailed;
+    Release(id);
+    return Post(id, RDMA_CM_EVENT_UNREACHABLE, -EPROTO);
+  }
+  id->remote = std::move(*remote);
+  if (auto ok = PlanAndValidate(id, true); !ok) {
+    SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
+    id->state = IdState::kFailed;
+    Release(id);
+    return Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
+  }
+  EventSpec spec;
+  spec.private_data = msg.private_data;
+  spec.private_space = RepSpace(id);
+  if (IsUd(id)) {
+    id->state = IdState::kEstablished;
+    spec.type = RDMA_CM_EVENT_ESTABLISHED;
+    spec.ud = true;
+    spec.ah = PeerAh(id);
+    spec.qp_num = RemoteQpn(id);
+    spec.qkey = msg.qkey;
+    Release(id);
+    return PostEvent(id, spec);
+  }
+  spec.conn = Swapped(msg.params, RemoteQpn(id));
+  if (id->pub.qp == nullptr) {
+    id->state = IdState::kResponse;
+    spec.type = RDMA_CM_EVENT_CONNECT_RESPONSE;
+    return PostEvent(id, spec);
+  }
+  auto moved = QpToRtr(id);
+  if (moved) moved = QpToRts(id);
+  if (!moved) {
+    LogLine(moved.error().ToString());
+    QpToError(id);
+    SendReject(id, kRejectConsumer, "the active side's QP was refused: " + moved.error().operation);
+    id->state = IdState::kFailed;
+    Release(id);
+    return Post(id, RDMA_CM_EVENT_CONNECT_ERROR, -(moved.error().sys_errno ? moved.error().sys_errno : EINVAL));
+  }
+  Message rtu = Base(MsgType::kRtu, id);
+  id->link->Send(rtu);
+  id->state = IdState::kEstablished;
+  spec.type = RDMA_CM_EVENT_ESTABLISHED;
+  PostEvent(id, spec);
+}
+
+void OnReject(Id* id, const Message& msg) {
+  if (id->state != IdState::kConnecting && id->state != IdState::kAccepted &&
+      id->state != IdState::kRequest && id->state != IdState::kResponse)
+    return;
+  if (!msg.text.empty()) LogLine("rejected by " + (id->link ? id->link->peer_text() : "the peer") + ": " + msg.text);
+  QpToError(id);  // as librdmacm on REJECTED
+  id->state = IdState::kFailed;
+  Release(id);
+  EventSpec spec;
+  spec.type = RDMA_CM_EVENT_REJECTED;
+  spec.status = msg.reason;
+  spec.private_data = msg.private_data;
+  spec.private_space = msg.private_data.empty() ? 0 : kRejPrivate;
+  PostEvent(id, spec);
+}
+
+void OnReadyToUse(Id* id) {
+  if (id->state != IdState::kAccepted) return;
+  id->state = IdState::kEstablished;
+  EventSpec spec;
+  spec.type = RDMA_CM_EVENT_ESTABLISHED;
+  spec.conn = Swapped(id->theirs, RemoteQpn(id));
+  PostEvent(id, spec);
+}
+
+void ReportDisconnected(Id* id) {
+  if (id->disconnect_reported) return;
+  id->disconnect_reported = true;
+  Post(id, RDMA_CM_EVENT_DISCONNECTED);
+}
+
+void OnDisconnectRequest(Id* id) {
+  switch (id->state) {
+    case IdState::kEstablished:
+    case IdState::kAccepted:
+    case IdState::kResponse:
+      id->dreq_received = true;
+      id->state = IdState::kDisconnected;
+      ReportDisconnected(id);
+      break;
+    case IdState::kDisconnected:  // both sides disconnected at once
+      if (id->link) id->link->Send(Base(MsgType::kDrep, id));
+      ReportDisconnected(id);
+      Release(id);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds AnswerTimeout() {
+  static const std::chrono::milliseconds timeout = [] {
+    const char* env = std::getenv("QPCM_TIMEOUT_MS");
+    long v = env != nullptr ? std::strtol(env, nullptr, 10) : 0;
+    return std::chrono::milliseconds(v > 0 ? v : 10000);
+  }();
+  return timeout;
+}
+
+void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
+  auto lock = Lock();
+  if (msg.type == MsgType::kReq) {
+    if (link->client()) return;  // only a listener's links take requests
+    return OnRequest(link, msg);
+  }
+  Id* id = FindId(msg.dst);
+  if (id == nullptr || id->link != link) {
+    // The id was destroyed meanwhile; a REQ's sender may wait for an answer.
+    if (msg.type == MsgType::kDreq) {
+      Message drep;
+      drep.type = MsgType::kDrep;
+      drep.dst = msg.src;
+      link->Send(drep);
+    }
+    return;
+  }
+  switch (msg.type) {
+    case MsgType::kRep: return OnReply(id, msg);
+    case MsgType::kRej: return OnReject(id, msg);
+    case MsgType::kRtu: return OnReadyToUse(id);
+    case MsgType::kDreq:
+      if (id->state == IdState::kDisconnected || id->state == IdState::kEstablished ||
+          id->state == IdState::kAccepted || id->state == IdState::kResponse)
+        return OnDisconnectRequest(id);
+      return;
+    case MsgType::kDrep:
+      ReportDisconnected(id);
+      Release(id);
+      return;
+    default:
+      return;
+  }
+}
+
+void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
+  auto lock = Lock();
+  bool logged = false;
+  ForEachId([&](Id* id) {
+    if (id->link != link) return;
+    if (!logged && failure.kind != LinkFailure::kClosed) {
+      LogLine(failure.text + " [" + id->mapping + "]");
+      logged = true;
+    }
+    switch (id->state) {
+      case IdState::kConnecting:
+        id->state = IdState::kFailed;
+        if (failure.kind == LinkFailure::kRefused)
+          Post(id, RDMA_CM_EVENT_REJECTED, kRejectInvalidServiceId);
+        else
+          Post(id, RDMA_CM_EVENT_UNREACHABLE,
+               failure.kind == LinkFailure::kTimeout    ? -ETIMEDOUT
+               : failure.kind == LinkFailure::kProtocol ? -EPROTO
+                                                        : -ECONNRESET);
+        break;
+      case IdState::kAccepted:
+        QpToError(id);
+        id->state = IdState::kFailed;
+        Post(id, RDMA_CM_EVENT_UNREACHABLE, -ECONNRESET);
+        break;
+      case IdState::kRequest:
+        id->state = IdState::kFailed;  // rdma_accept will say so
+        break;
+      case IdState::kResponse:
+      case IdState::kEstablished:
+      case IdState::kDisconnected:
+        if (!IsUd(id)) {
+          id->state = IdState::kDisconnected;
+          ReportDisconnected(id);
+        }
+        break;
+      default:
+        break;
+    }
+    id->link.reset();
+  });
+}
+
+int Connect(Id* id, const rdma_conn_param* param) {
+  if (id->state != IdState::kRouteResolved && id->state != IdState::kAddrResolved)
+    return Errno(EINVAL, std::string("rdma_connect: the id is ") + IdStateName(id->state) +
+                             ", not route resolved");
+  std::string_view pdata = PrivateData(param);
+  if (pdata.size() > ReqSpace(id))
+    return Errno(EINVAL, "rdma_connect: " + std::to_string(pdata.size()) +
+                             " bytes of private data, at most " + std::to_string(ReqSpace(id)));
+  if (auto bad = CheckParams(param, id); !bad.empty()) return Errno(EINVAL, "rdma_connect: " + bad);
+  id->ours = ParamsFrom(param, id, true);
+  if (auto described = DescribeSide(id); !described)
+    return Errno(EINVAL, "rdma_connect: " + described.error().ToString());
+  auto bytes = EncodeEndpoint(id->local);
+  if (!bytes) return Errno(EINVAL, "rdma_connect: " + bytes.error().ToString());
+  Message req = Base(MsgType::kReq, id);
+  req.dst = 0;
+  req.params = id->ours;
+  req.params.qp_num = id->local.qps[0].qpn;
+  req.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
+  std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
+  req.private_data.assign(pdata);
+  req.endpoint = std::move(*bytes);
+  id->link = Link::Dial(&id->pub.route.addr.dst_addr, AnswerTimeout());
+  id->state = IdState::kConnecting;
+  id->deadline = Clock::now() + AnswerTimeout();
+  id->link->Send(req);
+  ArmSweep();
+  return 0;
+}
+
+int Accept(Id* id, const rdma_conn_param* param) {
+  if (id->state != IdState::kRequest) {
+    if (id->state == IdState::kFailed)
+      return Errno(ECONNRESET, "rdma_accept: the peer went away before the accept");
+    return Errno(EINVAL, std::string("rdma_accept: the id is ") + IdStateName(id->state) +
+                             ", not a connection request");
+  }
+  std::string_view pdata = PrivateData(param);
+  if (pdata.size() > RepSpace(id))
+    return Errno(EINVAL, "rdma_accept: " + std::to_string(pdata.size()) +
+                             " bytes of private data, at most " + std::to_string(RepSpace(id)));
+  if (auto bad = CheckParams(param, id); !bad.empty()) return Errno(EINVAL, "rdma_accept: " + bad);
+  id->ours = ParamsFrom(param, id, false);
+  if (auto described = DescribeSide(id); !described)
+    return Errno(EINVAL, "rdma_accept: " + described.error().ToString());
+  if (auto ok = PlanAndValidate(id, false); !ok) {
+    SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
+    id->state = IdState::kFailed;
+    Release(id);
+    Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
+    return 0;
+  }
+  auto bytes = EncodeEndpoint(id->local);
+  if (!bytes) return Errno(EINVAL, "rdma_accept: " + bytes.error().ToString());
+  if (!IsUd(id)) {
+    // As librdmacm: the passive QP is at RTS when rdma_accept returns
+    // (perftest posts sends right after it).
+    auto moved = QpToRtr(id);
+    if (moved) moved = QpToRts(id);
+    if (!moved) {
+      QpToError(id);
+      SendReject(id, kRejectConsumer, "the passive side's QP was refused: " + moved.error().operation);
+      id->state = IdState::kFailed;
+      Release(id);
+      return Errno(moved.error().sys_errno ? moved.error().sys_errno : EINVAL,
+                   "rdma_accept: " + moved.error().ToString());
+    }
+  }
+  Message rep = Base(MsgType::kRep, id);
+  rep.params = id->ours;
+  rep.params.qp_num = id->local.qps[0].qpn;
+  rep.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
+  rep.private_data.assign(pdata);
+  rep.endpoint = std::move(*bytes);
+  id->link->Send(rep);
+  if (IsUd(id)) {
+    id->state = IdState::kEstablished;
+    Release(id);
+  } else {
+    id->state = IdState::kAccepted;
+    id->deadline = Clock::now() + AnswerTimeout();
+    ArmSweep();
+  }
+  return 0;
+}
+
+int Reject(Id* id, const void* private_data, uint8_t length) {
+  if (id->state != IdState::kRequest && id->state != IdState::kResponse)
+    return Errno(EINVAL, std::string("rdma_reject: the id is ") + IdStateName(id->state));
+  if (length > kRejPrivate)
+    return Errno(EINVAL, "rdma_reject: " + std::to_string(length) + " bytes of private data, at most " +
+                             std::to_string(kRejPrivate));
+  std::string_view pdata;
+  if (private_data != nullptr) pdata = {static_cast<const char*>(private_data), length};
+  SendReject(id, kRejectConsumer, "", pdata);
+  id->state = IdState::kFailed;
+  Release(id);
+  return 0;
+}
+
+int Disconnect(Id* id) {
+  switch (id->state) {
+    case IdState::kEstablished:
+    case IdState::kAccepted:
+    case IdState::kResponse:
+      QpToError(id);
+      if (IsUd(id)) return 0;
+      id->state = IdState::kDisconnected;
+      if (id->link) {
+        id->link->Send(Base(MsgType::kDreq, id));
+      } else {
+        ReportDisconnected(id);
+      }
+      return 0;
+    case IdState::kDisconnected:
+      QpToError(id);
+      if (id->dreq_received && id->link) {
+        id->link->Send(Base(MsgType::kDrep, id));
+        Release(id);
+      }
+      return 0;
+    default:
+      return Errno(EINVAL, std::string("rdma_disconnect: the id is ") + IdStateName(id->state) +
+                               ", not connected");
+  }
+}
+
+int Establish(Id* id) {
+  if (id->state != IdState::kResponse)
+    return Errno(EINVAL, std::string("rdma_establish: the id is ") + IdStateName(id->state) +
+                             ", not waiting for it");
+  if (id->link) id->link->Send(Base(MsgType::kRtu, id));
+  id->state = IdState::kEstablished;
+  return 0;
+}
+
+void Forget(Id* id) {
+  if (id->link) {
+    switch (id->state) {
+      case IdState::kEstablished:
+      case IdState::kAccepted:
+      case IdState::kResponse:
+        if (!IsUd(id)) id->link->Send(Base(MsgType::kDreq, id));
+        break;
+      case IdState::kRequest:
+        SendReject(id, kRejectConsumer, "the passive side destroyed its id");
+        break;
+      default:
+        break;
+    }
+  }
+  id->link.reset();
+}
+
+}  // namespace qpconnect::rdmacm

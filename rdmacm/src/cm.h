@@ -1,0 +1,43 @@
+// The connection manager's state machine over the out-of-band links: the
+// IB CM's REQ/REP/REJ/RTU/DREQ/DREP roles and rdma_cm's events, with the
+// validator between the exchange and any modify (issue 29, items 2, 4, 5).
+//
+//   active                          passive
+//   rdma_connect    -- REQ -->      CONNECT_REQUEST (new id)
+//                   <-- REP --      rdma_accept: validate, RTR
+//   validate, RTR, RTS
+//   ESTABLISHED     -- RTU -->      RTS, ESTABLISHED
+//   (UD: the REP ends it: ESTABLISHED with param.ud on the active side only)
+//   A validator error on either side: REJ both ways as REJECTED; no listener:
+//   REJECTED status 8; no answer or a dropped link: UNREACHABLE; a dropped
+//   link once connected: DISCONNECTED.
+//
+// Thread-safety: OnMessage and OnLinkDown take Lock(); the others REQUIRE it.
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <memory>
+
+#include "link.h"
+#include "state.h"
+#include "wire.h"
+
+namespace qpconnect::rdmacm {
+
+void OnMessage(const std::shared_ptr<Link>& link, const Message& msg);
+void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure);
+
+// The API's half; each returns 0 or -1 with errno (and logs why).
+int Connect(Id* id, const rdma_conn_param* param);
+int Accept(Id* id, const rdma_conn_param* param);
+int Reject(Id* id, const void* private_data, uint8_t length);
+int Disconnect(Id* id);
+int Establish(Id* id);
+// rdma_destroy_id: tells a connected or requesting peer, drops the link.
+void Forget(Id* id);
+
+// How long a REQ or REP waits for its answer (QPCM_TIMEOUT_MS, default 10 s).
+std::chrono::milliseconds AnswerTimeout();
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,44 @@
+// The RDMA devices of the process, opened once on first use and kept for the
+// process's life, as librdmacm keeps them: every id on a device shares its
+// ibv_context (programs compare id->verbs across ids), and its default PD
+// (rdma_create_qp with a NULL pd).
+//
+// Thread-safety: REQUIRE Lock() held.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qpconnect/result.h"
+#include "qpconnect/verbs/describe.h"
+#include "state.h"
+
+namespace qpconnect::rdmacm {
+
+struct Device {
+  std::string name;
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;  // the default PD, made on first need
+  uint8_t ports = 0;
+  // Descriptions of a port with one GID (or the automatic choice, key -1),
+  // made once: describing reads the port and its GID table.
+  std::map<std::pair<uint8_t, int>, verbs::LocalDescription> described;
+};
+
+// Every device libibverbs sees, opened (kNotFound when there is none; the
+// error says why, e.g. the kernel has no RDMA support).
+Result<std::vector<Device*>*> Devices();
+Device* DeviceByContext(ibv_context* ctx);
+// The default PD of `device`.
+Result<ibv_pd*> DefaultPd(Device& device);
+// This side's description on `port` with GID `gid_index` (nullopt: chosen
+// automatically), without QPs.
+Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
+                                               std::optional<uint16_t> gid_index);
+
+}  // namespace qpconnect::rdmacm

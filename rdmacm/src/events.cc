@@ -1,0 +1,117 @@
+#include "events.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace qpconnect::rdmacm {
+
+Channel* NewChannel(bool private_to_id) {
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  if (fd < 0) return nullptr;
+  auto* channel = new Channel{};
+  channel->pub.fd = fd;
+  channel->magic = kChannelMagic;
+  channel->private_to_id = private_to_id;
+  return channel;
+}
+
+void FreeChannel(Channel* channel) {
+  for (Event* e : channel->queue) FreeEvent(e);
+  channel->queue.clear();
+  close(channel->pub.fd);
+  channel->magic = 0;
+  delete channel;
+}
+
+void PostEvent(Id* id, const EventSpec& spec) {
+  auto* channel = reinterpret_cast<Channel*>(id->pub.channel);
+  if (channel == nullptr) return;
+  auto* e = new Event{};
+  e->magic = kEventMagic;
+  e->ev.id = &id->pub;
+  e->ev.listen_id = spec.listen != nullptr ? &spec.listen->pub : nullptr;
+  e->ev.event = spec.type;
+  e->ev.status = spec.status;
+  size_t n = std::min(spec.private_data.size(), sizeof e->data);
+  std::memcpy(e->data, spec.private_data.data(), n);
+  uint8_t len = spec.private_space != 0 ? spec.private_space : static_cast<uint8_t>(n);
+  const void* pdata = len != 0 ? e->data : nullptr;
+  if (spec.ud) {
+    e->ev.param.ud.private_data = pdata;
+    e->ev.param.ud.private_data_len = len;
+    e->ev.param.ud.ah_attr = spec.ah;
+    e->ev.param.ud.qp_num = spec.qp_num;
+    e->ev.param.ud.qkey = spec.qkey;
+  } else {
+    auto& c = e->ev.param.conn;
+    c.private_data = pdata;
+    c.private_data_len = len;
+    c.responder_resources = spec.conn.responder_resources;
+    c.initiator_depth = spec.conn.initiator_depth;
+    c.flow_control = spec.conn.flow_control;
+    c.retry_count = spec.conn.retry_count;
+    c.rnr_retry_count = spec.conn.rnr_retry_count;
+    c.srq = spec.conn.srq;
+    c.qp_num = spec.conn.qp_num;
+  }
+  channel->queue.push_back(e);
+  uint64_t one = 1;
+  (void)!write(channel->pub.fd, &one, sizeof one);
+}
+
+void MoveEvents(Id* id, Channel* from, Channel* to) {
+  if (from == nullptr || to == nullptr) return;
+  auto& q = from->queue;
+  for (auto it = q.begin(); it != q.end();) {
+    if ((*it)->ev.id == &id->pub) {
+      to->queue.push_back(*it);
+      uint64_t one = 1;
+      (void)!write(to->pub.fd, &one, sizeof one);
+      it = q.erase(it);  // `from`'s count stays one high: TakeEvent skips
+    } else {
+      ++it;
+    }
+  }
+}
+
+void DropEvents(Id* id) {
+  auto* channel = reinterpret_cast<Channel*>(id->pub.channel);
+  if (channel == nullptr) return;
+  auto& q = channel->queue;
+  for (auto it = q.begin(); it != q.end();) {
+    if ((*it)->ev.id == &id->pub || (*it)->ev.listen_id == &id->pub) {
+      FreeEvent(*it);
+      it = q.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+int TakeEvent(Channel* channel, rdma_cm_event** out) {
+  for (;;) {
+    uint64_t v = 0;
+    ssize_t n = read(channel->pub.fd, &v, sizeof v);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;  // EAGAIN when the program set O_NONBLOCK
+    }
+    auto lock = Lock();
+    if (channel->queue.empty()) continue;  // an event moved or dropped after it was counted
+    Event* e = channel->queue.front();
+    channel->queue.pop_front();
+    *out = &e->ev;
+    return 0;
+  }
+}
+
+void FreeEvent(Event* event) {
+  event->magic = 0;
+  delete event;
+}
+
+}  // namespace qpconnect::rdmacm

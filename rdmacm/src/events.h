@@ -1,0 +1,53 @@
+// Event channels and the events posted on them.
+//
+// A channel's fd is an eventfd in semaphore mode: each posted event adds one,
+// each rdma_get_cm_event() reads one, so the fd is readable exactly while
+// events wait (poll/epoll work on it, and O_NONBLOCK set by the program makes
+// rdma_get_cm_event() fail with EAGAIN, as librdmacm's does).
+//
+// Thread-safety: PostEvent, MoveEvents and DropEvents REQUIRE Lock() held;
+// NewChannel and TakeEvent take it themselves.
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <string_view>
+
+#include "state.h"
+
+namespace qpconnect::rdmacm {
+
+// A new channel; nullptr with errno set if no eventfd could be made.
+Channel* NewChannel(bool private_to_id);
+// Closes the fd and frees every queued event. REQUIRES: Lock() held.
+void FreeChannel(Channel* channel);
+
+struct EventSpec {
+  rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_RESOLVED;
+  int status = 0;
+  Id* listen = nullptr;           // CONNECT_REQUEST: the listening id
+  std::string_view private_data;  // copied into the event
+  // The private_data_len the program sees: the IB CM message's whole private
+  // data area (zero-padded), as rdma_cm reports it; 0 when there is none.
+  uint8_t private_space = 0;
+  bool ud = false;  // param.ud instead of param.conn
+  ConnParams conn;  // param.conn's depths, retry counts, srq, qp_num
+  ibv_ah_attr ah{};  // param.ud
+  uint32_t qp_num = 0;
+  uint32_t qkey = 0;
+};
+
+// Queues an event for `id` on its channel and wakes the channel's fd.
+void PostEvent(Id* id, const EventSpec& spec);
+// Moves `id`'s queued events to `to` (rdma_migrate_id).
+void MoveEvents(Id* id, Channel* from, Channel* to);
+// Frees `id`'s events still queued on its channel (rdma_destroy_id).
+void DropEvents(Id* id);
+
+// rdma_get_cm_event: waits (unless the fd is O_NONBLOCK: -1, EAGAIN) for the
+// next event on `channel`. 0 and *out set, or -1 with errno.
+int TakeEvent(Channel* channel, rdma_cm_event** out);
+// Frees an event taken by TakeEvent (rdma_ack_cm_event).
+void FreeEvent(Event* event);
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,113 @@
+// The out-of-band TCP links that carry the library's CM messages (wire.h),
+// on one engine thread (Boost.Asio) that runs for the process's life.
+//
+// One link per peer listener and process: every id of this process that
+// connects to 10.77.0.1:7174 shares one TCP connection, so N connections cost
+// N requests on one stream, not N handshakes (issue 29, item 6). A Listener
+// is a listening id's TCP socket; each client it accepts becomes a server-side
+// Link. A link's first message each way must be HELLO within kHelloTimeout:
+// anything else (a port scanner, an HTTP client, a native rdma_cm peer's
+// stray traffic) closes it with one log line and touches no id.
+//
+// Messages and failures reach cm.h's OnMessage/OnLinkDown on the engine
+// thread, which take Lock() themselves.
+//
+// Thread-safety: Send, Close and Dial may be called from any thread.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "address.h"
+#include "qpconnect/result.h"
+#include "wire.h"
+
+namespace qpconnect::rdmacm {
+
+inline constexpr std::chrono::milliseconds kHelloTimeout{5000};
+
+// The engine thread's io_context (started on first use).
+boost::asio::io_context& EngineIo();
+
+struct LinkFailure {
+  enum Kind { kRefused, kTimeout, kClosed, kProtocol, kError } kind = kError;
+  int err = 0;
+  std::string text;
+};
+
+class Link : public std::enable_shared_from_this<Link> {
+ public:
+  // Client side: connects to `peer` in the background within `timeout`;
+  // messages sent before that are queued. Reuses a live link to the same peer.
+  // REQUIRES: Lock() held.
+  static std::shared_ptr<Link> Dial(const sockaddr* peer, std::chrono::milliseconds timeout);
+  // Server side, for a socket a Listener accepted for the id `listener`.
+  static void Accept(boost::asio::ip::tcp::socket socket, uint32_t listener);
+
+  void Send(const Message& msg);
+  void Close();
+
+  bool client() const { return client_; }
+  uint32_t listener() const { return listener_; }
+  const std::string& peer_text() const { return peer_text_; }
+  // The local end's address (server side: where the client reached us).
+  const sockaddr_storage& local() const { return local_; }
+  // Server side: the placement of local(), computed once (under Lock()).
+  std::optional<Placement> placement;
+  std::optional<Error> placement_error;
+
+  Link(boost::asio::ip::tcp::socket socket, bool client, uint32_t listener);
+
+ private:
+  void Start();  // sends HELLO and starts reading (once connected)
+  void ReadHeader();
+  void ReadBody(uint32_t length);
+  void WriteNext();
+  void Fail(const LinkFailure& failure);
+
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer timer_;
+  bool client_;
+  uint32_t listener_;
+  std::string peer_text_;
+  sockaddr_storage local_{};
+  bool connected_ = false;  // engine thread only
+  bool hello_seen_ = false;
+  bool writing_ = false;
+  std::deque<std::string> outbox_;  // engine thread only
+  std::atomic<bool> failed_{false};
+  uint8_t header_[4] = {};
+  std::string body_;
+};
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  // Binds a TCP socket to `addr` (port 0: an ephemeral one) on the calling
+  // thread, so EADDRINUSE comes back from rdma_bind_addr as natively.
+  static Result<std::shared_ptr<Listener>> Bind(const sockaddr* addr, bool reuseaddr);
+  // Starts accepting; each link's messages name `handle`'s id as listener.
+  Result<void> Listen(uint32_t handle, int backlog);
+  uint16_t port() const { return port_; }
+  // Stops accepting (asynchronously; never blocks, so callable under Lock()).
+  void Close();
+
+  explicit Listener(boost::asio::ip::tcp::acceptor acceptor, uint16_t port)
+      : acceptor_(std::move(acceptor)), port_(port) {}
+
+ private:
+  void AcceptNext(uint32_t handle);
+  boost::asio::ip::tcp::acceptor acceptor_;
+  uint16_t port_;
+};
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,15 @@
+// Where the library says what a program's return values and events cannot:
+// which mapping placed an address, which rule refused a connection, which
+// stray client was turned away. One line each, "qpcm: ..." on stderr, or
+// appended to the file QPCM_LOG names.
+//
+// Thread-safety: any thread.
+#pragma once
+
+#include <string_view>
+
+namespace qpconnect::rdmacm {
+
+void LogLine(std::string_view line) noexcept;
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,268 @@
+#include "qp.h"
+
+#include <cerrno>
+
+#include "devices.h"
+#include "log.h"
+#include "qpconnect/diagnostic.h"
+#include "qpconnect/validate.h"
+#include "qpconnect/verbs/describe.h"
+#include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/qp_steps.h"
+
+namespace qpconnect::rdmacm {
+namespace {
+
+constexpr unsigned kRcAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+Transport TransportOf(const Id* id) {
+  return id->pub.qp_type == IBV_QPT_UD ? Transport::kUd : Transport::kRc;
+}
+
+int Fail(const Id* id, const Error& e) {
+  LogLine(e.ToString() + (id->mapping.empty() ? "" : " [" + id->mapping + "]"));
+  errno = e.sys_errno != 0 ? e.sys_errno : EINVAL;
+  return -1;
+}
+
+QpAttrs InitAttrs(const Id* id) {
+  QpAttrs a;
+  a.port_num = id->pub.port_num;
+  a.pkey_index = 0;
+  a.qkey = RDMA_UDP_QKEY;
+  a.sq_psn = id->psn;
+  return a;
+}
+
+// After the QP exists: INIT (RC) or INIT, RTR, RTS (UD).
+Result<void> FirstMoves(Id* id) {
+  verbs::VerbsQpControl control(*id->pub.qp);
+  Transport t = TransportOf(id);
+  QpAttrs a = InitAttrs(id);
+  QPC_TRY(verbs::MoveToInit(control, t, a, t == Transport::kUd ? 0u : kRcAccess));
+  if (t == Transport::kUd) QPC_TRY(verbs::MoveToRts(control, t, a));
+  return {};
+}
+
+int CheckReady(Id* id) {
+  if (id->device == nullptr || id->pub.verbs == nullptr) {
+    LogLine("rdma_create_qp: the id has no device yet (resolve or bind an address first)");
+    errno = EINVAL;
+    return -1;
+  }
+  if (id->pub.qp != nullptr) {
+    LogLine("rdma_create_qp: the id already has a QP");
+    errno = EINVAL;
+    return -1;
+  }
+  if (id->psn == 0) id->psn = verbs::RandomPsn();
+  return 0;
+}
+
+// The CQs librdmacm makes when the attributes name none: one completion
+// channel and CQ each for receives and sends, sized by the queue depths.
+int MakeCqs(Id* id, ibv_cq*& send_cq, ibv_cq*& recv_cq, uint32_t send_wr, uint32_t recv_wr) {
+  ibv_context* ctx = id->pub.verbs;
+  if (recv_cq == nullptr) {
+    id->pub.recv_cq_channel = ibv_create_comp_channel(ctx);
+    if (id->pub.recv_cq_channel == nullptr) return -1;
+    id->pub.recv_cq = ibv_create_cq(ctx, static_cast<int>(recv_wr ? recv_wr : 1), id,
+                                    id->pub.recv_cq_channel, 0);
+    if (id->pub.recv_cq == nullptr) return -1;
+    recv_cq = id->pub.recv_cq;
+    id->own_cqs = true;
+  }
+  if (send_cq == nullptr) {
+    id->pub.send_cq_channel = ibv_create_comp_channel(ctx);
+    if (id->pub.send_cq_channel == nullptr) return -1;
+    id->pub.send_cq = ibv_create_cq(ctx, static_cast<int>(send_wr ? send_wr : 1), id,
+                                    id->pub.send_cq_channel, 0);
+    if (id->pub.send_cq == nullptr) return -1;
+    send_cq = id->pub.send_cq;
+    id->own_cqs = true;
+  }
+  return 0;
+}
+
+void FreeCqs(Id* id) {
+  if (!id->own_cqs) return;
+  if (id->pub.send_cq) ibv_destroy_cq(id->pub.send_cq);
+  if (id->pub.recv_cq) ibv_destroy_cq(id->pub.recv_cq);
+  if (id->pub.send_cq_channel) ibv_destroy_comp_channel(id->pub.send_cq_channel);
+  if (id->pub.recv_cq_channel) ibv_destroy_comp_channel(id->pub.recv_cq_channel);
+  id->pub.send_cq = id->pub.recv_cq = nullptr;
+  id->pub.send_cq_channel = id->pub.recv_cq_channel = nullptr;
+  id->own_cqs = false;
+}
+
+Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) {
+  if (pd == nullptr) return DefaultPd(*id->device);
+  if (pd->context != id->pub.verbs)
+    return Error(ErrorCode::kInvalidArgument, EINVAL, "rdma_create_qp", "pd",
+                 "the PD belongs to another device than the id's (" + id->device->name + ")");
+  return pd;
+}
+
+int Finish(Id* id, ibv_qp* qp, ibv_pd* pd) {
+  if (qp == nullptr) {
+    int err = errno;
+    FreeCqs(id);
+    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_qp", "", "on " + id->device->name));
+  }
+  id->pub.qp = qp;
+  id->pub.pd = pd;
+  if (auto moved = FirstMoves(id); !moved) {
+    int err = moved.error().sys_errno;
+    id->pub.qp = nullptr;
+    ibv_destroy_qp(qp);
+    FreeCqs(id);
+    Fail(id, moved.error());
+    errno = err != 0 ? err : EINVAL;
+    return -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int CreateQp(Id* id, ibv_pd* pd, ibv_qp_init_attr* attr) {
+  if (attr == nullptr) return errno = EINVAL, -1;
+  if (CheckReady(id) != 0) return -1;
+  auto use_pd = PdFor(id, pd);
+  if (!use_pd) return Fail(id, use_pd.error());
+  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) != 0) {
+    int err = errno;
+    FreeCqs(id);
+    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp"));
+  }
+  attr->qp_type = static_cast<ibv_qp_type>(id->pub.qp_type);
+  return Finish(id, ibv_create_qp(*use_pd, attr), *use_pd);
+}
+
+int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr) {
+  if (attr == nullptr) return errno = EINVAL, -1;
+  if (CheckReady(id) != 0) return -1;
+  ibv_pd* given = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? attr->pd : nullptr;
+  auto use_pd = PdFor(id, given);
+  if (!use_pd) return Fail(id, use_pd.error());
+  attr->pd = *use_pd;
+  attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) != 0) {
+    int err = errno;
+    FreeCqs(id);
+    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp_ex"));
+  }
+  attr->qp_type = static_cast<ibv_qp_type>(id->pub.qp_type);
+  return Finish(id, ibv_create_qp_ex(id->pub.verbs, attr), *use_pd);
+}
+
+void DestroyQp(Id* id) {
+  if (id->pub.qp != nullptr) {
+    if (int rc = ibv_destroy_qp(id->pub.qp); rc != 0)
+      LogLine("ibv_destroy_qp failed: errno " + std::to_string(rc));
+    id->pub.qp = nullptr;
+  }
+  FreeCqs(id);
+}
+
+Result<void> DescribeSide(Id* id) {
+  if (id->device == nullptr)
+    return Error(ErrorCode::kInvalidArgument, EINVAL, "describe", "", "the id has no device");
+  auto described = Describe(*id->device, id->pub.port_num,
+                            id->gid_index == kAutoGid ? std::nullopt
+                                                      : std::optional<uint16_t>(id->gid_index));
+  if (!described) return std::move(described).error();
+  id->local = (*described)->endpoint;
+  id->local.transport = TransportOf(id);
+  id->local.keys.qkey = id->local.transport == Transport::kUd ? RDMA_UDP_QKEY : 0;
+  id->local.rd_atomic.max_rd_atomic = id->ours.initiator_depth;
+  id->local.rd_atomic.max_dest_rd_atomic = id->ours.responder_resources;
+  if (id->psn == 0) id->psn = verbs::RandomPsn();
+  uint32_t qpn = id->pub.qp != nullptr ? id->pub.qp->qp_num : id->ours.qp_num;
+  id->local.qps.clear();
+  verbs::AddQps(id->local, {qpn & kQpnMask}, id->psn);
+  return {};
+}
+
+Result<void> PlanAndValidate(Id* id, bool active) {
+  if (!id->remote)
+    return Error(ErrorCode::kProtocol, 0, "plan", "", "the peer's description is missing");
+  PlanOptions options;
+  // As the IB CM: the REQ's retry count serves both sides; each side's RNR
+  // retry count is the one the other side sent.
+  options.retry_cnt = std::min<uint8_t>(active ? id->ours.retry_count : id->theirs.retry_count, 7);
+  options.rnr_retry = std::min<uint8_t>(id->theirs.rnr_retry_count, 7);
+  if (id->ack_timeout) options.timeout = *id->ack_timeout;
+  id->plan = PlanConnection(id->local, *id->remote, options);
+  ValidationInput input;
+  input.local = &id->local;
+  input.remote = &*id->remote;
+  input.local_plan = *id->plan;
+  std::vector<Finding> findings = Validate(input);
+  if (!HasErrors(findings)) return {};
+  std::string first;
+  size_t errors = 0;
+  for (const Finding& f : findings) {
+    if (f.severity != Severity::kError) continue;
+    LogLine("validator: " + FindingToString(f));
+    if (errors++ == 0) first = f.id;
+  }
+  return Error(ErrorCode::kIncompatible, 0, "validate", first,
+               std::to_string(errors) + " error finding(s), first " + first + " (" + id->mapping + ")");
+}
+
+Result<void> QpToRtr(Id* id) {
+  if (id->pub.qp == nullptr || !id->plan || id->plan->qps.empty()) return {};
+  verbs::VerbsQpControl control(*id->pub.qp);
+  return verbs::MoveToRtr(control, TransportOf(id), id->plan->qps[0], id->mapping);
+}
+
+Result<void> QpToRts(Id* id) {
+  if (id->pub.qp == nullptr || !id->plan || id->plan->qps.empty()) return {};
+  verbs::VerbsQpControl control(*id->pub.qp);
+  return verbs::MoveRtrToRts(control, TransportOf(id), id->plan->qps[0], id->mapping);
+}
+
+void QpToError(Id* id) {
+  if (id->pub.qp == nullptr || TransportOf(id) == Transport::kUd) return;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  verbs::VerbsQpControl control(*id->pub.qp);
+  (void)control.Modify(attr, IBV_QP_STATE);
+}
+
+int InitQpAttr(Id* id, ibv_qp_attr* qp_attr, int* qp_attr_mask) {
+  if (qp_attr == nullptr || qp_attr_mask == nullptr || id->device == nullptr)
+    return errno = EINVAL, -1;
+  Transport t = TransportOf(id);
+  verbs::ModifyRequest request;
+  switch (qp_attr->qp_state) {
+    case IBV_QPS_INIT:
+      if (id->psn == 0) id->psn = verbs::RandomPsn();
+      request = verbs::BuildInit(t, InitAttrs(id), t == Transport::kUd ? 0u : kRcAccess);
+      break;
+    case IBV_QPS_RTR:
+    case IBV_QPS_RTS:
+      if (!id->plan || id->plan->qps.empty()) {
+        LogLine("rdma_init_qp_attr: RTR/RTS attributes exist only once the peer's reply arrived");
+        return errno = EINVAL, -1;
+      }
+      request = qp_attr->qp_state == IBV_QPS_RTR ? verbs::BuildRtr(t, id->plan->qps[0])
+                                                 : verbs::BuildRts(t, id->plan->qps[0]);
+      break;
+    default:
+      return errno = EINVAL, -1;
+  }
+  *qp_attr = request.attr;
+  *qp_attr_mask = request.mask;
+  return 0;
+}
+
+ibv_ah_attr PeerAh(const Id* id) {
+  if (!id->plan || id->plan->qps.empty()) return ibv_ah_attr{};
+  return verbs::ToAhAttr(id->plan->qps[0].ah);
+}
+
+}  // namespace qpconnect::rdmacm

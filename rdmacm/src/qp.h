@@ -1,0 +1,48 @@
+// The QP side of an id: rdma_create_qp's QP and its moves, this side's
+// endpoint description, and the plan and validation that come before any
+// modify. The moves are the connector's own steps (qpconnect/verbs/qp_steps.h),
+// so a refusal names transition, mask, values and cause exactly as
+// qp-connect's do.
+//
+// librdmacm's states, kept: rdma_create_qp leaves an RC QP in INIT and takes
+// a UD QP to RTS (Q_Key RDMA_UDP_QKEY); the active side goes RTR and RTS when
+// the reply arrives, the passive side RTR at rdma_accept and RTS at the RTU.
+//
+// Thread-safety: REQUIRE Lock() held.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "qpconnect/result.h"
+#include "state.h"
+
+namespace qpconnect::rdmacm {
+
+// rdma_create_qp/_ex. 0, or -1 with errno (EINVAL: no device yet, a PD of
+// another device; the verbs call's errno otherwise), with the reason logged.
+int CreateQp(Id* id, ibv_pd* pd, ibv_qp_init_attr* attr);
+int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr);
+// rdma_destroy_qp: the QP and the CQs CreateQp made.
+void DestroyQp(Id* id);
+
+// This side's description (id->local) for the id's QP, or conn_param's
+// qp_num when the program brings its own QP.
+Result<void> DescribeSide(Id* id);
+// id->plan from both descriptions, then the validator on the pair:
+// kIncompatible naming every error finding (each also logged).
+Result<void> PlanAndValidate(Id* id, bool active);
+
+Result<void> QpToRtr(Id* id);
+Result<void> QpToRts(Id* id);
+// The QP to ERROR (a refused or ended connection); no-op without a QP.
+void QpToError(Id* id);
+
+// rdma_init_qp_attr: the attributes and mask of the transition into
+// qp_attr->qp_state (INIT, RTR, RTS) as this library would apply them.
+int InitQpAttr(Id* id, ibv_qp_attr* qp_attr, int* qp_attr_mask);
+
+// UD: the address handle attributes for the peer (from the plan).
+ibv_ah_attr PeerAh(const Id* id);
+
+}  // namespace qpconnect::rdmacm

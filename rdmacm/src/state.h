@@ -1,0 +1,158 @@
+// The library's model of librdmacm's objects: event channels, events and
+// communication ids, and the one lock that guards them all.
+//
+// A program sees `rdma_event_channel`, `rdma_cm_event` and `rdma_cm_id`
+// (<rdma/rdma_cma.h>, librdmacm's ABI) and reads their fields directly. Each
+// is the first member of a private struct here, so a pointer the program
+// hands back converts to ours (IdOf, ChannelOf, EventOf) after a magic check.
+//
+// Thread-safety: every field below is guarded by Lock() unless marked
+// otherwise. The program's threads and the engine thread (engine.h) both take
+// it; nothing blocks while holding it (waits for events release it first).
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/plan.h"
+
+namespace qpconnect::rdmacm {
+
+class Link;
+class Listener;
+struct Device;
+
+// Private data the IB CM carries per message (bytes), as rdma_cm exposes it to
+// programs: a REQ's 92 less rdma_cm's 36-byte header (RDMA_PS_TCP), a SIDR
+// REQ's 216 less 36, a REP's 196, a REJ's 148, a SIDR REP's 136.
+inline constexpr uint8_t kReqPrivateTcp = 56;
+inline constexpr uint8_t kReqPrivateUdp = 180;
+inline constexpr uint8_t kRepPrivate = 196;
+inline constexpr uint8_t kRejPrivate = 148;
+inline constexpr uint8_t kSidrRepPrivate = 136;
+
+// IB CM reject reasons rdma_cm programs see as a REJECTED event's status.
+inline constexpr int kRejectInvalidServiceId = 8;  // nobody listens there
+inline constexpr int kRejectConsumer = 28;         // the peer called rdma_reject
+
+struct Event {
+  rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
+  uint32_t magic;
+  uint8_t data[256];  // the private data ev.param points into
+};
+
+struct Channel {
+  rdma_event_channel pub;  // first member; pub.fd is an eventfd (semaphore mode)
+  uint32_t magic;
+  bool private_to_id = false;  // made for a synchronous id, freed with it
+  std::deque<Event*> queue;    // posted, not yet taken by rdma_get_cm_event
+};
+
+enum class IdState : uint8_t {
+  kIdle,
+  kBound,
+  kAddrResolved,
+  kRouteResolved,
+  kListening,
+  kConnecting,    // active: REQ sent, waiting for REP/REJ
+  kResponse,      // active without a QP: REP taken, waiting for rdma_establish
+  kRequest,       // passive: CONNECT_REQUEST delivered, waiting for accept/reject
+  kAccepted,      // passive: REP sent, waiting for RTU
+  kEstablished,
+  kDisconnected,  // DREQ sent or received
+  kFailed,        // rejected, unreachable or the link dropped
+};
+const char* IdStateName(IdState s);
+
+// Connection parameters as one side asked for them (rdma_conn_param less the
+// private data pointer).
+struct ConnParams {
+  uint8_t responder_resources = 0;
+  uint8_t initiator_depth = 0;
+  uint8_t flow_control = 0;
+  uint8_t retry_count = 7;
+  uint8_t rnr_retry_count = 7;
+  uint8_t srq = 0;
+  uint32_t qp_num = 0;  // the program's own QP when none is on the id
+};
+
+inline constexpr uint16_t kAutoGid = 0xffff;  // Id::gid_index: chosen when described
+
+struct Id {
+  rdma_cm_id pub;  // first member: the program's rdma_cm_id
+  uint32_t magic;
+  uint32_t handle;  // names this id in messages (the peer's dst field)
+  IdState state = IdState::kIdle;
+  Channel* own_channel = nullptr;  // synchronous id: its private channel
+
+  // Addressing: the device behind the local address and how it was chosen
+  // ("10.77.0.1 mapped by QPCM_DEVICES to rxe0 port 1"), for every error.
+  Device* device = nullptr;
+  uint16_t gid_index = kAutoGid;
+  std::string mapping;
+  bool bound = false;
+
+  // Options (rdma_set_option).
+  std::optional<uint8_t> tos;
+  std::optional<uint8_t> ack_timeout;
+  bool reuseaddr = false;
+
+  // Listening, and what rdma_create_ep stored for rdma_get_request.
+  std::shared_ptr<Listener> listener;
+  std::optional<ibv_qp_init_attr> ep_qp_attr;
+  bool ep_passive = false;
+
+  // The connection.
+  std::shared_ptr<Link> link;
+  uint32_t peer_handle = 0;
+  ConnParams ours, theirs;
+  uint32_t psn = 0;
+  EndpointInfo local;                   // this side's description (one QP)
+  std::optional<EndpointInfo> remote;   // the peer's, once received
+  std::optional<ConnectionPlan> plan;   // what this side applies
+  bool own_cqs = false;                 // rdma_create_qp made the CQs
+  // When a REQ (active) or REP (passive) sent now goes unanswered, the id
+  // gets UNREACHABLE (cm.cc's sweep).
+  std::chrono::steady_clock::time_point deadline{};
+  bool dreq_received = false;
+  bool disconnect_reported = false;
+};
+
+// The lock over everything in this header.
+std::unique_lock<std::mutex> Lock();
+
+// Handle -> id, for messages from peers. Ids register at creation.
+Id* FindId(uint32_t handle);
+void RegisterId(Id* id);
+void UnregisterId(Id* id);
+// Every live id, in no order (for a dropped link).
+template <typename F>
+void ForEachId(F&& f);
+std::unordered_map<uint32_t, Id*>& IdTable();
+
+template <typename F>
+void ForEachId(F&& f) {
+  for (auto& [handle, id] : IdTable()) f(id);
+}
+
+// The private struct of a pointer the program passed; nullptr (errno EINVAL)
+// if it is not one of ours.
+Id* IdOf(rdma_cm_id* id);
+Channel* ChannelOf(rdma_event_channel* channel);
+Event* EventOf(rdma_cm_event* event);
+
+inline constexpr uint32_t kIdMagic = 0x51434d49;       // "QCMI"
+inline constexpr uint32_t kChannelMagic = 0x51434d43;  // "QCMC"
+inline constexpr uint32_t kEventMagic = 0x51434d45;    // "QCME"
+
+}  // namespace qpconnect::rdmacm

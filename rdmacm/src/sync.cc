@@ -1,0 +1,26 @@
+#include "sync.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "events.h"
+
+namespace qpconnect::rdmacm {
+
+int Complete(Id* id) {
+  if (id->pub.event != nullptr) {
+    FreeEvent(EventOf(id->pub.event));
+    id->pub.event = nullptr;
+  }
+  rdma_cm_event* event = nullptr;
+  if (TakeEvent(id->own_channel, &event) != 0) return -1;
+  id->pub.event = event;
+  if (event->status == 0) return 0;
+  if (event->event == RDMA_CM_EVENT_REJECTED)
+    errno = ECONNREFUSED;
+  else
+    errno = event->status < 0 ? -event->status : event->status;
+  return -1;
+}
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,65 @@
+// The library's connection-manager messages on the out-of-band TCP link, in
+// place of the IB CM's MADs: HELLO (each side, first), REQ, REP, REJ, RTU,
+// DREQ, DREP, with the same roles as the IB CM's (docs/rdmacm.md has the
+// sequences). A REQ and a REP carry the sender's endpoint description
+// (oob/codec.h's binary form), its connection parameters and the program's
+// private data, so that each side validates the pair before any modify.
+//
+// On the stream every message is a frame: a 4-byte big-endian body length
+// (at most kMaxBody), then the body. Decode() treats the body as hostile:
+// every length is checked against what is left before it is used.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "qpconnect/result.h"
+#include "state.h"
+
+namespace qpconnect::rdmacm {
+
+inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint32_t kMaxBody = 1u << 20;
+inline constexpr char kHelloMagic[4] = {'Q', 'P', 'C', 'M'};
+
+enum class MsgType : uint8_t {
+  kHello = 1,
+  kReq = 2,   // active -> passive: connect (RC) or SIDR request (UD)
+  kRep = 3,   // passive -> active: accept
+  kRej = 4,   // either way: reject (program or validator)
+  kRtu = 5,   // active -> passive: ready to use (RC)
+  kDreq = 6,  // either way: disconnect
+  kDrep = 7,  // reply to a DREQ
+};
+const char* MsgTypeName(MsgType type);
+
+struct Message {
+  MsgType type = MsgType::kHello;
+  uint32_t dst = 0;  // the receiver's handle (all but HELLO and REQ)
+  uint32_t src = 0;  // the sender's handle (REQ, REP)
+  uint16_t port_space = 0;
+  uint8_t qp_type = 0;  // enum ibv_qp_type
+  ConnParams params;
+  uint32_t qkey = 0;    // UD: the sender QP's Q_Key
+  uint16_t reason = 0;  // REJ: the status the receiver's REJECTED event gets
+  // REQ: the active side's address as its program sees it (family, port and
+  // address; AF_INET or AF_INET6).
+  sockaddr_storage src_addr{};
+  std::string private_data;
+  std::string endpoint;  // oob::EncodeBinary bytes (REQ, REP)
+  std::string text;      // REJ: why, for the receiver's log
+};
+
+// The frame for `msg`: length prefix and body.
+std::string EncodeFrame(const Message& msg);
+// The body of one frame (without the length). kProtocol naming the field that
+// is malformed, truncated or out of range.
+Result<Message> DecodeBody(std::string_view body);
+
+}  // namespace qpconnect::rdmacm

@@ -1,0 +1,10 @@
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "run.h"
+
+int main(int argc, char** argv) {
+  return qpconnect::tools::qp_cm::Run(std::vector<std::string>(argv + 1, argv + argc), std::cout,
+                                      std::cerr);
+}

@@ -1,0 +1,175 @@
+#include "run.h"
+
+#include <arpa/inet.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "exit_codes.h"
+#include "launch.h"
+#include "version.h"
+
+namespace qpconnect::tools::qp_cm {
+namespace {
+
+constexpr OptionSpec kSpecs[] = {
+    {'D', "devices", true, "ADDR=DEV[:PORT],...",
+     "the RDMA device (and port, default 1) serving each local address that is not on an "
+     "RDMA netdev (sets QPCM_DEVICES)"},
+    {'c', "config", true, "FILE",
+     "a file of 'ADDR DEV[:PORT]' lines, '#' comments (sets QPCM_CONFIG)"},
+    {'l', "log", true, "FILE", "append the library's messages to FILE, not stderr (QPCM_LOG)"},
+    {'t', "timeout", true, "MS",
+     "how long a connection request or reply waits for its answer (QPCM_TIMEOUT_MS; default "
+     "10000)"},
+    {'m', "mode", true, "preload|library-path",
+     "how PROGRAM gets the library: LD_PRELOAD (default) or LD_LIBRARY_PATH with "
+     "compat/librdmacm.so.1"},
+    {'h', "help", false, "", "show this help and exit"},
+    VersionOption(),
+};
+
+std::span<const OptionSpec> Specs() { return kSpecs; }
+
+std::string Help() {
+  return "Usage: qp-cm [OPTIONS] [--] PROGRAM [ARGS...]\n"
+         "\n"
+         "Runs an unmodified rdma_cm program (rping, cmtime, udaddy, rdma_server, perftest -R,\n"
+         "...) with libqpcm.so, the librdmacm API over qpconnect's out-of-band exchange: it\n"
+         "needs no IPoIB, no kernel rdma_cm (/dev/infiniband/rdma_cm) and no IP address on an\n"
+         "RDMA netdev. Both ends must run through qp-cm; the ports programs name are TCP\n"
+         "ports. Each connection is validated before any modify; a finding becomes a\n"
+         "REJECTED event on both sides, with the rule named on stderr (or --log).\n"
+         "\n"
+         "An address on a RoCE netdev needs no mapping; any other address is mapped by\n"
+         "--devices, --config, or to the host's only active port.\n"
+         "\n"
+         "Options:\n" +
+         FormatOptions(Specs()) +
+         "\n"
+         "Environment: QPCM_LIBRARY overrides the path of libqpcm.so; QPCM_DEVICES already\n"
+         "set is kept after --devices.\n"
+         "\n"
+         "Exit status: PROGRAM's own; qp-cm's: 2 bad command line or no library,\n"
+         "126 PROGRAM cannot be run, 127 PROGRAM not found.\n";
+}
+
+Error Usage(std::string detail) {
+  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
+}
+
+// "ADDR=DEV[:PORT],...": each address numeric, each device named, each port
+// 1..255.
+Result<void> CheckDeviceMap(const std::string& map) {
+  std::stringstream list(map);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return Usage("--devices: '" + item + "' is not ADDR=DEV[:PORT]");
+    std::string addr = item.substr(0, eq);
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, addr.c_str(), buf) != 1 && inet_pton(AF_INET6, addr.c_str(), buf) != 1)
+      return Usage("--devices: '" + addr + "' is not an IPv4 or IPv6 address");
+    std::string dev = item.substr(eq + 1);
+    if (auto colon = dev.find(':'); colon != std::string::npos) {
+      auto port = ParseUnsigned(dev.substr(colon + 1), "--devices port of " + addr, 1, 255);
+      if (!port) return port.error();
+      if (colon == 0) return Usage("--devices: no device name in '" + item + "'");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+LaunchContext CurrentContext() {
+  LaunchContext c;
+  c.self_dir = SelfDir();
+  auto get = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  c.library_override = get("QPCM_LIBRARY");
+  c.devices = get("QPCM_DEVICES");
+  c.ld_preload = get("LD_PRELOAD");
+  c.ld_library_path = get("LD_LIBRARY_PATH");
+  return c;
+}
+
+Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchContext& context) {
+  std::vector<std::string> options;
+  Launch launch;
+  SplitProgram(args, Specs(), options, launch.argv);
+  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  if (!parsed) return parsed.error();
+  if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
+  if (launch.argv.empty()) return Usage("missing the PROGRAM to run");
+
+  std::string mode = parsed->Get("mode").value_or("preload");
+  if (mode != "preload" && mode != "library-path")
+    return Usage("--mode wants preload or library-path, not '" + mode + "'");
+  Result<std::string> library =
+      FindLibrary("libqpcm.so", "QPCM_LIBRARY", context.library_override, context.self_dir,
+                  {"../../rdmacm/libqpcm.so", QPC_CM_LIBRARY_INSTALLED});
+  if (!library) return library.error();
+
+  if (auto map = parsed->Get("devices")) {
+    QPC_TRY(CheckDeviceMap(*map));
+    launch.env.emplace_back("QPCM_DEVICES",
+                            context.devices.empty() ? *map : *map + "," + context.devices);
+  }
+  if (auto config = parsed->Get("config")) {
+    std::ifstream file(*config);
+    if (!file) return Usage("--config: cannot read '" + *config + "'");
+    launch.env.emplace_back("QPCM_CONFIG", std::filesystem::absolute(*config).string());
+  }
+  if (auto log = parsed->Get("log")) {
+    if (log->empty()) return Usage("--log needs a file name");
+    launch.env.emplace_back("QPCM_LOG", std::filesystem::absolute(*log).string());
+  }
+  if (auto timeout = parsed->Get("timeout")) {
+    auto ms = ParseUnsigned(*timeout, "--timeout", 1, 3600000);
+    if (!ms) return ms.error();
+    launch.env.emplace_back("QPCM_TIMEOUT_MS", std::to_string(*ms));
+  }
+  if (mode == "preload") {
+    launch.env.emplace_back("LD_PRELOAD", PrependPath(*library, context.ld_preload.c_str()));
+  } else {
+    std::string compat = (std::filesystem::path(*library).parent_path() / "compat").string();
+    if (!std::filesystem::exists(compat + "/librdmacm.so.1"))
+      return Error{ErrorCode::kNotFound, 0, "librdmacm.so.1", "",
+                   compat + "/librdmacm.so.1 is missing (needed by --mode library-path)"};
+    launch.env.emplace_back("LD_LIBRARY_PATH",
+                            PrependPath(compat, context.ld_library_path.c_str()));
+  }
+  return launch;
+}
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> options, program;
+  SplitProgram(args, Specs(), options, program);
+  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  if (parsed && parsed->Has("help")) {
+    out << Help();
+    return kExitOk;
+  }
+  if (parsed && parsed->Has("version")) {
+    out << VersionText("qp-cm");
+    return kExitOk;
+  }
+  Result<Launch> launch = PrepareLaunch(args, CurrentContext());
+  if (!launch) {
+    const Error& e = launch.error();
+    err << "qp-cm: " << (e.operation == "command line" ? "" : e.operation + ": ") << e.detail
+        << "\n";
+    if (e.code == ErrorCode::kInvalidArgument) err << "Try 'qp-cm --help'.\n";
+    return kExitUsage;
+  }
+  return ExecProgram("qp-cm", launch->argv, launch->env, out, err);
+}
+
+}  // namespace qpconnect::tools::qp_cm
