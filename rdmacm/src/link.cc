@@ -6,6 +6,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -65,6 +66,26 @@ std::string Sample(const uint8_t* p, size_t n) {
   return hex + " '" + text + "'";
 }
 
+// The key of QPCM_PSK_FILE, read once; nullopt without the variable. A key
+// that cannot be read fails every link (and says why).
+const Result<std::optional<oob::Psk>>& SharedPsk() {
+  static const Result<std::optional<oob::Psk>>* psk = [] {
+    const char* path = std::getenv("QPCM_PSK_FILE");
+    if (path == nullptr || *path == '\0')
+      return new Result<std::optional<oob::Psk>>(std::optional<oob::Psk>());
+    auto loaded = oob::LoadPsk(path);
+    if (!loaded) return new Result<std::optional<oob::Psk>>(loaded.error());
+    return new Result<std::optional<oob::Psk>>(std::optional<oob::Psk>(std::move(*loaded)));
+  }();
+  return *psk;
+}
+
+oob::AeadIv Iv(uint64_t seq) {
+  oob::AeadIv iv{};
+  for (size_t i = 0; i < 8; ++i) iv[4 + i] = static_cast<uint8_t>(seq >> (56 - 8 * i));
+  return iv;
+}
+
 }  // namespace
 
 Link::Link(tcp::socket socket, bool client, uint32_t listener)
@@ -117,7 +138,21 @@ void Link::Start() {
   socket_.set_option(tcp::no_delay(true), ec);
   auto local = socket_.local_endpoint(ec);
   std::memcpy(&local_, local.data(), std::min(sizeof local_, size_t{local.size()}));
-  outbox_.push_front(EncodeFrame(Message{}));  // HELLO goes first
+  const auto& psk = SharedPsk();
+  if (!psk) {
+    Fail({LinkFailure::kProtocol, EINVAL, "QPCM_PSK_FILE: " + psk.error().ToString()});
+    return;
+  }
+  auto nonce = oob::RandomNonce();
+  if (!nonce) {
+    Fail({LinkFailure::kError, EIO, nonce.error().ToString()});
+    return;
+  }
+  nonce_.assign(nonce->begin(), nonce->end());
+  Message hello;
+  hello.hello_flags = (*psk).has_value() ? kHelloFlagPsk : 0;
+  hello.nonce = nonce_;
+  outbox_.push_front(EncodeBody(hello));  // HELLO goes first
   timer_.expires_after(kHelloTimeout);
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& e) {
     if (e || self->hello_seen_) return;
@@ -129,8 +164,39 @@ void Link::Start() {
   ReadHeader();
 }
 
+bool Link::OnHello(const Message& hello) {
+  const auto& psk = SharedPsk();
+  bool ours = psk && (*psk).has_value();
+  bool theirs = (hello.hello_flags & kHelloFlagPsk) != 0;
+  if (ours != theirs) {
+    Fail({LinkFailure::kProtocol, EACCES,
+          ours ? peer_text_ + " has no pre-shared key and this side has one (QPCM_PSK_FILE)"
+               : peer_text_ + " uses a pre-shared key and this side has none (set QPCM_PSK_FILE)"});
+    return false;
+  }
+  if (ours) {
+    const std::string& client_nonce = client_ ? nonce_ : hello.nonce;
+    const std::string& server_nonce = client_ ? hello.nonce : nonce_;
+    std::string ikm(reinterpret_cast<const char*>((**psk).bytes().data()), (**psk).bytes().size());
+    auto c2s = oob::HkdfSha256(ikm, client_nonce + server_nonce, "qpcm c2s");
+    auto s2c = oob::HkdfSha256(ikm, client_nonce + server_nonce, "qpcm s2c");
+    oob::WipeSecret(ikm.data(), ikm.size());
+    if (!c2s || !s2c) {
+      Fail({LinkFailure::kError, EIO, "key derivation failed"});
+      return false;
+    }
+    send_key_ = client_ ? *c2s : *s2c;
+    recv_key_ = client_ ? *s2c : *c2s;
+    sealed_ = true;
+  }
+  hello_seen_ = true;
+  timer_.cancel();
+  WriteNext();
+  return true;
+}
+
 void Link::Send(const Message& msg) {
-  asio::post(EngineIo(), [self = shared_from_this(), frame = EncodeFrame(msg)]() mutable {
+  asio::post(EngineIo(), [self = shared_from_this(), frame = EncodeBody(msg)]() mutable {
     if (self->failed_) return;
     self->outbox_.push_back(std::move(frame));
     if (self->connected_) self->WriteNext();
@@ -145,8 +211,23 @@ void Link::Close() {
 
 void Link::WriteNext() {
   if (writing_ || outbox_.empty() || failed_) return;
+  bool hello = !hello_written_;
+  if (!hello && !hello_seen_) return;  // the rest waits for the peer's HELLO
+  std::string body = std::move(outbox_.front());
+  outbox_.pop_front();
+  if (hello) {
+    hello_written_ = true;
+  } else if (sealed_) {
+    auto sealed = oob::AeadSeal(send_key_, Iv(send_seq_++), client_ ? "qpcm c" : "qpcm s", body);
+    if (!sealed) {
+      Fail({LinkFailure::kError, EIO, "sealing a frame failed: " + sealed.error().ToString()});
+      return;
+    }
+    body = std::move(*sealed);
+  }
+  wire_ = FramePrefix(body.size()) + body;
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(outbox_.front()),
+  asio::async_write(socket_, asio::buffer(wire_),
                     [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
                       self->writing_ = false;
                       if (ec) {
@@ -154,7 +235,6 @@ void Link::WriteNext() {
                                     "write to " + self->peer_text_ + ": " + ec.message()});
                         return;
                       }
-                      self->outbox_.pop_front();
                       self->WriteNext();
                     });
 }
@@ -192,6 +272,18 @@ void Link::ReadBody(uint32_t length) {
                                    self->peer_text_ + " closed the connection mid-message"});
                        return;
                      }
+                     if (self->hello_seen_ && self->sealed_) {
+                       auto plain = oob::AeadOpen(self->recv_key_, Iv(self->recv_seq_++),
+                                                  self->client_ ? "qpcm s" : "qpcm c", self->body_);
+                       if (!plain) {
+                         self->Fail({LinkFailure::kProtocol, EACCES,
+                                     "a frame from " + self->peer_text_ +
+                                         " failed authentication (the two pre-shared keys differ, "
+                                         "or it was altered)"});
+                         return;
+                       }
+                       self->body_ = std::move(*plain);
+                     }
                      auto msg = DecodeBody(self->body_);
                      if (!msg || (!self->hello_seen_ && msg->type != MsgType::kHello)) {
                        std::string why = msg ? std::string("its first message is ") +
@@ -203,8 +295,12 @@ void Link::ReadBody(uint32_t length) {
                        return;
                      }
                      if (msg->type == MsgType::kHello) {
-                       self->hello_seen_ = true;
-                       self->timer_.cancel();
+                       if (self->hello_seen_) {
+                         self->Fail({LinkFailure::kProtocol, EPROTO,
+                                     self->peer_text_ + " sent a second HELLO"});
+                         return;
+                       }
+                       if (!self->OnHello(*msg)) return;
                      } else {
                        OnMessage(self, *msg);
                      }

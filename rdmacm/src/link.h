@@ -9,6 +9,12 @@
 // anything else (a port scanner, an HTTP client, a native rdma_cm peer's
 // stray traffic) closes it with one log line and touches no id.
 //
+// With a pre-shared key (QPCM_PSK_FILE, as qp-connect's --psk-file; the key
+// file format of oob/psk.h), both sides must hold it: after the HELLOs every
+// body is sealed with AES-256-GCM under a key per direction, derived with
+// HKDF from the key and both nonces, the frame's sequence number as IV. A
+// peer without the key reads nothing and is refused at its first frame.
+//
 // Messages and failures reach cm.h's OnMessage/OnLinkDown on the engine
 // thread, which take Lock() themselves.
 //
@@ -29,6 +35,7 @@
 #include <string>
 
 #include "address.h"
+#include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
 #include "wire.h"
 
@@ -74,6 +81,8 @@ class Link : public std::enable_shared_from_this<Link> {
   void ReadBody(uint32_t length);
   void WriteNext();
   void Fail(const LinkFailure& failure);
+  // The peer's HELLO: checks both sides agree on a key, derives the keys.
+  bool OnHello(const Message& hello);
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
@@ -81,10 +90,19 @@ class Link : public std::enable_shared_from_this<Link> {
   uint32_t listener_;
   std::string peer_text_;
   sockaddr_storage local_{};
-  bool connected_ = false;  // engine thread only
-  bool hello_seen_ = false;
+  bool connected_ = false;  // engine thread only, as the rest below
+  bool hello_seen_ = false;  // the peer's HELLO arrived
   bool writing_ = false;
-  std::deque<std::string> outbox_;  // engine thread only
+  bool hello_written_ = false;
+  // Message bodies to send; the first is our HELLO, the rest wait for the
+  // peer's (so that nothing reaches a peer that is not one of ours, and a
+  // keyed link can seal them).
+  std::deque<std::string> outbox_;
+  std::string wire_;  // the frame being written
+  std::string nonce_;  // ours
+  bool sealed_ = false;
+  oob::SecretKey send_key_{}, recv_key_{};
+  uint64_t send_seq_ = 0, recv_seq_ = 0;
   std::atomic<bool> failed_{false};
   uint8_t header_[4] = {};
   std::string body_;

@@ -7,7 +7,7 @@ namespace {
 
 // Body layout (all integers big-endian):
 //   u8 type
-//   HELLO: 4 bytes "QPCM", u16 version
+//   HELLO: 4 bytes "QPCM", u16 version, u16 flags, 16-byte nonce
 //   others: u32 dst, u32 src, u16 port_space, u8 qp_type,
 //           u8 responder_resources, u8 initiator_depth, u8 flow_control,
 //           u8 retry_count, u8 rnr_retry_count, u8 srq, u32 qp_num, u32 qkey,
@@ -88,12 +88,27 @@ const char* MsgTypeName(MsgType type) {
   return "unknown";
 }
 
+std::string FramePrefix(size_t length) {
+  Writer w;
+  w.U32(static_cast<uint32_t>(length));
+  return w.Take();
+}
+
 std::string EncodeFrame(const Message& m) {
+  std::string body = EncodeBody(m);
+  return FramePrefix(body.size()) + body;
+}
+
+std::string EncodeBody(const Message& m) {
   Writer w;
   w.U8(static_cast<uint8_t>(m.type));
   if (m.type == MsgType::kHello) {
     w.Bytes(kHelloMagic, sizeof kHelloMagic);
     w.U16(kWireVersion);
+    w.U16(m.hello_flags);
+    std::string nonce = m.nonce;
+    nonce.resize(kNonceBytes, '\0');
+    w.Bytes(nonce.data(), kNonceBytes);
   } else {
     w.U32(m.dst);
     w.U32(m.src);
@@ -134,11 +149,7 @@ std::string EncodeFrame(const Message& m) {
     w.U32(static_cast<uint32_t>(m.endpoint.size()));
     w.Bytes(m.endpoint.data(), m.endpoint.size());
   }
-  std::string body = w.Take();
-  Writer frame;
-  frame.U32(static_cast<uint32_t>(body.size()));
-  frame.Bytes(body.data(), body.size());
-  return frame.Take();
+  return w.Take();
 }
 
 Result<Message> DecodeBody(std::string_view body) {
@@ -159,6 +170,11 @@ Result<Message> DecodeBody(std::string_view body) {
       return Error(ErrorCode::kIncompatible, 0, "decode HELLO message", "version",
                    "the peer speaks qpcm wire version " + std::to_string(version) +
                        ", this library " + std::to_string(kWireVersion));
+    std::string_view nonce;
+    if (!r.U16(m.hello_flags) || !r.Bytes(kNonceBytes, nonce))
+      return Malformed(m.type, "nonce", "truncated");
+    if (r.left() != 0) return Malformed(m.type, "body", std::to_string(r.left()) + " trailing bytes");
+    m.nonce.assign(nonce);
     return m;
   }
   uint8_t family = 0;

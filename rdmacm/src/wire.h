@@ -6,7 +6,10 @@
 // private data, so that each side validates the pair before any modify.
 //
 // On the stream every message is a frame: a 4-byte big-endian body length
-// (at most kMaxBody), then the body. Decode() treats the body as hostile:
+// (at most kMaxBody), then the body. HELLO carries a fresh nonce and whether
+// the sender holds a pre-shared key; with one (QPCM_PSK_FILE on both sides)
+// every later body travels sealed (link.cc: AES-256-GCM under per-direction
+// keys derived from the key and both nonces, the sequence number as IV). Decode() treats the body as hostile:
 // every length is checked against what is left before it is used.
 //
 // Thread-safety: pure functions.
@@ -39,8 +42,13 @@ enum class MsgType : uint8_t {
 };
 const char* MsgTypeName(MsgType type);
 
+inline constexpr size_t kNonceBytes = 16;
+inline constexpr uint16_t kHelloFlagPsk = 0x0001;  // the sender holds a pre-shared key
+
 struct Message {
   MsgType type = MsgType::kHello;
+  uint16_t hello_flags = 0;     // HELLO: kHelloFlag*
+  std::string nonce;            // HELLO: kNonceBytes fresh random bytes
   uint32_t dst = 0;  // the receiver's handle (all but HELLO and REQ)
   uint32_t src = 0;  // the sender's handle (REQ, REP)
   uint16_t port_space = 0;
@@ -56,8 +64,11 @@ struct Message {
   std::string text;      // REJ: why, for the receiver's log
 };
 
-// The frame for `msg`: length prefix and body.
+// The body of `msg`, and the frame: length prefix and body.
+std::string EncodeBody(const Message& msg);
 std::string EncodeFrame(const Message& msg);
+// The 4-byte big-endian length prefix of a body of `length` bytes.
+std::string FramePrefix(size_t length);
 // The body of one frame (without the length). kProtocol naming the field that
 // is malformed, truncated or out of range.
 Result<Message> DecodeBody(std::string_view body);

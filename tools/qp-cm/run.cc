@@ -21,6 +21,9 @@ constexpr OptionSpec kSpecs[] = {
      "RDMA netdev (sets QPCM_DEVICES)"},
     {'c', "config", true, "FILE",
      "a file of 'ADDR DEV[:PORT]' lines, '#' comments (sets QPCM_CONFIG)"},
+    {'k', "psk-file", true, "FILE",
+     "a pre-shared key both sides hold (qp-connect --gen-psk makes one): the exchange is "
+     "authenticated and encrypted (QPCM_PSK_FILE)"},
     {'l', "log", true, "FILE", "append the library's messages to FILE, not stderr (QPCM_LOG)"},
     {'t', "timeout", true, "MS",
      "how long a connection request or reply waits for its answer (QPCM_TIMEOUT_MS; default "
@@ -126,6 +129,11 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
     std::ifstream file(*config);
     if (!file) return Usage("--config: cannot read '" + *config + "'");
     launch.env.emplace_back("QPCM_CONFIG", std::filesystem::absolute(*config).string());
+  }
+  if (auto key = parsed->Get("psk-file")) {
+    std::ifstream file(*key);
+    if (!file) return Usage("--psk-file: cannot read '" + *key + "'");
+    launch.env.emplace_back("QPCM_PSK_FILE", std::filesystem::absolute(*key).string());
   }
   if (auto log = parsed->Get("log")) {
     if (log->empty()) return Usage("--log needs a file name");

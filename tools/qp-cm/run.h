@@ -2,10 +2,11 @@
 // over qpconnect's out-of-band exchange, so that it connects without IPoIB,
 // the kernel's rdma_cm or an IP address on an RDMA netdev (docs/rdmacm.md).
 //
-//   qp-cm [-D ADDR=DEV[:PORT],...] [-c FILE] [-l FILE] [-t MS] [-m MODE] [--] PROGRAM [ARGS...]
+//   qp-cm [-D ADDR=DEV[:PORT],...] [-c FILE] [-k KEYFILE] [-l FILE] [-t MS] [-m MODE]
+//         [--] PROGRAM [ARGS...]
 //
-// qp-cm checks its options, sets QPCM_DEVICES, QPCM_CONFIG, QPCM_LOG and
-// QPCM_TIMEOUT_MS for the library, puts the library in PROGRAM's way
+// qp-cm checks its options, sets QPCM_DEVICES, QPCM_CONFIG, QPCM_PSK_FILE,
+// QPCM_LOG and QPCM_TIMEOUT_MS for the library, puts the library in PROGRAM's way
 // (LD_PRELOAD, or LD_LIBRARY_PATH with its compat/librdmacm.so.1) and execs
 // PROGRAM, which keeps qp-cm's pid, signals and exit status. qp-cm's own
 // statuses: 2 bad command line or no library, 126 PROGRAM cannot be run,
