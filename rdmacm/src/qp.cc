@@ -195,6 +195,9 @@ Result<void> PlanAndValidate(Id* id, bool active) {
   options.retry_cnt = std::min<uint8_t>(active ? id->ours.retry_count : id->theirs.retry_count, 7);
   options.rnr_retry = std::min<uint8_t>(id->theirs.rnr_retry_count, 7);
   if (id->ack_timeout) options.timeout = *id->ack_timeout;
+  // The program's message sizes are its own business (rdma_cm never learns
+  // them): 0 leaves the UD size rule nothing to judge.
+  options.message_size = 0;
   id->plan = PlanConnection(id->local, *id->remote, options);
   ValidationInput input;
   input.local = &id->local;
