@@ -143,8 +143,12 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   Forget(id);
-  if (id->listener) id->listener->Close();
-  id->listener.reset();
+  if (auto listener = std::move(id->listener)) {
+    id->state = IdState::kIdle;  // no request finds it while the socket closes
+    lock.unlock();
+    listener->Close();
+    lock.lock();
+  }
   DropEvents(id);
   UnregisterId(id);
   if (id->pub.event != nullptr) FreeEvent(EventOf(id->pub.event));
@@ -253,7 +257,7 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
     std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
     SetPort(&id->pub.route.addr.src_addr, id->listener->port());
   }
-  if (auto ok = id->listener->Listen(id->handle, backlog); !ok)
+  if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
   id->state = IdState::kListening;
   return 0;

@@ -170,8 +170,32 @@ Result<std::string> EncodeEndpoint(const EndpointInfo& info) {
 
 // --- messages -------------------------------------------------------------
 
+// The id listening where `local` was reached: the same port, and the same
+// address or a wildcard one.
+Id* FindListener(const sockaddr_storage& local) {
+  const auto* addr = reinterpret_cast<const sockaddr*>(&local);
+  Id* found = nullptr;
+  ForEachId([&](Id* id) {
+    if (id->state != IdState::kListening || !id->listener) return;
+    if (id->listener->port() != PortOf(addr)) return;
+    const sockaddr* bound = &id->pub.route.addr.src_addr;
+    if (IsWildcard(bound)) {
+      if (found == nullptr) found = id;
+      return;
+    }
+    bool same = bound->sa_family == addr->sa_family &&
+                (addr->sa_family == AF_INET
+                     ? std::memcmp(&reinterpret_cast<const sockaddr_in*>(bound)->sin_addr,
+                                   &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4) == 0
+                     : std::memcmp(&reinterpret_cast<const sockaddr_in6*>(bound)->sin6_addr,
+                                   &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16) == 0);
+    if (same) found = id;  // a specific address wins over a wildcard
+  });
+  return found;
+}
+
 void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
-  Id* listener = FindId(link->listener());
+  Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
     LogLine("refused a connection request from " + link->peer_text() + ": " + why);
     Message rej;
@@ -181,7 +205,7 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
     rej.text = why;
     link->Send(rej);
   };
-  if (listener == nullptr || listener->state != IdState::kListening)
+  if (listener == nullptr)
     return refuse(kRejectInvalidServiceId, "nobody listens on this port any more");
   if (msg.port_space != static_cast<uint16_t>(listener->pub.ps))
     return refuse(kRejectInvalidServiceId, "the listener's port space is " +

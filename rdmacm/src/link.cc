@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -88,17 +89,14 @@ oob::AeadIv Iv(uint64_t seq) {
 
 }  // namespace
 
-Link::Link(tcp::socket socket, bool client, uint32_t listener)
-    : socket_(std::move(socket)),
-      timer_(EngineIo()),
-      client_(client),
-      listener_(listener) {}
+Link::Link(tcp::socket socket, bool client)
+    : socket_(std::move(socket)), timer_(EngineIo()), client_(client) {}
 
 std::shared_ptr<Link> Link::Dial(const sockaddr* peer, std::chrono::milliseconds timeout) {
   std::string key = AddressText(peer);
   if (auto it = Pool().find(key); it != Pool().end())
     if (auto live = it->second.lock(); live && !live->failed_) return live;
-  auto link = std::make_shared<Link>(tcp::socket(EngineIo()), true, 0);
+  auto link = std::make_shared<Link>(tcp::socket(EngineIo()), true);
   link->peer_text_ = key;
   Pool()[key] = link;
   tcp::endpoint ep = ToEndpoint(peer);
@@ -125,8 +123,8 @@ std::shared_ptr<Link> Link::Dial(const sockaddr* peer, std::chrono::milliseconds
   return link;
 }
 
-void Link::Accept(tcp::socket socket, uint32_t listener) {
-  auto link = std::make_shared<Link>(std::move(socket), false, listener);
+void Link::Accept(tcp::socket socket) {
+  auto link = std::make_shared<Link>(std::move(socket), false);
   boost::system::error_code ec;
   link->peer_text_ = EndpointText(link->socket_.remote_endpoint(ec));
   link->Start();
@@ -338,29 +336,33 @@ Result<std::shared_ptr<Listener>> Listener::Bind(const sockaddr* addr, bool reus
   return std::make_shared<Listener>(std::move(acceptor), port);
 }
 
-Result<void> Listener::Listen(uint32_t handle, int backlog) {
+Result<void> Listener::Listen(int backlog) {
   boost::system::error_code ec;
   acceptor_.listen(backlog > 0 ? backlog : asio::socket_base::max_listen_connections, ec);
   if (ec) return Error(ErrorCode::kIo, ec.value(), "listen", "", ec.message());
-  asio::post(EngineIo(), [self = shared_from_this(), handle] { self->AcceptNext(handle); });
+  asio::post(EngineIo(), [self = shared_from_this()] { self->AcceptNext(); });
   return {};
 }
 
-void Listener::AcceptNext(uint32_t handle) {
-  acceptor_.async_accept(
-      [self = shared_from_this(), handle](const boost::system::error_code& ec, tcp::socket s) {
-        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
-        if (!ec) Link::Accept(std::move(s), handle);
-        self->AcceptNext(handle);
-      });
+void Listener::AcceptNext() {
+  acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
+                                                     tcp::socket s) {
+    if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+    if (!ec) Link::Accept(std::move(s));
+    self->AcceptNext();
+  });
 }
 
 void Listener::Close() {
-  // On the engine thread: the pending accept completes with operation_aborted.
-  asio::post(EngineIo(), [self = shared_from_this()] {
+  // On the engine thread (the pending accept completes with
+  // operation_aborted), and waited for.
+  std::promise<void> done;
+  asio::post(EngineIo(), [self = shared_from_this(), &done] {
     boost::system::error_code ec;
     self->acceptor_.close(ec);
+    done.set_value();
   });
+  done.get_future().wait();
 }
 
 }  // namespace qpconnect::rdmacm

@@ -58,14 +58,16 @@ class Link : public std::enable_shared_from_this<Link> {
   // messages sent before that are queued. Reuses a live link to the same peer.
   // REQUIRES: Lock() held.
   static std::shared_ptr<Link> Dial(const sockaddr* peer, std::chrono::milliseconds timeout);
-  // Server side, for a socket a Listener accepted for the id `listener`.
-  static void Accept(boost::asio::ip::tcp::socket socket, uint32_t listener);
+  // Server side, for a socket a Listener accepted. Its requests go to
+  // whichever id listens on its local address when they arrive (perftest
+  // destroys a listener and listens again on the same port while the first
+  // connection's link still carries requests).
+  static void Accept(boost::asio::ip::tcp::socket socket);
 
   void Send(const Message& msg);
   void Close();
 
   bool client() const { return client_; }
-  uint32_t listener() const { return listener_; }
   const std::string& peer_text() const { return peer_text_; }
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
@@ -73,7 +75,7 @@ class Link : public std::enable_shared_from_this<Link> {
   std::optional<Placement> placement;
   std::optional<Error> placement_error;
 
-  Link(boost::asio::ip::tcp::socket socket, bool client, uint32_t listener);
+  Link(boost::asio::ip::tcp::socket socket, bool client);
 
  private:
   void Start();  // sends HELLO and starts reading (once connected)
@@ -87,7 +89,6 @@ class Link : public std::enable_shared_from_this<Link> {
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   bool client_;
-  uint32_t listener_;
   std::string peer_text_;
   sockaddr_storage local_{};
   bool connected_ = false;  // engine thread only, as the rest below
@@ -113,17 +114,19 @@ class Listener : public std::enable_shared_from_this<Listener> {
   // Binds a TCP socket to `addr` (port 0: an ephemeral one) on the calling
   // thread, so EADDRINUSE comes back from rdma_bind_addr as natively.
   static Result<std::shared_ptr<Listener>> Bind(const sockaddr* addr, bool reuseaddr);
-  // Starts accepting; each link's messages name `handle`'s id as listener.
-  Result<void> Listen(uint32_t handle, int backlog);
+  // Starts accepting.
+  Result<void> Listen(int backlog);
   uint16_t port() const { return port_; }
-  // Stops accepting (asynchronously; never blocks, so callable under Lock()).
+  // Stops accepting and closes the socket before it returns, so the port can
+  // be bound again at once. REQUIRES: Lock() not held (it waits for the
+  // engine thread).
   void Close();
 
   explicit Listener(boost::asio::ip::tcp::acceptor acceptor, uint16_t port)
       : acceptor_(std::move(acceptor)), port_(port) {}
 
  private:
-  void AcceptNext(uint32_t handle);
+  void AcceptNext();
   boost::asio::ip::tcp::acceptor acceptor_;
   uint16_t port_;
 };
