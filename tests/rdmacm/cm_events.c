@@ -24,6 +24,8 @@
  *   event NAME status S pdata P init I resp R retry T rnr N      (RC ids)
  *   event NAME status S pdata P qkey 0xQ ah_global G             (UD ids)
  *   recv "TEXT", send done, listening, ..., exit CODE
+ * Diagnostics that may vary (the padded private_data_len, errors) go to
+ * stderr as "# server: ..." lines.
  * NAME is rdma_event_str(). P is - when the event carries no private data of
  * ours, else the bytes the peer's program passed, in quotes. The CM pads
  * private data to a fixed size per message (REQ 56, REP 196, REJ 148, ...),
@@ -71,7 +73,7 @@ static void say(const char *fmt, ...) {
 /* Diagnostics that may differ run to run go to stderr, never to stdout. */
 static void diag(const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "%s: ", role);
+  fprintf(stderr, "# %s: ", role);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);

@@ -142,13 +142,23 @@ listening() {
   return 1
 }
 
-# wait_listen PID ADDR PORT SECS: 0 once listening, 1 if PID exited, 2 on timeout.
+# wait_listen PID ADDR PORT SECS [OUTPUT]: 0 once listening, 1 if PID
+# exited, 2 on timeout. With READY_LINE set (a program that says when it
+# listens, like cm_events), a line of OUTPUT starting with it is enough.
+READY_LINE=
+has_ready_line() {
+  local line
+  [[ -n $READY_LINE && -r $1 ]] || return 1
+  while IFS= read -r line; do [[ $line == "$READY_LINE"* ]] && return 0; done <"$1"
+  return 1
+}
 wait_listen() {
-  local pid=$1 addr=$2 port=$3 deadline=$((SECONDS + $4))
+  local pid=$1 addr=$2 port=$3 deadline=$((SECONDS + $4)) out=${5:-}
   while ((SECONDS < deadline)); do
+    has_ready_line "$out" && return 0
     listening "$addr" "$port" && return 0
     kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.2
+    sleep 0.1
   done
   return 2
 }
@@ -187,7 +197,7 @@ run_pair() {
     spid=$!
     PIDS+=("$spid")
     w=0
-    wait_listen "$spid" "$addr" "$port" 30 || w=$?
+    wait_listen "$spid" "$addr" "$port" 30 "$WORK/$tag.server" || w=$?
     case $w in
       0) LISTENED=1; echo "   server listening on port $port after $(since "$t0") s" ;;
       1) echo "   server exited before listening on port $port ($(since "$t0") s)" ;;
