@@ -2,12 +2,17 @@
 # Stock perftest over rdma_cm (`-R`): perftest.sh ib_send_bw|ib_write_bw MODE ...
 # Server `PROG -R -d rxe0 -n 5 -s 4096 -F --source_ip SERVER_ADDR`, client
 # `PROG -R -d rxe1 -n 5 -s 4096 -F --source_ip CLIENT_ADDR SERVER_ADDR`
-# (port 18515, perftest's default; --source_ip binds each end, or native
-# rdma_cm resolves both ends to rxe0). Success: both exit 0 and print their
-# result row. Deterministic output: the settings both report (connection
-# type, QPs, MTU, link type, the data exchange method) and the result row's
-# size and iterations (not the bandwidth, not QPNs, PSNs or GIDs). Usage and
-# modes: rdmacm_common.sh.
+# (port 18515, perftest's default). Seen in the lab with an LD_PRELOAD shim
+# logging the rdma_cm calls: perftest 4.5 makes TWO rdma_cm connections on
+# that port one after the other (its exchange channel, then the test QP); the
+# server binds and listens on 0.0.0.0:18515 twice (the second listener after
+# the first is destroyed) whatever --source_ip says, and the client resolves
+# SERVER_ADDR without a source address (natively both ends then land on
+# rxe0; -d only names the device in the report). Success: both exit 0 and
+# print their result row. Deterministic output: the settings both report
+# (connection type, QPs, MTU, link type, the data exchange method) and the
+# result row's size and iterations (not the bandwidth, not QPNs, PSNs or
+# GIDs). Usage and modes: rdmacm_common.sh.
 set -uo pipefail
 PROG_BIN=${1:?usage: perftest.sh ib_send_bw|ib_write_bw MODE ...}
 shift

@@ -53,11 +53,12 @@ fail=0
 PIDS=()
 WORK=$(mktemp -d /tmp/rdmacm-lab.XXXXXX)
 
+# PIDS are `timeout` processes: TERM reaches the program through them, and
+# `timeout -k 3` KILLs it 3 s later if it ignores TERM.
 rdmacm_cleanup() {
   local p
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  sleep 0.2
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
   rm -rf "$WORK"
 }
 trap rdmacm_cleanup EXIT
@@ -309,9 +310,10 @@ rdmacm_main() {
       fi
       ;;
   esac
-  # Nothing may be left behind: no process, no QP.
+  # Nothing may be left behind: no process (each `timeout` passes TERM on,
+  # and KILLs 3 s later), no QP.
   local p
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
   sleep 0.3
   check_no_qps "end of $MODE"
   echo "total $(since "$t0") s"
