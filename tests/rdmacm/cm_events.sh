@@ -13,7 +13,6 @@
 #   ud_nolisten  UD, nobody listens: UNREACHABLE status 1
 # Usage and modes: rdmacm_common.sh.
 set -uo pipefail
-PROG_BIN=cm_events
 . "$(dirname "$0")/rdmacm_common.sh"
 EXPECTED=$RDMACM_DIR/cm_events.expected
 READY_LINE="server: listening" # cm_events says when it listens

@@ -24,7 +24,8 @@
 #                      --log FILE -- PROG ARGS` (default)
 #   --via libpath      start them as `LD_LIBRARY_PATH=DIR QPCM_DEVICES=... PROG ARGS`
 #
-# A program script defines
+# A program script sets PROG_BIN (the binary whose librdmacm the libpath
+# mode checks with ldd; default: cm_events) and defines
 #   prog_pair TAG SERVER_ADDR CLIENT_ADDR   one server/client run (run_pair)
 #   prog_ok TAG          0 if that run worked (prints why not)
 #   prog_digest TAG      the run's deterministic output lines (rxe compares)
@@ -244,15 +245,17 @@ show_run() {
 # The library is really the one loaded (libpath mode): ldd names LIBDIR.
 check_libpath_loads() {
   local prog=$1 line
-  line=$(LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$(command -v "$prog")" | grep 'librdmacm\.so')
+  [[ $prog == */* ]] || prog=$(command -v "$prog")
+  line=$(LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$prog" | grep 'librdmacm\.so')
   case $line in
     *"$LIBDIR"*) echo "   $prog loads $line" ;;
-    *) bad "with LD_LIBRARY_PATH=$LIBDIR, $prog loads: $line" ;;
+    *) bad "with LD_LIBRARY_PATH=$LIBDIR, $prog loads: ${line:-no librdmacm}" ;;
   esac
 }
 
 rdmacm_main() {
   rdmacm_args "$@"
+  : "${PROG_BIN:=$CM_EVENTS}" # the program whose librdmacm the libpath mode checks
   local t0
   t0=$(now)
   case $MODE in
