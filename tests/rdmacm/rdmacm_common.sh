@@ -234,7 +234,10 @@ run_pair() {
 
 show_run() {
   local f
-  for f in "$WORK/$1.server" "$WORK/$1.client" "$WORK/$1.server.qpcm.log" "$WORK/$1.client.qpcm.log"; do
+  # TAG.server/.client, or TAG.SCENARIO.server/.client (cm_events), and the
+  # wrapper's logs
+  for f in "$WORK/$1".server "$WORK/$1".client "$WORK/$1".*.server "$WORK/$1".*.client \
+    "$WORK/$1".*qpcm.log; do
     [[ -e $f ]] || continue
     echo "----- ${f##*/}"
     tail -n 40 "$f"
