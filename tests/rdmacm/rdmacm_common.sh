@@ -20,9 +20,10 @@
 #   --qp-cm PATH       the wrapper, <build>/tools/qp-cm/qp-cm
 #   --libdir DIR       the directory holding our librdmacm.so.1,
 #                      <build>/rdmacm/compat
-#   --via wrapper      start the programs as `qp-cm --device A=DEV:PORT...
+#   --via wrapper      start the programs as `qp-cm --devices A=DEV:PORT,...
 #                      --log FILE -- PROG ARGS` (default)
-#   --via libpath      start them as `LD_LIBRARY_PATH=DIR QPCM_DEVICES=... PROG ARGS`
+#   --via libpath      start them as `LD_LIBRARY_PATH=DIR QPCM_LOG=FILE
+#                      QPCM_DEVICES=A=DEV:PORT,... PROG ARGS`
 #
 # A program script sets PROG_BIN (the binary whose librdmacm the libpath
 # mode checks with ldd; default: cm_events) and defines
@@ -110,22 +111,20 @@ need_library() {
 }
 
 # prefix LOG: sets PRE, the words put before a program's command line to start
-# it the way LAUNCH says (LOG: the wrapper's --log file).
+# it the way LAUNCH says (LOG: the library's log, qp-cm --log or QPCM_LOG).
 prefix() {
   PRE=()
   case $LAUNCH in
     native) ;;
     wrapper)
+      # qp-cm as built on main (4b5ce89): -D/--devices ADDR=DEV[:PORT],...
+      # (the brief of the tests said a repeated --device; the tool has this)
       PRE=("$QP_CM")
-      local m x
-      if [[ -n $MAP ]]; then
-        IFS=, read -ra m <<<"$MAP"
-        for x in "${m[@]}"; do PRE+=(--device "$x"); done
-      fi
+      [[ -z $MAP ]] || PRE+=(--devices "$MAP")
       PRE+=(--log "$1" --)
       ;;
     libpath)
-      PRE=(env "LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+      PRE=(env "LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "QPCM_LOG=$1")
       [[ -z $MAP ]] || PRE+=("QPCM_DEVICES=$MAP")
       ;;
   esac
@@ -235,7 +234,7 @@ run_pair() {
 show_run() {
   local f
   # TAG.server/.client, or TAG.SCENARIO.server/.client (cm_events), and the
-  # wrapper's logs
+  # library's logs
   for f in "$WORK/$1".server "$WORK/$1".client "$WORK/$1".*.server "$WORK/$1".*.client \
     "$WORK/$1".*qpcm.log; do
     [[ -e $f ]] || continue
