@@ -95,9 +95,9 @@ TEST_F(QpCmCli, AMissingLibraryNamesWhereItLooked) {
 
 TEST_F(QpCmCli, RunExitsTwoOnABadCommandLineAndZeroForHelp) {
   std::ostringstream out, err;
-  EXPECT_EQ(Run({"--mode", "x", "rping"}, out, err), 2);
+  EXPECT_EQ(qp_cm::Run({"--mode", "x", "rping"}, out, err), 2);
   EXPECT_NE(err.str().find("Try 'qp-cm --help'"), std::string::npos);
-  EXPECT_EQ(Run({"--help"}, out, err), 0);
+  EXPECT_EQ(qp_cm::Run({"--help"}, out, err), 0);
   EXPECT_NE(out.str().find("Usage: qp-cm"), std::string::npos);
 }
 
