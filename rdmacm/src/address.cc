@@ -84,14 +84,18 @@ std::optional<Placement> FromRoceGid(const sockaddr* addr, const std::string& ne
   return std::nullopt;
 }
 
-// "DEV[:PORT]" -> device and port; nullopt (with `why`) if no such device.
+// "DEV[:PORT[:GID_INDEX]]" -> device, port and GID; nullopt (with `why`) if
+// no such device or port.
 std::optional<Placement> Named(const std::string& spec, const std::vector<Device*>& devices,
                                std::string& why) {
   std::string name = spec;
   int port = 1;
+  int gid = -1;
   if (auto colon = spec.find(':'); colon != std::string::npos) {
     name = spec.substr(0, colon);
     port = std::atoi(spec.c_str() + colon + 1);
+    if (auto second = spec.find(':', colon + 1); second != std::string::npos)
+      gid = std::atoi(spec.c_str() + second + 1);
   }
   for (Device* d : devices) {
     if (d->name != name) continue;
@@ -102,6 +106,7 @@ std::optional<Placement> Named(const std::string& spec, const std::vector<Device
     Placement p;
     p.device = d;
     p.port = static_cast<uint8_t>(port);
+    if (gid >= 0) p.gid_index = static_cast<uint16_t>(gid);  // judged when described
     return p;
   }
   why = "there is no RDMA device '" + name + "'";
@@ -179,7 +184,8 @@ Result<Placement> PlaceAddress(const sockaddr* addr) {
       return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device", mapped->second,
                    mapped->second + " maps " + host + " to '" + mapped->first + "', but " + why);
     p->how = host + ": " + mapped->second + " maps it to " + p->device->name + " port " +
-             std::to_string(p->port);
+             std::to_string(p->port) +
+             (p->gid_index ? " GID index " + std::to_string(*p->gid_index) : std::string());
     return *p;
   }
 

@@ -3,9 +3,10 @@
 // In order:
 //   1. the address is on a netdev with a RoCE GID for it (as rdma_cm finds
 //      it): that device, port and GID;
-//   2. QPCM_DEVICES ("ADDR=DEV[:PORT],...") or the file QPCM_CONFIG (lines
-//      "ADDR DEV[:PORT]", '#' comments) names the address: that device and
-//      port, the GID chosen as qp-connect chooses it (RoCE v2, IPv4 first);
+//   2. QPCM_DEVICES ("ADDR=DEV[:PORT[:GID]],...") or the file QPCM_CONFIG
+//      (lines "ADDR DEV[:PORT[:GID]]", '#' comments) names the address: that
+//      device and port, and that GID index or the one qp-connect would choose
+//      (RoCE v2, IPv4 first);
 //   3. the host has exactly one active port: that one.
 // Otherwise kNotFound, saying what was tried. Every placement carries the
 // sentence that says which mapping was used, for every later error.

@@ -16,11 +16,11 @@ namespace qpconnect::tools::qp_cm {
 namespace {
 
 constexpr OptionSpec kSpecs[] = {
-    {'D', "devices", true, "ADDR=DEV[:PORT],...",
-     "the RDMA device (and port, default 1) serving each local address that is not on an "
-     "RDMA netdev (sets QPCM_DEVICES)"},
+    {'D', "devices", true, "ADDR=DEV[:PORT[:GID]],...",
+     "the RDMA device (port, default 1; GID index, default chosen) serving each local address "
+     "that is not on an RDMA netdev (sets QPCM_DEVICES)"},
     {'c', "config", true, "FILE",
-     "a file of 'ADDR DEV[:PORT]' lines, '#' comments (sets QPCM_CONFIG)"},
+     "a file of 'ADDR DEV[:PORT[:GID]]' lines, '#' comments (sets QPCM_CONFIG)"},
     {'k', "psk-file", true, "FILE",
      "a pre-shared key both sides hold (qp-connect --gen-psk makes one): the exchange is "
      "authenticated and encrypted (QPCM_PSK_FILE)"},
@@ -64,8 +64,8 @@ Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
 }
 
-// "ADDR=DEV[:PORT],...": each address numeric, each device named, each port
-// 1..255.
+// "ADDR=DEV[:PORT[:GID]],...": each address numeric, each device named, each
+// port 1..255, each GID index 0..255.
 Result<void> CheckDeviceMap(const std::string& map) {
   std::stringstream list(map);
   std::string item;
@@ -79,9 +79,15 @@ Result<void> CheckDeviceMap(const std::string& map) {
       return Usage("--devices: '" + addr + "' is not an IPv4 or IPv6 address");
     std::string dev = item.substr(eq + 1);
     if (auto colon = dev.find(':'); colon != std::string::npos) {
-      auto port = ParseUnsigned(dev.substr(colon + 1), "--devices port of " + addr, 1, 255);
-      if (!port) return port.error();
       if (colon == 0) return Usage("--devices: no device name in '" + item + "'");
+      std::string rest = dev.substr(colon + 1);
+      auto second = rest.find(':');
+      auto port = ParseUnsigned(rest.substr(0, second), "--devices port of " + addr, 1, 255);
+      if (!port) return port.error();
+      if (second != std::string::npos) {
+        auto gid = ParseUnsigned(rest.substr(second + 1), "--devices GID index of " + addr, 0, 255);
+        if (!gid) return gid.error();
+      }
     }
   }
   return {};

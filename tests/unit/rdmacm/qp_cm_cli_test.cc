@@ -37,13 +37,13 @@ class QpCmCli : public ::testing::Test {
 TEST_F(QpCmCli, PreloadsTheLibraryAndPassesTheMapAndProgram) {
   ctx_.ld_preload = "/other.so";
   ctx_.devices = "10.0.0.9=mlx5_0";
-  auto l = PrepareLaunch({"-D", "10.77.0.1=rxe0,10.77.0.2=rxe1:1", "--timeout", "2500", "--",
+  auto l = PrepareLaunch({"-D", "10.77.0.1=rxe0:1:0,10.77.0.2=rxe1:1", "--timeout", "2500", "--",
                           "rping", "-s", "-a", "10.77.0.1"},
                          ctx_);
   ASSERT_TRUE(l) << l.error().ToString();
   EXPECT_EQ(l->argv, (std::vector<std::string>{"rping", "-s", "-a", "10.77.0.1"}));
   EXPECT_EQ(Env(*l, "LD_PRELOAD"), (dir_ / "libqpcm.so").string() + ":/other.so");
-  EXPECT_EQ(Env(*l, "QPCM_DEVICES"), "10.77.0.1=rxe0,10.77.0.2=rxe1:1,10.0.0.9=mlx5_0");
+  EXPECT_EQ(Env(*l, "QPCM_DEVICES"), "10.77.0.1=rxe0:1:0,10.77.0.2=rxe1:1,10.0.0.9=mlx5_0");
   EXPECT_EQ(Env(*l, "QPCM_TIMEOUT_MS"), "2500");
   EXPECT_EQ(Env(*l, "LD_LIBRARY_PATH"), "<unset>");
 }
@@ -68,6 +68,7 @@ TEST_F(QpCmCli, RefusesWhatItCannotUseNamingIt) {
       {{"-D", "host=rxe0", "rping"}, "not an IPv4 or IPv6 address"},
       {{"-D", "10.77.0.1=rxe0:0", "rping"}, "port of 10.77.0.1"},
       {{"-D", "10.77.0.1=:1", "rping"}, "no device name"},
+      {{"-D", "10.77.0.1=rxe0:1:300", "rping"}, "GID index of 10.77.0.1"},
       {{"--mode", "ld", "rping"}, "preload or library-path"},
       {{"--timeout", "0", "rping"}, "--timeout"},
       {{"--config", "/nonexistent/qpcm.conf", "rping"}, "cannot read"},

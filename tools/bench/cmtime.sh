@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Issue 29, item 6: stock cmtime natively (the kernel CM) and through libqpcm
+# (qp-cm), the same command lines and N, in ONE lab boot, on rxe's own
+# addresses (server bound to rxe0's, client to rxe1's).
+#
+# Usage: tools/bench/cmtime.sh [--rounds R] [--mem MiB] [--out DIR] [--from RAW] BUILD_DIR [N...]
+#   default N: 1 10 100 1000 10000; R rounds per N and kind (default 3; 1
+#   for N >= 1000), alternating native and library; guest memory default
+#   1024 MiB.
+# Keeps every raw line in DIR/cmtime.raw (default BUILD_DIR/bench-cmtime) and
+# prints the table: per N and kind the median over the good rounds of the
+# client's process wall and of cmtime's own "connect" step (all N connects
+# issued until all ESTABLISHED), and the ratios of the connect rates
+# (connections per second of the connect step, and of the whole run). A run
+# whose client exits non-zero, or prints no step table, is dropped and counted
+# (column "failed"). After every run the guest must have no RC QP left.
+# --from RAW redoes the table from a kept cmtime.raw without a lab run.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+if [[ ${1:-} == --inside ]]; then
+  shift
+  build=$1 rounds=$2
+  shift 2
+  qpcm=$build/tools/qp-cm/qp-cm
+  rc_left() { rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
+  echo "# kernel $(uname -r), $(nproc) vCPU(s), $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
+  port=7471
+  run() {  # run KIND N ROUND
+    local kind=$1 n=$2 r=$3 wrap=() spid t0 t1 crc
+    [[ $kind == qpcm ]] && wrap=("$qpcm" --)
+    port=$((port + 1))
+    "${wrap[@]}" cmtime -b "$QPC_IP0" -p "$port" >/tmp/cmt_server.out 2>&1 &
+    spid=$!
+    for _ in $(seq 1 200); do  # until the server listens (natively: no TCP socket, so a fixed wait)
+      [[ $kind == qpcm ]] && ss -ltn 2>/dev/null | grep -q ":$port " && break
+      [[ $kind == native ]] && { sleep 0.5; break; }
+      sleep 0.05
+    done
+    t0=${EPOCHREALTIME/./}
+    timeout 1200 "${wrap[@]}" cmtime -s "$QPC_IP0" -b "$QPC_IP1" -p "$port" -c "$n" \
+      >/tmp/cmt_client.out 2>&1
+    crc=$?
+    t1=${EPOCHREALTIME/./}
+    kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    local connect
+    connect=$(awk -F: '/^connect / {split($2, f, " "); print f[1]}' /tmp/cmt_client.out)
+    echo "RESULT kind=$kind n=$n round=$r client_exit=$crc wall_us=$((t1 - t0)) connect_ms=${connect:-none}"
+    sed "s/^/# $kind -c $n round $r: /" /tmp/cmt_client.out
+    [[ $crc != 0 ]] && sed "s/^/# $kind server: /" /tmp/cmt_server.out | tail -5
+    echo "RESULT kind=left after=$kind n=$n rc_qps=$(rc_left)"
+  }
+  for n in "$@"; do
+    rr=$rounds
+    [[ $n -ge 1000 && $rr -gt 1 ]] && rr=1
+    for r in $(seq 1 "$rr"); do
+      run native "$n" "$r"
+      run qpcm "$n" "$r"
+    done
+  done
+  exit 0
+fi
+
+mem=1024 out="" from="" rounds=3
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --mem) mem=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --from) from=$2; shift 2 ;;
+    --rounds)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cmtime.sh: --rounds needs a positive count" >&2; exit 2; }
+      rounds=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+build=$(cd "${1:?usage: cmtime.sh [--rounds R] [--mem MiB] [--out DIR] [--from RAW] BUILD_DIR [N...]}" && pwd)
+shift
+ns=("$@")
+[[ ${#ns[@]} -eq 0 ]] && ns=(1 10 100 1000 10000)
+out=${out:-$build/bench-cmtime}
+mkdir -p "$out"
+raw=$out/cmtime.raw
+if [[ -n $from ]]; then
+  [[ $from -ef $raw ]] || cp "$from" "$raw"
+else
+  [[ -x $build/tools/qp-cm/qp-cm ]] || { echo "cmtime.sh: $build/tools/qp-cm/qp-cm is not built" >&2; exit 2; }
+  "$root/tools/lab/lab-run" --timeout 5400 --mem "$mem" -- "$here/cmtime.sh" --inside "$build" \
+    "$rounds" "${ns[@]}" | tee "$raw"
+  status=${PIPESTATUS[0]}
+  [[ $status != 0 ]] && { echo "cmtime.sh: lab-run exited $status" >&2; exit "$status"; }
+fi
+
+python3 - "$raw" <<'PY'
+import statistics, sys
+runs, failed, left = {}, {}, []
+for line in open(sys.argv[1]):
+    if not line.startswith("RESULT "):
+        continue
+    f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+    if f["kind"] == "left":
+        if f["rc_qps"] != "0":
+            left.append(line.strip())
+        continue
+    key = (int(f["n"]), f["kind"])
+    if f["client_exit"] != "0" or f["connect_ms"] == "none":
+        failed[key] = failed.get(key, 0) + 1
+        continue
+    runs.setdefault(key, []).append((int(f["wall_us"]) / 1e6, float(f["connect_ms"]) / 1e3))
+print()
+print("| N | native wall s | qpcm wall s | native connect s | qpcm connect s | "
+      "connect rate qpcm / native | whole run qpcm / native | good runs (native, qpcm) | failed |")
+print("|---|---|---|---|---|---|---|---|---|")
+for n in sorted({k[0] for k in list(runs) + list(failed)}):
+    nat, ours = runs.get((n, "native"), []), runs.get((n, "qpcm"), [])
+    med = lambda xs, i: statistics.median(x[i] for x in xs) if xs else None
+    nw, ow, nc, oc = med(nat, 0), med(ours, 0), med(nat, 1), med(ours, 1)
+    fmt = lambda x: "%.3f" % x if x is not None else "-"
+    ratio = lambda a, b: "%.2f" % (a / b) if a and b else "-"
+    nf = failed.get((n, "native"), 0) + failed.get((n, "qpcm"), 0)
+    print("| %d | %s | %s | %s | %s | %s | %s | %d, %d | %d |" % (
+        n, fmt(nw), fmt(ow), fmt(nc), fmt(oc), ratio(nc, oc), ratio(nw, ow), len(nat), len(ours), nf))
+print("\nratios above 1: the library is faster (rates are N / time, so rate ratio = native time / qpcm time)")
+print("QPs left after a run: " + ("none" if not left else "; ".join(left)))
+PY
