@@ -257,9 +257,7 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
   spec.private_data = msg.private_data;
   spec.private_space = ReqSpace(id);
   if (IsUd(id)) {
-    spec.ud = true;
-    spec.qp_num = RemoteQpn(id);
-    spec.qkey = msg.qkey;
+    spec.ud = true;  // as a SIDR request's: no QPN or Q_Key (the reply tells the active side ours)
   } else {
     spec.conn = Swapped(msg.params, RemoteQpn(id));
   }
@@ -299,6 +297,7 @@ void OnReply(Id* id, const Message& msg) {
     return PostEvent(id, spec);
   }
   spec.conn = Swapped(msg.params, RemoteQpn(id));
+  spec.conn.retry_count = 0;  // a REP carries none
   if (id->pub.qp == nullptr) {
     id->state = IdState::kResponse;
     spec.type = RDMA_CM_EVENT_CONNECT_RESPONSE;
@@ -332,6 +331,11 @@ void OnReject(Id* id, const Message& msg) {
   EventSpec spec;
   spec.type = RDMA_CM_EVENT_REJECTED;
   spec.status = msg.reason;
+  if (IsUd(id)) {
+    // A SIDR reply with a failure status: UNREACHABLE with that status.
+    spec.type = RDMA_CM_EVENT_UNREACHABLE;
+    spec.status = msg.reason == kRejectInvalidServiceId ? kSidrUnsupported : kSidrReject;
+  }
   spec.private_data = msg.private_data;
   spec.private_space = msg.private_data.empty() ? 0 : kRejPrivate;
   PostEvent(id, spec);
@@ -340,10 +344,7 @@ void OnReject(Id* id, const Message& msg) {
 void OnReadyToUse(Id* id) {
   if (id->state != IdState::kAccepted) return;
   id->state = IdState::kEstablished;
-  EventSpec spec;
-  spec.type = RDMA_CM_EVENT_ESTABLISHED;
-  spec.conn = Swapped(id->theirs, RemoteQpn(id));
-  PostEvent(id, spec);
+  Post(id, RDMA_CM_EVENT_ESTABLISHED);  // an RTU carries no parameters
 }
 
 void ReportDisconnected(Id* id) {
@@ -429,7 +430,9 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
     switch (id->state) {
       case IdState::kConnecting:
         id->state = IdState::kFailed;
-        if (failure.kind == LinkFailure::kRefused)
+        if (failure.kind == LinkFailure::kRefused && IsUd(id))
+          Post(id, RDMA_CM_EVENT_UNREACHABLE, kSidrUnsupported);
+        else if (failure.kind == LinkFailure::kRefused)
           Post(id, RDMA_CM_EVENT_REJECTED, kRejectInvalidServiceId);
         else
           Post(id, RDMA_CM_EVENT_UNREACHABLE,

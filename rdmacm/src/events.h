@@ -31,7 +31,9 @@ struct EventSpec {
   // data area (zero-padded), as rdma_cm reports it; 0 when there is none.
   uint8_t private_space = 0;
   bool ud = false;  // param.ud instead of param.conn
-  ConnParams conn;  // param.conn's depths, retry counts, srq, qp_num
+  // param.conn's depths, retry counts, srq, qp_num: zero unless the event
+  // carries them (CONNECT_REQUEST, CONNECT_RESPONSE, the active ESTABLISHED).
+  ConnParams conn = {0, 0, 0, 0, 0, 0, 0};
   ibv_ah_attr ah{};  // param.ud
   uint32_t qp_num = 0;
   uint32_t qkey = 0;

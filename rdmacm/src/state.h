@@ -44,6 +44,9 @@ inline constexpr uint8_t kSidrRepPrivate = 136;
 // IB CM reject reasons rdma_cm programs see as a REJECTED event's status.
 inline constexpr int kRejectInvalidServiceId = 8;  // nobody listens there
 inline constexpr int kRejectConsumer = 28;         // the peer called rdma_reject
+// SIDR (UD) reply statuses, which rdma_cm reports as UNREACHABLE's status.
+inline constexpr int kSidrUnsupported = 1;  // nobody listens there
+inline constexpr int kSidrReject = 2;       // refused
 
 struct Event {
   rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
