@@ -222,6 +222,11 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     id->state = IdState::kAddrResolved;
     id->pub.route.addr.addr.ibaddr.pkey = htons(0xffff);
     spec.type = RDMA_CM_EVENT_ADDR_RESOLVED;
+    // What rdma_connect needs, started now so that it is ready by then while
+    // the program creates its QP: the port's description (read once per
+    // process) and the link to the peer (TCP and HELLO, once per peer).
+    (void)Describe(*id->device, id->pub.port_num, placed->gid_index);
+    (void)Link::Dial(dst, AnswerTimeout());
   }
   PostEvent(id, spec);
   return Finish(id, lock);
@@ -260,6 +265,9 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
   id->state = IdState::kListening;
+  if (id->device != nullptr)  // bound to an address: describe its port before the first request
+    (void)Describe(*id->device, id->pub.port_num,
+                   id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "address.h"
+#include "devices.h"
 #include "events.h"
 #include "log.h"
 #include "qp.h"
@@ -35,7 +36,7 @@ int Errno(int err, const std::string& why) {
 ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
   ConnParams c;
   ibv_device_attr attr{};
-  if (id->pub.verbs != nullptr) ibv_query_device(id->pub.verbs, &attr);
+  if (id->device != nullptr) attr = id->device->attr;
   if (p == nullptr) {
     int resp = active ? attr.max_qp_rd_atom : std::min<int>(id->theirs.initiator_depth, attr.max_qp_rd_atom);
     int init = active ? attr.max_qp_init_rd_atom
@@ -61,9 +62,8 @@ ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
 
 // librdmacm's check: depths within the device's limits.
 std::string CheckParams(const rdma_conn_param* p, const Id* id) {
-  if (p == nullptr || id->pub.verbs == nullptr) return "";
-  ibv_device_attr attr{};
-  if (ibv_query_device(id->pub.verbs, &attr) != 0) return "";
+  if (p == nullptr || id->device == nullptr) return "";
+  const ibv_device_attr& attr = id->device->attr;
   if (p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > attr.max_qp_rd_atom)
     return "responder_resources " + std::to_string(p->responder_resources) +
            " exceeds the device's max_qp_rd_atom " + std::to_string(attr.max_qp_rd_atom);
@@ -195,6 +195,7 @@ Id* FindListener(const sockaddr_storage& local) {
 }
 
 void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
+  LogDebug("REQ from " + link->peer_text());
   Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
     LogLine("refused a connection request from " + link->peer_text() + ": " + why);
@@ -266,6 +267,7 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
 
 void OnReply(Id* id, const Message& msg) {
   if (id->state != IdState::kConnecting) return;
+  LogDebug("REP for id " + std::to_string(id->handle));
   id->peer_handle = msg.src;
   id->theirs = msg.params;
   auto remote = DecodeEndpoint(msg.endpoint);
@@ -313,6 +315,7 @@ void OnReply(Id* id, const Message& msg) {
     Release(id);
     return Post(id, RDMA_CM_EVENT_CONNECT_ERROR, -(moved.error().sys_errno ? moved.error().sys_errno : EINVAL));
   }
+  LogDebug("validated, RTR, RTS for id " + std::to_string(id->handle));
   Message rtu = Base(MsgType::kRtu, id);
   id->link->Send(rtu);
   id->state = IdState::kEstablished;
@@ -464,6 +467,7 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
 }
 
 int Connect(Id* id, const rdma_conn_param* param) {
+  LogDebug("rdma_connect id " + std::to_string(id->handle));
   if (id->state != IdState::kRouteResolved && id->state != IdState::kAddrResolved)
     return Errno(EINVAL, std::string("rdma_connect: the id is ") + IdStateName(id->state) +
                              ", not route resolved");
@@ -489,11 +493,13 @@ int Connect(Id* id, const rdma_conn_param* param) {
   id->state = IdState::kConnecting;
   id->deadline = Clock::now() + AnswerTimeout();
   id->link->Send(req);
+  LogDebug("REQ queued for id " + std::to_string(id->handle));
   ArmSweep();
   return 0;
 }
 
 int Accept(Id* id, const rdma_conn_param* param) {
+  LogDebug("rdma_accept id " + std::to_string(id->handle));
   if (id->state != IdState::kRequest) {
     if (id->state == IdState::kFailed)
       return Errno(ECONNRESET, "rdma_accept: the peer went away before the accept");
@@ -531,6 +537,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
                    "rdma_accept: " + moved.error().ToString());
     }
   }
+  LogDebug("described, validated, RTR, RTS for id " + std::to_string(id->handle));
   Message rep = Base(MsgType::kRep, id);
   rep.params = id->ours;
   rep.params.qp_num = id->local.qps[0].qpn;

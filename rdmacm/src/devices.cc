@@ -22,8 +22,7 @@ Result<std::vector<Device*>*> Devices() {
     auto* d = new Device;
     d->name = ibv_get_device_name(list[i]);
     d->ctx = ctx;
-    ibv_device_attr attr{};
-    d->ports = ibv_query_device(ctx, &attr) == 0 ? attr.phys_port_cnt : 1;
+    d->ports = ibv_query_device(ctx, &d->attr) == 0 ? d->attr.phys_port_cnt : 1;
     opened->push_back(d);
   }
   ibv_free_device_list(list);

@@ -25,6 +25,7 @@ struct Device {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;  // the default PD, made on first need
   uint8_t ports = 0;
+  ibv_device_attr attr{};  // queried once: rd_atomic limits checked per connection
   // Descriptions of a port with one GID (or the automatic choice, key -1),
   // made once: describing reads the port and its GID table.
   std::map<std::pair<uint8_t, int>, verbs::LocalDescription> described;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -20,6 +21,23 @@ void LogLine(std::string_view line) noexcept {
     text.append(line);
     text.push_back('\n');
     (void)!write(fd, text.data(), text.size());  // one write: lines never interleave
+  } catch (...) {
+  }
+}
+
+bool DebugOn() noexcept {
+  static const bool on = std::getenv("QPCM_DEBUG") != nullptr;
+  return on;
+}
+
+void LogDebug(std::string_view line) noexcept {
+  if (!DebugOn()) return;
+  static const auto start = std::chrono::steady_clock::now();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - start)
+                .count();
+  try {
+    LogLine("+" + std::to_string(us) + " us " + std::string(line));
   } catch (...) {
   }
 }

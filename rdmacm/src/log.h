@@ -12,4 +12,9 @@ namespace qpconnect::rdmacm {
 
 void LogLine(std::string_view line) noexcept;
 
+// With QPCM_DEBUG set: one line stamped with the microseconds since the
+// library's first message, for finding where a connection's time goes.
+bool DebugOn() noexcept;
+void LogDebug(std::string_view line) noexcept;
+
 }  // namespace qpconnect::rdmacm
