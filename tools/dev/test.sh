@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/lab/skip_or_fail.sh  # qpc_skips_are_failures
 tools/dev/deps.sh --fuzz
+unset QPC_BUILD_TARGETS  # the whole tree (main.sh builds only its two tools)
 werror=OFF
 [[ "${CI:-}" == "true" ]] && werror=ON
 tools/dev/build.sh -DQPCONNECT_WERROR="$werror"
