@@ -76,12 +76,12 @@ class CapiLabTest : public testing::LabFixture {
  protected:
   void SetUp() override {
     LabFixture::SetUp();
-    if (IsSkipped()) return;
+    if (!InLab()) return;
     before_[0] = testing::CountAll(env_.dev0);
     before_[1] = testing::CountAll(env_.dev1);
   }
   void TearDown() override {
-    if (IsSkipped()) return;
+    if (!InLab()) return;
     EXPECT_EQ(testing::CountAll(env_.dev0), before_[0]) << "rdma resources leaked on " << env_.dev0;
     EXPECT_EQ(testing::CountAll(env_.dev1), before_[1]) << "rdma resources leaked on " << env_.dev1;
   }

@@ -15,7 +15,7 @@ class DeviceQueryLab : public testing::LabFixture {
  protected:
   void SetUp() override {
     LabFixture::SetUp();
-    if (IsSkipped()) return;
+    if (!InLab()) return;
     auto ctx = OpenDevice(env_.dev0);
     ASSERT_TRUE(ctx) << ctx.error().ToString();
     ctx_ = std::move(*ctx);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "skip_or_fail.h"
+
 namespace qpconnect::testing {
 
 struct LabEnv {
@@ -16,7 +18,7 @@ struct LabEnv {
   std::string ip0, ip1;
 };
 
-// nullopt outside the lab (tests then GTEST_SKIP with the reason).
+// nullopt outside the lab (LabFixture then skips or fails with the reason).
 inline std::optional<LabEnv> LabFromEnv() {
   const char* d0 = std::getenv("QPC_DEV0");
   const char* d1 = std::getenv("QPC_DEV1");
@@ -33,18 +35,29 @@ inline std::optional<LabEnv> LabFromEnv() {
   return e;
 }
 
-// A fixture for tests that need the lab: SetUp() skips (GTEST_SKIP, so the
-// test reports skipped, never passed) outside it, and fills env_ inside.
-// A derived SetUp() calls it first and returns if IsSkipped().
+// A fixture for tests that need the lab: SetUp() fills env_ inside it;
+// outside it, the test is skipped (QPC_SKIP_OR_FAIL, skip_or_fail.h), or
+// fails under QPCONNECT_LAB_REQUIRED=1 or CI=true. Never passed: a binary
+// whose tests all skipped exits 77 (lab_gtest_main.cc), which CTest reports
+// as skipped. A derived SetUp() calls it first and returns if !InLab(); so
+// does a TearDown() that needs the lab.
 class LabFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     auto env = LabFromEnv();
-    if (!env)
-      GTEST_SKIP() << "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1 unset): run via tools/lab";
+    if (!env) {
+      QPC_SKIP_OR_FAIL(
+          "not in the Soft-RoCE lab (QPC_DEV0/QPC_DEV1/QPC_GID0/QPC_GID1 unset): "
+          "run via tools/lab");
+    }
     env_ = *env;
+    in_lab_ = true;
   }
+  bool InLab() const { return in_lab_; }
   LabEnv env_;
+
+ private:
+  bool in_lab_ = false;
 };
 
 }  // namespace qpconnect::testing

@@ -21,7 +21,8 @@ qpc_root=$(cd "$(dirname "$0")/../.." && pwd)
 mesh=${1:?usage: mesh_lab.sh QP_MESH SCENARIO}
 scenario=${2:?usage: mesh_lab.sh QP_MESH SCENARIO}
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
+source "$qpc_root/tools/lab/skip_or_fail.sh"
+command -v mpirun >/dev/null || skip_or_fail "mpirun not installed (openmpi-bin)"
 # Open MPI refuses a node name like "(none)" (the VM has no hostname).
 [[ $(hostname) == "(none)" ]] && hostname qpclab
 # Shared memory and TCP between the ranks of one VM; not UCX, which would

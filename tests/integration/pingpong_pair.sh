@@ -31,7 +31,8 @@ stock=("$@")
 
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset}"
 stock_bin=ibv_${transport}_pingpong
-command -v "$stock_bin" >/dev/null || { echo "pingpong_pair: $stock_bin not installed (ibverbs-utils)"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lab/skip_or_fail.sh"
+command -v "$stock_bin" >/dev/null || skip_or_fail "pingpong_pair: $stock_bin not installed (ibverbs-utils)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 port=18515

@@ -76,8 +76,9 @@ case $scenario in
     exit 2
     ;;
 esac
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lab/skip_or_fail.sh"
 for p in "${server[0]}" "${client[0]}"; do
-  command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (tools/dev/deps.sh)"; exit 77; }
+  command -v "$p" >/dev/null || skip_or_fail "$p is not installed (tools/dev/deps.sh)"
 done
 
 # Waits (bounded) until the server listens, or returns 1 if it exits first.

@@ -67,7 +67,7 @@ class WarmHandoffLab : public testing::LabFixture {
  protected:
   void SetUp() override {
     LabFixture::SetUp();
-    if (IsSkipped()) return;
+    if (!InLab()) return;
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     dir_ = std::filesystem::temp_directory_path() /
            ("qpc-warm-" + std::to_string(::getpid()) + "-" +

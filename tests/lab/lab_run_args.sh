@@ -10,7 +10,7 @@ failures=0
 scratch=$(mktemp -d) || exit 1
 trap 'rm -rf "$scratch"' EXIT
 export QPCONNECT_LAB_CACHE=$scratch/cache
-unset QPCONNECT_LAB_REQUIRED
+unset QPCONNECT_LAB_REQUIRED CI
 
 # expect STATUS DESCRIPTION CMD...: runs CMD, checks its exit status.
 expect() {
@@ -56,6 +56,23 @@ expect 77 "lab-test: harness failure is a skip" env QPCONNECT_LAB_QEMU="$nq" "$l
 contains out "SKIP: lab unavailable: $nq not installed" "skip names the reason"
 expect 125 "lab-test: QPCONNECT_LAB_REQUIRED=1 keeps 125" \
   env QPCONNECT_LAB_REQUIRED=1 QPCONNECT_LAB_QEMU="$nq" "$lab/lab-test" --vm -- true
+contains out "FAIL: lab unavailable" "a required lab's absence is a failure, named"
+expect 125 "lab-test: CI=true keeps 125" env CI=true QPCONNECT_LAB_QEMU="$nq" "$lab/lab-test" --vm -- true
+expect 77 "lab-test: CI=false is a skip" env CI=false QPCONNECT_LAB_QEMU="$nq" "$lab/lab-test" --vm -- true
+
+# skip_or_fail (skip_or_fail.sh), the scripts' one skip policy: 77 and
+# "SKIP: reason" by default, 1 and "FAIL: reason" under QPCONNECT_LAB_REQUIRED=1
+# or CI=true.
+sof() { bash -c 'source "$1/skip_or_fail.sh"; skip_or_fail "no frobnicator"; echo unreachable' _ "$lab"; }
+expect 77 "skip_or_fail: a skip by default" sof
+contains out "SKIP: no frobnicator" "skip_or_fail names the reason"
+expect 1 "skip_or_fail: QPCONNECT_LAB_REQUIRED=1 fails" env QPCONNECT_LAB_REQUIRED=1 bash -c \
+  'source "$1/skip_or_fail.sh"; skip_or_fail "no frobnicator"' _ "$lab"
+contains out "FAIL: no frobnicator" "skip_or_fail names the reason of a failure"
+expect 1 "skip_or_fail: CI=true fails" env CI=true bash -c \
+  'source "$1/skip_or_fail.sh"; skip_or_fail "no frobnicator"' _ "$lab"
+expect 77 "skip_or_fail: QPCONNECT_LAB_REQUIRED=0 is a skip" env QPCONNECT_LAB_REQUIRED=0 bash -c \
+  'source "$1/skip_or_fail.sh"; skip_or_fail "no frobnicator"' _ "$lab"
 
 if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
 echo "PASS"

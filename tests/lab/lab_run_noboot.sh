@@ -2,11 +2,12 @@
 # lab_run_noboot.sh LABDIR: lab-run's boot watchdog. With a boot limit of one
 # second no guest reaches its init in time, so lab-run must kill it, boot once
 # more, and then give up with 125 and its own message, well before --timeout,
-# without running the command. Needs qemu (and the image); exit 77 without.
+# without running the command. Needs qemu (and the image); exit 77 without
+# (a failure under CI, tools/lab/skip_or_fail.sh).
 set -uo pipefail
 lab=${1:?usage: lab_run_noboot.sh LABDIR}
-command -v "${QPCONNECT_LAB_QEMU:-qemu-system-x86_64}" >/dev/null || {
-  echo "SKIP: no qemu"; exit 77; }
+source "$lab/skip_or_fail.sh"
+command -v "${QPCONNECT_LAB_QEMU:-qemu-system-x86_64}" >/dev/null || skip_or_fail "no qemu"
 err=$(mktemp) && trap 'rm -f "$err"' EXIT
 marker=$(mktemp -u)
 rc=0 t0=$SECONDS

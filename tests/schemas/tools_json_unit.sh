@@ -9,7 +9,8 @@
 set -uo pipefail
 build=${1:?usage: tools_json_unit.sh BUILD_DIR SOURCE_DIR}
 src=${2:?usage: tools_json_unit.sh BUILD_DIR SOURCE_DIR}
-python3 -c 'import jsonschema' 2>/dev/null || { echo "SKIP: python3-jsonschema is not installed"; exit 77; }
+source "$src/tools/lab/skip_or_fail.sh"
+python3 -c 'import jsonschema' 2>/dev/null || skip_or_fail "python3-jsonschema is not installed"
 check() { "$src/tests/schemas/check_json.py" "$src/docs/schemas" "$@"; }
 out=$(mktemp -d) && trap 'rm -rf "$out"' EXIT
 fail=0

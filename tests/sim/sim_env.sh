@@ -4,6 +4,7 @@
 #
 #   sim_require                  exit 77 (skip) if a package is missing, or 1
 #                                with QPCONNECT_LAB_REQUIRED=1 / CI=true
+#                                (skip_or_fail, tools/lab/skip_or_fail.sh)
 #   sim_start FABRIC [opensm args...]   ibsim + OpenSM on Hca1; waits for
 #                                MASTER (bounded by SIM_MASTER_TIMEOUT, 30 s)
 #   sim_start_fabric FABRIC      ibsim only (no subnet manager)
@@ -17,6 +18,7 @@
 # simulated sysfs into ./sys-<pid> of the current directory (a per-run temp
 # directory here), and OpenSM's cache and log go there too.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../../tools/lab/skip_or_fail.sh"
 
 SIM_UMAD2SIM=${SIM_UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 SIM_MASTER_TIMEOUT=${SIM_MASTER_TIMEOUT:-30}
@@ -33,12 +35,7 @@ sim_require() {
   command -v saquery >/dev/null || missing+=(infiniband-diags)
   command -v python3 >/dev/null || missing+=(python3)
   if [[ ${#missing[@]} -gt 0 ]]; then
-    if [[ "${QPCONNECT_LAB_REQUIRED:-}" == "1" || "${CI:-}" == "true" ]]; then
-      sim_log "FAIL: missing ${missing[*]} (tools/dev/deps.sh installs them)"
-      exit 1
-    fi
-    sim_log "SKIP: missing ${missing[*]} (tools/dev/deps.sh installs them)"
-    exit 77
+    skip_or_fail "sim: missing ${missing[*]} (tools/dev/deps.sh installs them)" >&2
   fi
 }
 

@@ -24,7 +24,9 @@
 #            project): two owning Connectors in one process reconnect N pairs
 #            by Connector::Recycle + Connect against cold Open + Connect +
 #            destroy, median per round of each;
-# and after each, `rdma resource show qp` must list no RC QP.
+# and after each, `rdma resource show qp` must list no RC QP. A run that
+# failed is left out of the table (not timed: a run that fails fast would
+# look fast) and counted below it.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,8 +44,12 @@ if [[ ${1:-} == --inside ]]; then
   echo "# qp-connect --help alone: $( { t0=$(ns_now); "$qpc" --help >/dev/null; t1=$(ns_now); echo $(( (t1 - t0) / 1000000 )); } ) ms wall"
   for n in "$@"; do
     # The bound.
-    line=$("$bound" "$n" "$QPC_DEV0" "$QPC_GID0" "$QPC_DEV1" "$QPC_GID1" 2>&1)
-    echo "RESULT kind=bound ${line#bound }"
+    if line=$("$bound" "$n" "$QPC_DEV0" "$QPC_GID0" "$QPC_DEV1" "$QPC_GID1" 2>&1); then
+      echo "RESULT kind=bound ${line#bound }"
+    else
+      echo "RESULT kind=bound n=$n failed exit=$?"
+      echo "$line" | tail -n 5 | sed 's/^/# connect_bound: /'
+    fi
     echo "RESULT kind=left after=bound n=$n rc_qps=$(rc_left)"
 
     # qp-connect: server first, client once the server listens.
@@ -102,8 +108,10 @@ PY
     # Pool mode: Connector::Recycle (RTS -> RESET -> INIT) and a new Connect
     # against cold Open + Connect + destroy, median of a few rounds.
     rounds=5; [[ $n -ge 10000 ]] && rounds=2
-    line=$("$build/tools/bench/pool_bench" "$n" "$rounds" 2>&1 | tail -1)
-    echo "RESULT kind=${line}"
+    line=$("$build/tools/bench/pool_bench" "$n" "$rounds" 2>&1 | tail -1; exit "${PIPESTATUS[0]}")
+    prc=$?
+    if [[ $prc == 0 ]]; then echo "RESULT kind=${line}"
+    else echo "RESULT kind=pool n=$n failed exit=$prc"; echo "# pool_bench: $line"; fi
     echo "RESULT kind=left after=pool n=$n rc_qps=$(rc_left)"
   done
   exit 0
@@ -143,13 +151,17 @@ python3 - "$raw" "$out/connect.dat" <<'PY'
 import re, sys
 rows = {}
 left = []
+failed = []  # runs left out: a failed run's time is not a connect's
 for line in open(sys.argv[1]):
     if not line.startswith("RESULT "):
         continue
     f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
     n = int(f["n"])
     r = rows.setdefault(n, {})
-    if f["kind"] == "bound":
+    if f["kind"] in ("bound", "ours", "pool") and "failed" in line.split() or \
+            f["kind"] == "rdma_cm" and f.get("client_exit") != "0":
+        failed.append(line.strip())
+    elif f["kind"] == "bound":
         r["bound"] = float(f["total_s"])
     elif f["kind"] == "ours" and "wall_s" in f:
         r["ours_in"] = float(f["inproc_s"]); r["ours_wall"] = float(f["wall_s"])
@@ -189,6 +201,7 @@ if pool:
     for n, c, p in pool:
         print("| %d | %.3f | %.3f | %.2f |" % (n, c, p, c / p))
 print("QPs left after a run: " + ("none" if not left else "; ".join(left)))
+print("failed runs (left out): %d" % len(failed) + "".join("\n  " + l for l in failed))
 PY
 
 if command -v gnuplot >/dev/null; then

@@ -9,15 +9,22 @@ set -euo pipefail
 qp_info=$1
 runs=${2:-7}
 
-median_ms() {  # command...
-  local times=() i s e
+# median_ms command...: the median of its runs; a run that failed is dropped
+# (not timed: it may fail fast) and counted after the figure.
+median_ms() {
+  local times=() i s e failed=0
   for ((i = 0; i < runs; i++)); do
     s=$(date +%s%N)
-    "$@" >/dev/null
-    e=$(date +%s%N)
-    times+=($(( (e - s) / 1000000 )))
+    if "$@" >/dev/null; then
+      e=$(date +%s%N)
+      times+=($(( (e - s) / 1000000 )))
+    else
+      failed=$((failed + 1))
+    fi
   done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
+  if [[ ${#times[@]} -eq 0 ]]; then printf none
+  else printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (${#times[@]} + 1) / 2 ))p" | tr -d '\n'; fi
+  [[ $failed -eq 0 ]] || printf ' (%d failed runs dropped)' "$failed"
 }
 
 echo "runs per command: $runs (median wall ms)"

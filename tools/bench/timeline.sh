@@ -24,6 +24,8 @@
 #   exit        the client's exit handlers.
 # `srv_bar - sent` is the server's turn: from the client's description on the
 # wire to the server's barrier, the step the client's barrier waits for.
+# A round where the client or the server failed is dropped, not timed (a
+# client that fails fast would look fast), and counted: failed_rounds=.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -51,12 +53,14 @@ for r in $(seq 1 "$rounds"); do
   sp=$!
   sleep 0.5
   wait_listening "$port"
+  # A round where either side failed is dropped (marked in $work/failed$r).
   START_STAMP=$stamp "$QPC_BENCH_TOOLS/start_exec" "$bin" -d "$QPC_DEV1" -p "$port" \
-    --no-verify "$QPC_IP0" >/dev/null 2>"$work/c$r" || echo "timeline.sh: client failed" >&2
-  wait "$sp" || echo "timeline.sh: server failed" >&2
+    --no-verify "$QPC_IP0" >/dev/null 2>"$work/c$r" ||
+    { echo "timeline.sh: client failed" >&2; echo client >>"$work/failed$r"; }
+  wait "$sp" || { echo "timeline.sh: server failed" >&2; echo server >>"$work/failed$r"; }
 done
 python3 - "$work" "$rounds" <<'EOF'
-import statistics, sys
+import os, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 keys = ["main", "open", "create", "init", "sent", "srv_rtr", "srv_bar", "cli_rtr", "cli_bar",
         "down", "exit"]
@@ -84,7 +88,12 @@ def first_send(events, after):
     return None
 
 rows = []
+failed = 0
 for r in range(1, rounds + 1):
+    if os.path.exists(f"{work}/failed{r}"):  # its times are not a pair's: dropped
+        failed += 1
+        print(f"round {r}: failed ({' and '.join(open(f'{work}/failed{r}').read().split())}): dropped")
+        continue
     c, s = calls(f"{work}/c{r}"), calls(f"{work}/s{r}")
     # The client stamps from its fork (BASE: that time), the server absolutely.
     base = None
@@ -116,5 +125,6 @@ if rows:
     turn = statistics.median(v["srv_bar"] - v["sent"] for v in rows)
     wait = statistics.median(v["down"] - v["cli_bar"] for v in rows)
     print(f"RESULT server_turn_ms={turn:.1f} client_barrier_to_teardown_ms={wait:.1f} rounds={len(rows)}")
+print(f"RESULT failed_rounds={failed} (dropped)")
 EOF
 rm -rf "$work"

@@ -3,17 +3,38 @@
 # runs the bounded fuzz runs (clang build in build-fuzz/), then every CTest test
 # (unit and lab). Lab tests boot the Soft-RoCE VM (tools/lab); where it cannot
 # start they are skipped, unless QPCONNECT_LAB_REQUIRED=1 (CI) makes that fail.
+# Ends with the number of tests run, passed, failed, skipped and disabled per
+# CTest label (tools/dev/ctest_summary.py). Exits non-zero if a test failed,
+# and, under CI=true or QPCONNECT_LAB_REQUIRED=1, if one was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/lab/skip_or_fail.sh  # qpc_skips_are_failures
 tools/dev/deps.sh --fuzz
+unset QPC_BUILD_TARGETS  # the whole tree (main.sh builds only its two tools)
 werror=OFF
 [[ "${CI:-}" == "true" ]] && werror=ON
 tools/dev/build.sh -DQPCONNECT_WERROR="$werror"
 
+# Each ctest run writes its results as JUnit XML for the summary; a failing
+# run does not stop the next, the exit status says it at the end.
+summary=() rc=0
 if [[ -f oob/fuzz/CMakeLists.txt ]]; then
   QPC_BUILD_DIR=build-fuzz tools/dev/build.sh -DCMAKE_CXX_COMPILER=clang++-14 \
     -DQPCONNECT_BUILD_FUZZERS=ON -DQPCONNECT_BUILD_TOOLS=OFF -DQPCONNECT_BUILD_TESTS=OFF -DQPCONNECT_BUILD_EXAMPLES=OFF
-  ctest --test-dir build-fuzz -L fuzz --output-on-failure
+  results=$PWD/build-fuzz/Testing/qpc-results.xml
+  rm -f "$results"
+  ctest --test-dir build-fuzz -L fuzz --output-on-failure --output-junit "$results" || rc=1
+  summary+=(build-fuzz "$results")
 fi
 
-ctest --test-dir build --output-on-failure -j 2 "$@"
+results=$PWD/build/Testing/qpc-results.xml
+rm -f "$results"
+ctest --test-dir build --output-on-failure -j 2 --output-junit "$results" "$@" || rc=1
+summary+=(build "$results")
+
+echo
+echo "== tests per label"
+strict=()
+qpc_skips_are_failures && strict=(--fail-on-skip)
+tools/dev/ctest_summary.py "${strict[@]}" "${summary[@]}" || rc=1
+exit "$rc"

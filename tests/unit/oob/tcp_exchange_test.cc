@@ -26,6 +26,7 @@
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/tcp.h"
+#include "skip_or_fail.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -805,7 +806,7 @@ TEST(TcpExchanger, WorksOverIpv6Loopback) {
   o.bind_address = "::1";
   o.port = 0;
   auto server = TcpExchanger::CreateServer(std::move(o));
-  if (!server) GTEST_SKIP() << "no IPv6 loopback: " << server.error().ToString();
+  if (!server) QPC_SKIP_OR_FAIL("no IPv6 loopback: " << server.error().ToString());
   auto fs = std::async(std::launch::async, [&] { return ServeOne(**server); });
   auto client = Client((*server)->port(), std::nullopt, "[::1]");
   auto rc = client->Exchange(MakeEndpoint("c", 1), 2s);
