@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <chrono>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,6 +15,9 @@
 #include <vector>
 
 namespace qpconnect::rdmacm {
+
+Result<Placement> PlaceAddressNow(const sockaddr* addr);
+
 namespace {
 
 std::string HostText(const sockaddr* addr) {
@@ -171,6 +176,23 @@ void SetPort(sockaddr* addr, uint16_t port) {
 }
 
 Result<Placement> PlaceAddress(const sockaddr* addr) {
+  // A placement holds for a second: a thousand ids resolving from one address
+  // look it up once, and a GID or address change is seen soon after.
+  struct Cached {
+    Placement placement;
+    std::chrono::steady_clock::time_point until;
+  };
+  static auto* cache = new std::map<std::string, Cached>;
+  const std::string key = HostText(addr);
+  const auto now = std::chrono::steady_clock::now();
+  if (auto it = cache->find(key); it != cache->end() && now < it->second.until)
+    return it->second.placement;
+  auto placed = PlaceAddressNow(addr);
+  if (placed) (*cache)[key] = Cached{*placed, now + std::chrono::seconds(1)};
+  return placed;
+}
+
+Result<Placement> PlaceAddressNow(const sockaddr* addr) {
   auto devices = Devices();
   if (!devices) return std::move(devices).error();
   std::string host = HostText(addr);

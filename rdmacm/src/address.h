@@ -32,7 +32,9 @@ struct Placement {
   std::string how;  // "10.77.0.1: QPCM_DEVICES maps it to rxe0 port 1"
 };
 
+// Cached for a second per address (PlaceAddressNow asks afresh).
 Result<Placement> PlaceAddress(const sockaddr* addr);
+Result<Placement> PlaceAddressNow(const sockaddr* addr);
 
 // "10.77.0.1:7174" / "[fe80::1]:7174".
 std::string AddressText(const sockaddr* addr);

@@ -18,6 +18,7 @@
 #include "qp.h"
 #include "state.h"
 #include "sync.h"
+#include "warm.h"
 
 using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the global namespace
 
@@ -227,6 +228,7 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     // process) and the link to the peer (TCP and HELLO, once per peer).
     (void)Describe(*id->device, id->pub.port_num, placed->gid_index);
     (void)Link::Dial(dst, AnswerTimeout());
+    WarmUpOnce();
   }
   PostEvent(id, spec);
   return Finish(id, lock);
@@ -265,6 +267,7 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
   id->state = IdState::kListening;
+  WarmUpOnce();
   if (id->device != nullptr)  // bound to an address: describe its port before the first request
     (void)Describe(*id->device, id->pub.port_num,
                    id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));

@@ -159,7 +159,7 @@ void Link::Start() {
                     std::to_string(kHelloTimeout.count()) + " ms"});
   });
   WriteNext();
-  ReadHeader();
+  ReadMore();
 }
 
 bool Link::OnHello(const Message& hello) {
@@ -209,21 +209,30 @@ void Link::Close() {
 
 void Link::WriteNext() {
   if (writing_ || outbox_.empty() || failed_) return;
-  bool hello = !hello_written_;
-  if (!hello && !hello_seen_) return;  // the rest waits for the peer's HELLO
-  std::string body = std::move(outbox_.front());
-  outbox_.pop_front();
-  if (hello) {
-    hello_written_ = true;
-  } else if (sealed_) {
-    auto sealed = oob::AeadSeal(send_key_, Iv(send_seq_++), client_ ? "qpcm c" : "qpcm s", body);
-    if (!sealed) {
-      Fail({LinkFailure::kError, EIO, "sealing a frame failed: " + sealed.error().ToString()});
-      return;
+  // Every body queued goes out in one write (a thousand REQs of one
+  // program's loop cost one send, not a thousand); the HELLO alone first,
+  // and nothing else before the peer's HELLO.
+  wire_.clear();
+  while (!outbox_.empty()) {
+    bool hello = !hello_written_;
+    if (!hello && !hello_seen_) break;
+    std::string body = std::move(outbox_.front());
+    outbox_.pop_front();
+    if (hello) {
+      hello_written_ = true;
+    } else if (sealed_) {
+      auto sealed = oob::AeadSeal(send_key_, Iv(send_seq_++), client_ ? "qpcm c" : "qpcm s", body);
+      if (!sealed) {
+        Fail({LinkFailure::kError, EIO, "sealing a frame failed: " + sealed.error().ToString()});
+        return;
+      }
+      body = std::move(*sealed);
     }
-    body = std::move(*sealed);
+    wire_ += FramePrefix(body.size());
+    wire_ += body;
+    if (hello) break;
   }
-  wire_ = FramePrefix(body.size()) + body;
+  if (wire_.empty()) return;
   writing_ = true;
   asio::async_write(socket_, asio::buffer(wire_),
                     [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
@@ -237,73 +246,74 @@ void Link::WriteNext() {
                     });
 }
 
-void Link::ReadHeader() {
-  asio::async_read(socket_, asio::buffer(header_),
-                   [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
-                     if (self->failed_) return;
-                     if (ec) {
-                       self->Fail({LinkFailure::kClosed, ec.value(),
-                                   self->peer_text_ + " closed the connection" +
-                                       (ec == asio::error::eof ? "" : " (" + ec.message() + ")")});
-                       return;
-                     }
-                     uint32_t len = uint32_t{self->header_[0]} << 24 |
-                                    uint32_t{self->header_[1]} << 16 |
-                                    uint32_t{self->header_[2]} << 8 | self->header_[3];
-                     if (len == 0 || len > kMaxBody) {
-                       self->Fail({LinkFailure::kProtocol, EPROTO,
-                                   self->peer_text_ + " is not a qpcm peer (first bytes " +
-                                       Sample(self->header_, 4) + ")"});
-                       return;
-                     }
-                     self->ReadBody(len);
-                   });
+void Link::ReadMore() {
+  constexpr size_t kChunk = 64 * 1024;
+  size_t have = inbox_.size();
+  inbox_.resize(have + kChunk);
+  socket_.async_read_some(
+      asio::buffer(inbox_.data() + have, kChunk),
+      [self = shared_from_this(), have](const boost::system::error_code& ec, size_t n) {
+        if (self->failed_) return;
+        self->inbox_.resize(have + n);
+        if (ec) {
+          self->Fail({LinkFailure::kClosed, ec.value(),
+                      self->peer_text_ + " closed the connection" +
+                          (ec == asio::error::eof ? "" : " (" + ec.message() + ")")});
+          return;
+        }
+        if (self->TakeFrames()) self->ReadMore();
+      });
 }
 
-void Link::ReadBody(uint32_t length) {
-  body_.resize(length);
-  asio::async_read(socket_, asio::buffer(body_),
-                   [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
-                     if (self->failed_) return;
-                     if (ec) {
-                       self->Fail({LinkFailure::kClosed, ec.value(),
-                                   self->peer_text_ + " closed the connection mid-message"});
-                       return;
-                     }
-                     if (self->hello_seen_ && self->sealed_) {
-                       auto plain = oob::AeadOpen(self->recv_key_, Iv(self->recv_seq_++),
-                                                  self->client_ ? "qpcm s" : "qpcm c", self->body_);
-                       if (!plain) {
-                         self->Fail({LinkFailure::kProtocol, EACCES,
-                                     "a frame from " + self->peer_text_ +
-                                         " failed authentication (the two pre-shared keys differ, "
-                                         "or it was altered)"});
-                         return;
-                       }
-                       self->body_ = std::move(*plain);
-                     }
-                     auto msg = DecodeBody(self->body_);
-                     if (!msg || (!self->hello_seen_ && msg->type != MsgType::kHello)) {
-                       std::string why = msg ? std::string("its first message is ") +
-                                                   MsgTypeName(msg->type) + ", not HELLO"
-                                             : msg.error().ToString();
-                       self->Fail({LinkFailure::kProtocol, EPROTO,
-                                   self->peer_text_ + " is not a qpcm peer or broke the protocol: " +
-                                       why});
-                       return;
-                     }
-                     if (msg->type == MsgType::kHello) {
-                       if (self->hello_seen_) {
-                         self->Fail({LinkFailure::kProtocol, EPROTO,
-                                     self->peer_text_ + " sent a second HELLO"});
-                         return;
-                       }
-                       if (!self->OnHello(*msg)) return;
-                     } else {
-                       OnMessage(self, *msg);
-                     }
-                     self->ReadHeader();
-                   });
+// Every whole frame in inbox_, in order; false once the link failed.
+bool Link::TakeFrames() {
+  size_t at = 0;
+  while (inbox_.size() - at >= 4) {
+    const auto* h = reinterpret_cast<const uint8_t*>(inbox_.data() + at);
+    uint32_t len = uint32_t{h[0]} << 24 | uint32_t{h[1]} << 16 | uint32_t{h[2]} << 8 | h[3];
+    if (len == 0 || len > kMaxBody + oob::kAeadTagBytes) {
+      Fail({LinkFailure::kProtocol, EPROTO,
+            peer_text_ + " is not a qpcm peer (first bytes " + Sample(h, 4) + ")"});
+      return false;
+    }
+    if (inbox_.size() - at - 4 < len) break;  // the rest of this frame is still coming
+    std::string body = inbox_.substr(at + 4, len);
+    at += 4 + len;
+    if (!OnFrame(std::move(body))) return false;
+  }
+  inbox_.erase(0, at);
+  return true;
+}
+
+bool Link::OnFrame(std::string body) {
+  if (hello_seen_ && sealed_) {
+    auto plain = oob::AeadOpen(recv_key_, Iv(recv_seq_++), client_ ? "qpcm s" : "qpcm c", body);
+    if (!plain) {
+      Fail({LinkFailure::kProtocol, EACCES,
+            "a frame from " + peer_text_ +
+                " failed authentication (the two pre-shared keys differ, or it was altered)"});
+      return false;
+    }
+    body = std::move(*plain);
+  }
+  auto msg = DecodeBody(body);
+  if (!msg || (!hello_seen_ && msg->type != MsgType::kHello)) {
+    std::string why = msg ? std::string("its first message is ") + MsgTypeName(msg->type) +
+                                ", not HELLO"
+                          : msg.error().ToString();
+    Fail({LinkFailure::kProtocol, EPROTO,
+          peer_text_ + " is not a qpcm peer or broke the protocol: " + why});
+    return false;
+  }
+  if (msg->type == MsgType::kHello) {
+    if (hello_seen_) {
+      Fail({LinkFailure::kProtocol, EPROTO, peer_text_ + " sent a second HELLO"});
+      return false;
+    }
+    return OnHello(*msg);
+  }
+  OnMessage(shared_from_this(), *msg);
+  return !failed_;
 }
 
 void Link::Fail(const LinkFailure& failure) {

@@ -79,8 +79,9 @@ class Link : public std::enable_shared_from_this<Link> {
 
  private:
   void Start();  // sends HELLO and starts reading (once connected)
-  void ReadHeader();
-  void ReadBody(uint32_t length);
+  void ReadMore();
+  bool TakeFrames();
+  bool OnFrame(std::string body);
   void WriteNext();
   void Fail(const LinkFailure& failure);
   // The peer's HELLO: checks both sides agree on a key, derives the keys.
@@ -105,8 +106,7 @@ class Link : public std::enable_shared_from_this<Link> {
   oob::SecretKey send_key_{}, recv_key_{};
   uint64_t send_seq_ = 0, recv_seq_ = 0;
   std::atomic<bool> failed_{false};
-  uint8_t header_[4] = {};
-  std::string body_;
+  std::string inbox_;  // bytes read, not yet a whole frame
 };
 
 class Listener : public std::enable_shared_from_this<Listener> {
