@@ -227,7 +227,7 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     // the program creates its QP: the port's description (read once per
     // process) and the link to the peer (TCP and HELLO, once per peer).
     (void)Describe(*id->device, id->pub.port_num, placed->gid_index);
-    (void)Link::Dial(dst, AnswerTimeout());
+    (void)Link::Dial(dst, &id->pub.route.addr.src_addr, AnswerTimeout());
     WarmUpOnce();
   }
   PostEvent(id, spec);

@@ -426,7 +426,7 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
   bool logged = false;
   ForEachId([&](Id* id) {
     if (id->link != link) return;
-    if (!logged && failure.kind != LinkFailure::kClosed) {
+    if (!logged && failure.kind != LinkFailure::kProtocol) {  // Link::Fail logged those
       LogLine(failure.text + " [" + id->mapping + "]");
       logged = true;
     }
@@ -489,7 +489,8 @@ int Connect(Id* id, const rdma_conn_param* param) {
   std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
   req.private_data.assign(pdata);
   req.endpoint = std::move(*bytes);
-  id->link = Link::Dial(&id->pub.route.addr.dst_addr, AnswerTimeout());
+  id->link = Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr,
+                        AnswerTimeout());
   id->state = IdState::kConnecting;
   id->deadline = Clock::now() + AnswerTimeout();
   id->link->Send(req);

@@ -92,15 +92,33 @@ oob::AeadIv Iv(uint64_t seq) {
 Link::Link(tcp::socket socket, bool client)
     : socket_(std::move(socket)), timer_(EngineIo()), client_(client) {}
 
-std::shared_ptr<Link> Link::Dial(const sockaddr* peer, std::chrono::milliseconds timeout) {
-  std::string key = AddressText(peer);
+std::shared_ptr<Link> Link::Dial(const sockaddr* peer, const sockaddr* source,
+                                 std::chrono::milliseconds timeout) {
+  bool bind = source != nullptr && source->sa_family == peer->sa_family && !IsWildcard(source);
+  std::string key = (bind ? AddressText(source) : std::string("*")) + "->" + AddressText(peer);
   if (auto it = Pool().find(key); it != Pool().end())
     if (auto live = it->second.lock(); live && !live->failed_) return live;
   auto link = std::make_shared<Link>(tcp::socket(EngineIo()), true);
-  link->peer_text_ = key;
+  link->peer_text_ = AddressText(peer);
   Pool()[key] = link;
   tcp::endpoint ep = ToEndpoint(peer);
-  asio::post(EngineIo(), [link, ep, timeout] {
+  std::optional<tcp::endpoint> from;
+  if (bind) {
+    from = ToEndpoint(source);
+    from->port(0);
+  }
+  asio::post(EngineIo(), [link, ep, from, timeout] {
+    if (from) {
+      // From the program's own source address, so that the peer sees (and
+      // logs) that address; if it cannot be bound, the kernel's choice.
+      boost::system::error_code ec;
+      link->socket_.open(ep.protocol(), ec);
+      if (!ec) link->socket_.bind(*from, ec);
+      if (ec) {
+        boost::system::error_code ignored;
+        link->socket_.close(ignored);
+      }
+    }
     link->timer_.expires_after(timeout);
     link->timer_.async_wait([link, timeout](const boost::system::error_code& ec) {
       if (ec || link->connected_) return;
@@ -328,6 +346,11 @@ void Link::Fail(const LinkFailure& failure) {
       LogLine("rejected a connection from " + peer_text_ + ": " + failure.text);
     return;
   }
+  // A peer that broke the protocol (a frame that fails authentication, a
+  // malformed message) is named here, whether or not an id used the link yet.
+  if (failure.kind == LinkFailure::kProtocol)
+    LogLine((client_ ? "dropped the link to " : "dropped the link from ") + peer_text_ + ": " +
+            failure.text);
   OnLinkDown(shared_from_this(), failure);
 }
 

@@ -54,10 +54,13 @@ struct LinkFailure {
 
 class Link : public std::enable_shared_from_this<Link> {
  public:
-  // Client side: connects to `peer` in the background within `timeout`;
-  // messages sent before that are queued. Reuses a live link to the same peer.
+  // Client side: connects from `source` (the program's source address, its
+  // port ignored; a wildcard or AF_UNSPEC one leaves the choice to the
+  // kernel) to `peer` in the background within `timeout`; messages sent
+  // before that are queued. Reuses a live link between the same two.
   // REQUIRES: Lock() held.
-  static std::shared_ptr<Link> Dial(const sockaddr* peer, std::chrono::milliseconds timeout);
+  static std::shared_ptr<Link> Dial(const sockaddr* peer, const sockaddr* source,
+                                    std::chrono::milliseconds timeout);
   // Server side, for a socket a Listener accepted. Its requests go to
   // whichever id listens on its local address when they arrive (perftest
   // destroys a listener and listens again on the same port while the first
