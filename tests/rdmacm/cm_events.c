@@ -9,10 +9,15 @@
  *   cm_events --probe
  *       rdma_create_event_channel once: prints "rdma_create_event_channel ok"
  *       (exit 0) or "rdma_create_event_channel failed: ERROR" (exit 1).
- *   cm_events -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS]
+ *   cm_events -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]
  *       server: listens, takes ONE connect request, accepts it with PDATA
  *       (or rejects it with PDATA: -r), exchanges one message each way and,
  *       for RC, waits for the client's disconnect.
+ *       -K  (failure tests) raise(SIGKILL) on itself right after printing
+ *           the CONNECT_REQUEST event, before accepting: a peer that dies
+ *           between request and reply
+ *       -w  (failure tests) sleep SECS after printing the CONNECT_REQUEST
+ *           event, before accepting (a test can stop it meanwhile)
  *   cm_events -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]
  *       client: resolves, connects with PDATA, exchanges one message each way
  *       and, for RC, disconnects.
@@ -42,6 +47,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +65,8 @@ enum { MSG_SIZE = 64, GRH_SIZE = 40 };
 static const char *role = "?";
 static int ud;            /* RDMA_PS_UDP / UD instead of RDMA_PS_TCP / RC */
 static int timeout_s = 15;
+static int kill_at_request; /* -K */
+static int wait_at_request; /* -w SECS */
 
 static void say(const char *fmt, ...) {
   va_list ap;
@@ -376,6 +384,14 @@ static int run_server(const char *bind_addr, const char *port, const char *pdata
   id = ev->id;
   say("request on the listening id: %s", ev->listen_id == listen_id ? "yes" : "no");
   rdma_ack_cm_event(ev);
+  if (kill_at_request) {
+    say("killing myself (SIGKILL) before the accept");
+    raise(SIGKILL);
+  }
+  if (wait_at_request > 0) {
+    say("waiting %d s before the accept", wait_at_request);
+    sleep((unsigned)wait_at_request);
+  }
 
   memset(&cp, 0, sizeof cp);
   cp.private_data = plen ? pdata : NULL;
@@ -553,7 +569,7 @@ out:
 static int usage(const char *argv0) {
   fprintf(stderr,
           "usage: %s --probe\n"
-          "       %s -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS]\n"
+          "       %s -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]\n"
           "       %s -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]\n",
           argv0, argv0, argv0);
   return EXIT_SETUP;
@@ -573,7 +589,7 @@ int main(int argc, char **argv) {
     rdma_destroy_event_channel(ch);
     return 0;
   }
-  while ((op = getopt(argc, argv, "scub:a:p:d:rt:")) != -1) {
+  while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:")) != -1) {
     switch (op) {
     case 's': mode = 's'; break;
     case 'c': mode = 'c'; break;
@@ -584,6 +600,8 @@ int main(int argc, char **argv) {
     case 'd': pdata = optarg; break;
     case 'r': reject = 1; break;
     case 't': timeout_s = atoi(optarg); break;
+    case 'K': kill_at_request = 1; break;
+    case 'w': wait_at_request = atoi(optarg); break;
     default: return usage(argv[0]);
     }
   }

@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# Issue 29: the FAILURE behaviour of the librdmacm-compatible library
+# (docs/rdmacm.md, "Failures, as rdma_cm reports them"), in the lab, on the
+# management network (mgmt_net.sh: 10.77.0.1 on mgmt0, 10.77.0.2 on mgmt1, no
+# RDMA device) with the kernel CM removed, every program started through the
+# wrapper `qp-cm --devices MAP --log LOG [--timeout MS] [--psk-file KEY] --`
+# (MAP: 10.77.0.1=rxe0:1 for the server, 10.77.0.2=rxe1:1 for the client).
+#
+#   failures.sh CASE --cm-events PATH --qp-cm PATH [--libdir DIR]
+#
+# CASE (each a CTest, lab_rdmacm_fail_CASE; `all` runs them all in one boot):
+#   dead_peer         the server (cm_events -s -K) SIGKILLs itself right after
+#                     printing CONNECT_REQUEST, before the accept: the client
+#                     prints UNREACHABLE with a negative status (documented:
+#                     -ECONNRESET, -104) and exits 3 in under 5 s (the link
+#                     closes; no waiting for the 10 s answer timeout)
+#   stopped_peer      the server is stopped (kill -STOP) (a) while it holds
+#                     the request (cm_events -s -w 30: it sleeps before the
+#                     accept) and (b) right after it listens (its HELLO never
+#                     comes); the client, with `qp-cm --timeout 2000`, prints
+#                     UNREACHABLE status -110 (ETIMEDOUT) and exits 3 within
+#                     2-6 s; then the server is continued and killed
+#   stray_client      while cm_events -s listens through the library, a stray
+#                     client sends "GET / HTTP/1.0" to its port and another
+#                     one connects and says nothing: the server's log names
+#                     each ("rejected a connection from A:P: A:P is not a qpcm
+#                     peer (first bytes 47 45 54 20 'GET ')", at once; "...
+#                     sent no qpcm HELLO within 5000 ms", in 5 s), both
+#                     sockets are closed by the server, no event reaches the
+#                     program; then a real client connects and passes
+#   no_listener       a client to a port nobody listens on: REJECTED status 8,
+#                     exit 3, in under 2 s, the log says "nobody listens at"
+#   validator_reject  the server maps 10.77.0.1=rxe0:1:0 (GID index 0: rxe0's
+#                     link-local IPv6 GID), the client 10.77.0.2=rxe1:1 (its
+#                     IPv4 GID): the validator refuses the pair at the accept,
+#                     before any modify: REJECTED status 28 on both ids, both
+#                     exit 3, the server's log has "validator: ...
+#                     gid-family-mismatch", the client's names it too
+#   unsupported       stock mckey (multicast) through the library: non-zero
+#                     exit (no crash, no hang) within 15 s, its log has
+#                     "rdma_join_multicast_ex (multicast) is not supported"
+#                     (rdma-core 44's mckey joins with the _ex call; the plain
+#                     rdma_join_multicast is accepted too)
+#   psk               the same --psk-file on both sides: connects and passes;
+#                     the server with a key and the client without (and the
+#                     other way round): fails, the client's log and the
+#                     server's name the missing key ("uses a pre-shared key
+#                     and this side has none" / "has no pre-shared key and
+#                     this side has one"); two different keys: fails, a log
+#                     says "failed authentication"
+#
+# Every case asserts exit statuses, the event printed with its status, the
+# library's log line, a bound on the time, and at the end that no QP is left
+# (check_no_qps) and no program is still running. The exact command lines,
+# statuses and times are printed; on a failure, both outputs and logs.
+set -uo pipefail
+. "$(dirname "$0")/rdmacm_common.sh"
+
+CASES_ALL=(dead_peer stopped_peer stray_client no_listener validator_reject unsupported psk)
+CASE=${1:-}
+shift || true
+while (($#)); do
+  case $1 in
+    --cm-events) CM_EVENTS=$2 ;;
+    --qp-cm) QP_CM=$2 ;;
+    --libdir) LIBDIR=$2 ;;
+    *) die "unknown argument $1 (usage: CASE --cm-events PATH --qp-cm PATH [--libdir DIR])" ;;
+  esac
+  shift 2 || die "$1 needs a value"
+done
+if [[ $CASE == all ]]; then
+  CASES=("${CASES_ALL[@]}")
+else
+  [[ " ${CASES_ALL[*]} " == *" $CASE "* ]] || die "CASE must be all or one of: ${CASES_ALL[*]} (not '$CASE')"
+  CASES=("$CASE")
+fi
+[[ -x $CM_EVENTS ]] || die "--cm-events: '$CM_EVENTS' is not an executable"
+VIA=wrapper
+need_library
+
+S_MAP="$MGMT_IP0=$QPC_DEV0:1"
+C_MAP="$MGMT_IP1=$QPC_DEV1:1"
+
+# wrap LOG MAP [QP-CM OPTIONS...]: PRE, the wrapper's words before a program
+wrap() {
+  local log=$1 map=$2
+  shift 2
+  PRE=("$QP_CM" --devices "$map" --log "$log" "$@" --)
+}
+
+# Microseconds since T0 (integer), for bounds.
+usec_since() { echo $((${EPOCHREALTIME/./} - $1)); }
+secs() { printf '%d.%02d' $(($1 / 1000000)) $(($1 % 1000000 / 10000)); }
+
+# start_server TAG LIMIT WORDS...: runs WORDS (with the wrapper's PRE words
+# already in them) under `timeout LIMIT` in the background, output in
+# $WORK/TAG.server; SPID is the `timeout` process, SERVER_T0 its start.
+start_server() {
+  local tag=$1 limit=$2
+  shift 2
+  note "$tag: server: $*"
+  SERVER_T0=$(now)
+  timeout -k 3 "$limit" "$@" >"$WORK/$tag.server" 2>&1 &
+  SPID=$!
+  PIDS+=("$SPID")
+}
+
+# The program under `timeout` PID (its only child; the wrapper execs).
+child_of() {
+  local c=
+  read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null
+  echo "$c"
+}
+
+# wait_line FILE TEXT SECS [PID]: until a line of FILE contains TEXT (0), PID
+# exited (1) or SECS passed (2). WAITED: the microseconds it took.
+wait_line() {
+  local f=$1 text=$2 t0 pid=${4:-}
+  t0=$(now)
+  local deadline=$((t0 + $3 * 1000000))
+  while :; do
+    if [[ -r $f ]] && grep -qF -- "$text" "$f"; then
+      WAITED=$(usec_since "$t0")
+      return 0
+    fi
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      WAITED=$(usec_since "$t0")
+      grep -qF -- "$text" "$f" 2>/dev/null && return 0
+      return 1
+    fi
+    if ((${EPOCHREALTIME/./} > deadline)); then
+      WAITED=$(usec_since "$t0")
+      return 2
+    fi
+    sleep 0.05
+  done
+}
+
+# run_client TAG LIMIT WORDS...: in the foreground; C_RC, C_US (microseconds).
+run_client() {
+  local tag=$1 limit=$2 t0
+  shift 2
+  note "$tag: client: $*"
+  t0=$(now)
+  timeout -k 3 "$limit" "$@" >"$WORK/$tag.client" 2>&1
+  C_RC=$?
+  C_US=$(usec_since "$t0")
+  echo "   client exit $C_RC after $(secs "$C_US") s"
+}
+
+# wait_server TAG: the server's status in S_RC (bounded by its timeout).
+wait_server() {
+  S_RC=0
+  wait "$SPID" || S_RC=$?
+  echo "   server exit $S_RC ($(secs "$(usec_since "$SERVER_T0")") s after its start)"
+}
+
+# expect WHAT COND...: COND is a test command; prints ok or FAIL (and sets fail)
+case_fail=0
+expect() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "   ok: $what"
+  else
+    echo "   FAIL: $what"
+    case_fail=1
+  fi
+}
+has() { [[ -r $1 ]] && grep -qF -- "$2" "$1"; }
+log_state() { # what a library log holds, for a failure message
+  if [[ ! -e $1 ]]; then echo "never written: the library logged nothing"; else echo "$(wc -l <"$1") line(s)"; fi
+}
+hasnt() { ! has "$@"; }
+has_re() { [[ -r $1 ]] && grep -qE -- "$2" "$1"; }
+# the status an event NAME was printed with in FILE (empty: none)
+event_status() {
+  sed -nE "s/^[a-z]+: event RDMA_CM_EVENT_$2 status (-?[0-9]+) .*/\1/p" "$1" 2>/dev/null | head -n 1
+}
+between() { (($1 >= $2 && $1 <= $3)); } # N LOW HIGH (microseconds)
+
+finish_case() {
+  local tag=$1 p
+  # nothing of this case may still run, no QP left
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  PIDS=()
+  local qfail=$fail
+  fail=0
+  check_no_qps "after $tag"
+  ((fail)) && case_fail=1
+  fail=$qfail
+  for p in "$WORK/$tag".*qpcm.log; do
+    [[ -e $p ]] && { echo "   log ${p##*/}:"; sed 's/^/   | /' "$p"; }
+  done
+  if ((case_fail)); then
+    show_run "$tag"
+    for p in "$WORK/$tag".*; do
+      [[ -e $p ]] || continue
+      case $p in *.server | *.client | *qpcm.log) ;; *) echo "----- ${p##*/}"; tail -n 40 "$p" ;; esac
+    done
+    echo "CASE $tag: FAIL"
+    fail=1
+  else
+    echo "CASE $tag: PASS"
+  fi
+  case_fail=0
+}
+
+server_words() { # TAG PORT [cm_events options...]: the server's full command in WORDS
+  local tag=$1 port=$2
+  shift 2
+  wrap "$WORK/$tag.server.qpcm.log" "${SERVER_MAP:-$S_MAP}" "${SERVER_OPTS[@]}"
+  WORDS=("${PRE[@]}" "$CM_EVENTS" -s -b "$MGMT_IP0" -p "$port" "$@")
+}
+client_words() { # TAG PORT [cm_events options...]
+  local tag=$1 port=$2
+  shift 2
+  wrap "$WORK/$tag.client.qpcm.log" "${CLIENT_MAP:-$C_MAP}" "${CLIENT_OPTS[@]}"
+  WORDS=("${PRE[@]}" "$CM_EVENTS" -c -b "$MGMT_IP1" -a "$MGMT_IP0" -p "$port" "$@")
+}
+SERVER_OPTS=()
+CLIENT_OPTS=()
+
+# start a cm_events server and wait (bounded) until it says it listens
+listening_server() { # TAG PORT LIMIT [options...]
+  local tag=$1 port=$2 limit=$3
+  shift 3
+  server_words "$tag" "$port" "$@"
+  start_server "$tag" "$limit" "${WORDS[@]}"
+  if wait_line "$WORK/$tag.server" "server: listening" 30 "$SPID"; then
+    echo "   server listening after $(secs "$WAITED") s"
+    return 0
+  fi
+  echo "   FAIL: the server is not listening (after $(secs "$WAITED") s)"
+  case_fail=1
+  return 1
+}
+
+# ---------------------------------------------------------------- cases
+
+case_dead_peer() {
+  local t=dead_peer port=7211 st
+  listening_server $t $port 30 -K -t 15 -d "server" || return
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  expect "the server printed CONNECT_REQUEST (status 0)" [ "$(event_status "$WORK/$t.server" CONNECT_REQUEST)" = 0 ]
+  expect "the server killed itself before any accept" has "$WORK/$t.server" "server: killing myself (SIGKILL) before the accept"
+  expect "the server never accepted" hasnt "$WORK/$t.server" "server: accepted"
+  expect "server exit 137 (SIGKILL, through timeout), got $S_RC" [ "$S_RC" = 137 ]
+  st=$(event_status "$WORK/$t.client" UNREACHABLE)
+  expect "the client printed UNREACHABLE with a negative status (got '${st}')" eval '[[ $st == -[0-9]* ]]'
+  expect "its status is -104 (-ECONNRESET, docs/rdmacm.md), got '${st}'" [ "$st" = -104 ]
+  expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
+  expect "the client reported in under 5 s (no answer timeout), took $(secs "$C_US") s" between "$C_US" 0 5000000
+  # docs/rdmacm.md: "Every later error of that connection names the mapping
+  # that was used"; the failure must be explained, not only reported
+  expect "the client's log names the peer $MGMT_IP0:$port ($(log_state "$WORK/$t.client.qpcm.log"))" has "$WORK/$t.client.qpcm.log" "$MGMT_IP0:$port"
+}
+
+case_stopped_peer() {
+  local t=stopped_peer port st pid sub
+  CLIENT_OPTS=(--timeout 2000)
+  for sub in held_request listening; do
+    local tag=$t.$sub
+    case $sub in
+      held_request)
+        port=7212
+        # cm_events sleeps 30 s before the accept; stopped while it sleeps
+        listening_server "$tag" $port 60 -w 30 -t 15 -d "server" || continue
+        client_words "$tag" $port -d "client" -t 15
+        note "$tag: client: ${WORDS[*]} (in the background; the server is stopped once it printed the request)"
+        local t0
+        t0=$(now)
+        timeout -k 3 30 "${WORDS[@]}" >"$WORK/$tag.client" 2>&1 &
+        local cpid=$!
+        PIDS+=("$cpid")
+        if wait_line "$WORK/$tag.server" "server: waiting 30 s before the accept" 10 "$SPID"; then
+          pid=$(child_of "$SPID")
+          kill -STOP "$pid" && echo "   server (pid $pid) stopped $(secs "$(usec_since "$t0")") s after the client's start"
+        else
+          echo "   FAIL: the server did not get the request"
+          case_fail=1
+        fi
+        C_RC=0
+        wait "$cpid" || C_RC=$?
+        C_US=$(usec_since "$t0")
+        echo "   client exit $C_RC after $(secs "$C_US") s"
+        expect "the server printed CONNECT_REQUEST (status 0)" [ "$(event_status "$WORK/$tag.server" CONNECT_REQUEST)" = 0 ]
+        expect "the client's log: no reply ... within 2000 ms: UNREACHABLE" has_re "$WORK/$tag.client.qpcm.log" "no reply from $MGMT_IP0:$port within 2000 ms: UNREACHABLE"
+        ;;
+      listening)
+        port=7219
+        listening_server "$tag" $port 60 -t 30 -d "server" || continue
+        pid=$(child_of "$SPID")
+        kill -STOP "$pid" && echo "   server (pid $pid) stopped right after it listened"
+        client_words "$tag" $port -d "client" -t 15
+        run_client "$tag" 30 "${WORDS[@]}"
+        expect "the stopped server printed no event" hasnt "$WORK/$tag.server" "event RDMA_CM_EVENT"
+        expect "the client's log names the peer $MGMT_IP0:$port and the timeout" has_re "$WORK/$tag.client.qpcm.log" "$MGMT_IP0:$port.*(within 2000 ms|HELLO)"
+        ;;
+    esac
+    st=$(event_status "$WORK/$tag.client" UNREACHABLE)
+    expect "the client printed UNREACHABLE status -110 (ETIMEDOUT), got '${st}'" [ "$st" = -110 ]
+    expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
+    expect "the client reported within 2-6 s (--timeout 2000), took $(secs "$C_US") s" between "$C_US" 1900000 6000000
+    kill -CONT "$pid" 2>/dev/null
+    kill -KILL "$pid" 2>/dev/null
+    wait_server
+    expect "the server was killed by the test (137), got $S_RC" [ "$S_RC" = 137 ]
+  done
+  CLIENT_OPTS=()
+}
+
+case_stray_client() {
+  local t=stray_client port=7213 rc t0 line
+  listening_server $t $port 60 -t 40 -d "server says hello" || return
+  local log=$WORK/$t.server.qpcm.log
+  # 1. an HTTP client
+  note "$t: stray 1: bash /dev/tcp/$MGMT_IP0/$port, sends 'GET / HTTP/1.0\\r\\n\\r\\n'"
+  t0=$(now)
+  if exec 5<>"/dev/tcp/$MGMT_IP0/$port"; then
+    printf 'GET / HTTP/1.0\r\n\r\n' >&5
+    if wait_line "$log" "is not a qpcm peer (first bytes 47 45 54 20 'GET ')" 5; then
+      echo "   logged after $(secs "$WAITED") s: $(grep -F "'GET '" "$log" | head -n 1)"
+      expect "the line is 'rejected a connection from $MGMT_IP0:PORT: $MGMT_IP0:PORT is not a qpcm peer ...'" \
+        has_re "$log" "rejected a connection from $MGMT_IP0:[0-9]+: $MGMT_IP0:[0-9]+ is not a qpcm peer \(first bytes 47 45 54 20 'GET '\)"
+      expect "within 1 s" between "$WAITED" 0 1000000
+    else
+      expect "the server's log names the HTTP client within 5 s" false
+    fi
+    rc=0
+    read -r -t 3 -N 65536 -u 5 line 2>/dev/null || rc=$?
+    expect "the server closed the HTTP client's socket (read status $rc: 1 = EOF, >128 = still open)" [ "$rc" = 1 ]
+    exec 5<&- 5>&-
+  else
+    expect "the stray HTTP client could connect" false
+  fi
+  # 2. a silent client
+  note "$t: stray 2: bash /dev/tcp/$MGMT_IP0/$port, says nothing"
+  if exec 6<>"/dev/tcp/$MGMT_IP0/$port"; then
+    if wait_line "$log" "sent no qpcm HELLO within 5000 ms" 9; then
+      echo "   logged after $(secs "$WAITED") s: $(grep -F "sent no qpcm HELLO" "$log" | head -n 1)"
+      expect "the line is 'rejected a connection from $MGMT_IP0:PORT: $MGMT_IP0:PORT sent no qpcm HELLO within 5000 ms'" \
+        has_re "$log" "rejected a connection from $MGMT_IP0:[0-9]+: $MGMT_IP0:[0-9]+ sent no qpcm HELLO within 5000 ms"
+      expect "after 4.5-7 s (the HELLO timeout is 5 s), took $(secs "$WAITED") s" between "$WAITED" 4500000 7000000
+    else
+      expect "the server's log names the silent client within 9 s (took $(secs "$WAITED") s)" false
+    fi
+    rc=0
+    read -r -t 3 -N 65536 -u 6 line 2>/dev/null || rc=$?
+    expect "the server closed the silent client's socket (read status $rc: 1 = EOF, >128 = still open)" [ "$rc" = 1 ]
+    exec 6<&- 6>&-
+  else
+    expect "the silent stray client could connect" false
+  fi
+  expect "the strays reached no id: the server printed no event yet" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
+  expect "the server is still running" kill -0 "$SPID"
+  # 3. a real client
+  client_words $t $port -d "client says hello" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  expect "the real client connected: ESTABLISHED on both sides" \
+    eval 'has "$WORK/$t.client" "client: event RDMA_CM_EVENT_ESTABLISHED status 0" && has "$WORK/$t.server" "server: event RDMA_CM_EVENT_ESTABLISHED status 0"'
+  expect "one message each way" \
+    eval 'has "$WORK/$t.client" "client: recv \"server message\"" && has "$WORK/$t.server" "server: recv \"client message\""'
+  expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
+  expect "the real client passed within 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+}
+
+case_no_listener() {
+  local t=no_listener port=7214 st
+  client_words $t $port -d "anyone there" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  st=$(event_status "$WORK/$t.client" REJECTED)
+  expect "the client printed REJECTED status 8, got '${st}'" [ "$st" = 8 ]
+  expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
+  expect "at once: under 2 s, took $(secs "$C_US") s" between "$C_US" 0 2000000
+  expect "the client's log: nobody listens at $MGMT_IP0:$port (connection refused)" has "$WORK/$t.client.qpcm.log" "nobody listens at $MGMT_IP0:$port (connection refused)"
+}
+
+case_validator_reject() {
+  local t=validator_reject port=7215 st
+  SERVER_MAP="$MGMT_IP0=$QPC_DEV0:1:0"
+  echo "   $QPC_DEV0 port 1 GID 0: $(cat "/sys/class/infiniband/$QPC_DEV0/ports/1/gids/0" 2>/dev/null) ($(cat "/sys/class/infiniband/$QPC_DEV0/ports/1/gid_attrs/types/0" 2>/dev/null))"
+  listening_server $t $port 30 -t 15 -d "server" || { SERVER_MAP=; return; }
+  SERVER_MAP=
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  st=$(event_status "$WORK/$t.client" REJECTED)
+  expect "the client printed REJECTED status 28, got '${st}'" [ "$st" = 28 ]
+  st=$(event_status "$WORK/$t.server" REJECTED)
+  expect "the server's id got REJECTED status 28, got '${st}'" [ "$st" = 28 ]
+  expect "neither printed ESTABLISHED" eval '! has "$WORK/$t.client" ESTABLISHED && ! has "$WORK/$t.server" ESTABLISHED'
+  expect "both exit 3 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 3.3 ]
+  expect "under 5 s, took $(secs "$C_US") s" between "$C_US" 0 5000000
+  expect "the server's log: 'validator: ' ... gid-family-mismatch" has_re "$WORK/$t.server.qpcm.log" "validator: .*gid-family-mismatch"
+  expect "the client's log names the rule gid-family-mismatch" has "$WORK/$t.client.qpcm.log" "gid-family-mismatch"
+}
+
+case_unsupported() {
+  local t=unsupported
+  wrap "$WORK/$t.qpcm.log" "$S_MAP"
+  # mckey: joins 239.1.1.1 from 10.77.0.1 (rdma_join_multicast)
+  run_client $t 30 "${PRE[@]}" mckey -m 239.1.1.1 -b "$MGMT_IP0" -C 1
+  echo "   mckey said: $(head -n 5 "$WORK/$t.client" | tr '\n' '|')"
+  expect "mckey fails (non-zero, not killed by a signal 129-159, not the 124 timeout), got $C_RC" eval '((C_RC != 0 && C_RC != 124 && C_RC != 137 && (C_RC < 129 || C_RC > 159)))'
+  expect "within 15 s, took $(secs "$C_US") s" between "$C_US" 0 15000000
+  # mckey of rdma-core 44 joins with rdma_join_multicast_ex (its -m path):
+  # either name is the unsupported multicast join
+  expect "the log: rdma_join_multicast[_ex] (multicast) is not supported" has_re "$WORK/$t.qpcm.log" "rdma_join_multicast(_ex)? \(multicast\) is not supported"
+  expect "mckey printed the error (ENOSYS: 'Function not implemented' or -38 or 'join')" has_re "$WORK/$t.client" "Function not implemented|-38|join"
+  echo "   log: $(cat "$WORK/$t.qpcm.log" 2>/dev/null | tr '\n' '|')"
+}
+
+# The server's log names the client by its TCP address: the library's link is
+# not bound to the address the client program binds (cm_events -b 10.77.0.2),
+# so with both ends in one guest the kernel picks 10.77.0.1 as its source.
+ADDR_RE='[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+'
+case_psk() {
+  local t=psk sub port st ka=$WORK/a.key kb=$WORK/b.key
+  (umask 077 && openssl rand -hex 32 >"$ka" && openssl rand -hex 32 >"$kb") || { expect "two keys made" false; return; }
+  chmod 600 "$ka" "$kb"
+  for sub in same server_only client_only different; do
+    local tag=$t.$sub
+    case $sub in
+      same) port=7216 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$ka") ;;
+      server_only) port=7217 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=() ;;
+      client_only) port=7218 SERVER_OPTS=() CLIENT_OPTS=(--psk-file "$ka") ;;
+      different) port=7220 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$kb") ;;
+    esac
+    listening_server "$tag" $port 40 -t 20 -d "server" || continue
+    client_words "$tag" $port -d "client" -t 15
+    run_client "$tag" 30 "${WORDS[@]}"
+    local slog=$WORK/$tag.server.qpcm.log clog=$WORK/$tag.client.qpcm.log
+    if [[ $sub == same ]]; then
+      wait_server
+      expect "same key: ESTABLISHED on both, both exit 0 (server $S_RC, client $C_RC)" \
+        eval '[ "$S_RC.$C_RC" = 0.0 ] && has "$WORK/$tag.client" "client: event RDMA_CM_EVENT_ESTABLISHED status 0" && has "$WORK/$tag.server" "server: event RDMA_CM_EVENT_ESTABLISHED status 0"'
+      expect "within 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+      continue
+    fi
+    # the server's library may log a moment after the client is done
+    case $sub in
+      server_only)
+        wait_line "$slog" "has no pre-shared key and this side has one" 3 >/dev/null
+        expect "the client's log: $MGMT_IP0:$port uses a pre-shared key and this side has none" has "$clog" "$MGMT_IP0:$port uses a pre-shared key and this side has none"
+        expect "the server's log: rejected a connection from A:P: A:P has no pre-shared key and this side has one" has_re "$slog" "rejected a connection from $ADDR_RE: $ADDR_RE has no pre-shared key and this side has one"
+        ;;
+      client_only)
+        wait_line "$slog" "uses a pre-shared key and this side has none" 3 >/dev/null
+        expect "the client's log: $MGMT_IP0:$port has no pre-shared key and this side has one" has "$clog" "$MGMT_IP0:$port has no pre-shared key and this side has one"
+        expect "the server's log: rejected a connection from A:P: A:P uses a pre-shared key and this side has none" has_re "$slog" "rejected a connection from $ADDR_RE: $ADDR_RE uses a pre-shared key and this side has none"
+        ;;
+      different)
+        wait_line "$slog" "failed authentication" 3 >/dev/null
+        expect "a log (client's or server's) says 'failed authentication' (client's log: $(log_state "$clog"); server's: $(log_state "$slog"))" eval 'has "$clog" "failed authentication" || has "$slog" "failed authentication"'
+        ;;
+    esac
+    st=$(event_status "$WORK/$tag.client" UNREACHABLE)
+    expect "the client printed UNREACHABLE with a negative status, got '${st}'" eval '[[ $st == -* ]]'
+    expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
+    expect "within 6 s, took $(secs "$C_US") s" between "$C_US" 0 6000000
+    expect "the server's program saw no event" hasnt "$WORK/$tag.server" "event RDMA_CM_EVENT"
+    kill -TERM "$SPID" 2>/dev/null
+    wait_server
+  done
+  SERVER_OPTS=()
+  CLIENT_OPTS=()
+}
+
+# ---------------------------------------------------------------- main
+
+T0=$(now)
+mgmt_net_up || die "management network"
+kernel_cm_off || die "kernel CM"
+check_no_qps "before the cases"
+for c in "${CASES[@]}"; do
+  ct=$(now)
+  echo
+  note "case $c"
+  "case_$c"
+  finish_case "$c"
+  echo "   case $c took $(since "$ct") s"
+done
+echo "total $(since "$T0") s"
+if ((fail)); then
+  echo "FAIL (${CASES[*]})"
+  exit 1
+fi
+echo "PASS (${CASES[*]})"
