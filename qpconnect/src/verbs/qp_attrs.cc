@@ -270,6 +270,15 @@ ModifyRequest BuildRts(Transport transport, const QpAttrs& a) {
   return r;
 }
 
+ModifyRequest BuildReset(Transport transport) {
+  ModifyRequest r;
+  r.from = QpState::kUnknown;
+  r.to = QpState::kReset;
+  r.attr.qp_state = IBV_QPS_RESET;
+  r.mask = MasksFor(transport, QpState::kReset).required;
+  return r;
+}
+
 std::string DecodeMask(int mask) {
   std::string s;
   int rest = mask;

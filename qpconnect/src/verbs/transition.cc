@@ -78,7 +78,9 @@ std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest
 
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint) {
-  const std::string operation = std::string("ibv_modify_qp ") + QpStateName(request.from) + "->" +
+  // A RESET from any state has no known predecessor: "->RESET".
+  const std::string from = request.from == QpState::kUnknown ? "" : QpStateName(request.from);
+  const std::string operation = std::string("ibv_modify_qp ") + from + "->" +
                                 QpStateName(request.to) + " (" + TransportName(transport) + " qp " +
                                 QpHex(qp.QpNum()) + ")";
   // A request the mask table or the value ranges refuse never reaches the

@@ -52,6 +52,8 @@ ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_f
 ModifyRequest BuildRtr(Transport transport, const QpAttrs& a);
 // RTS: sq_psn (RC also timeout, retry_cnt, rnr_retry, max_rd_atomic).
 ModifyRequest BuildRts(Transport transport, const QpAttrs& a);
+// RESET from any state (from = kUnknown: rendered "->RESET"): only the state.
+ModifyRequest BuildReset(Transport transport);
 
 // The ibv_ah_attr for `av` (UD address handles and RC/UC RTR).
 // REQUIRES: CheckAddressVector(av) passed (sgid_index fits 8 bits).
