@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "qpconnect/verbs/qp_attr_table.h"
+#include "qpconnect/verbs/qp_state_table.h"
+
 // Mtu's values are libibverbs' enum ibv_mtu, so the two convert by value.
 static_assert(static_cast<int>(qpconnect::Mtu::k256) == IBV_MTU_256);
 static_assert(static_cast<int>(qpconnect::Mtu::k512) == IBV_MTU_512);
@@ -18,35 +21,6 @@ std::string Hex(uint32_t v, int width) {
   std::snprintf(buf, sizeof buf, "0x%0*x", width, v);
   return buf;
 }
-
-struct MaskName {
-  int bit;
-  const char* name;
-};
-constexpr MaskName kMaskNames[] = {
-    {IBV_QP_STATE, "STATE"},
-    {IBV_QP_CUR_STATE, "CUR_STATE"},
-    {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
-    {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
-    {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
-    {IBV_QP_PORT, "PORT"},
-    {IBV_QP_QKEY, "QKEY"},
-    {IBV_QP_AV, "AV"},
-    {IBV_QP_PATH_MTU, "PATH_MTU"},
-    {IBV_QP_TIMEOUT, "TIMEOUT"},
-    {IBV_QP_RETRY_CNT, "RETRY_CNT"},
-    {IBV_QP_RNR_RETRY, "RNR_RETRY"},
-    {IBV_QP_RQ_PSN, "RQ_PSN"},
-    {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
-    {IBV_QP_ALT_PATH, "ALT_PATH"},
-    {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
-    {IBV_QP_SQ_PSN, "SQ_PSN"},
-    {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
-    {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
-    {IBV_QP_CAP, "CAP"},
-    {IBV_QP_DEST_QPN, "DEST_QPN"},
-    {IBV_QP_RATE_LIMIT, "RATE_LIMIT"},
-};
 
 std::string DescribeAh(const ibv_ah_attr& ah) {
   std::string s = "{dlid=" + std::to_string(ah.dlid) + " sl=" + std::to_string(ah.sl) +
@@ -145,44 +119,9 @@ ibv_qp_type ToIbvQpType(Transport t) {
 }
 
 TransitionMasks MasksFor(Transport transport, QpState to) {
-  // Required: ibv_modify_qp(3). Optional: the IB spec's QP/EE state
-  // transition table (vol. 1, 11.2.5), restricted to what the connector uses.
-  switch (to) {
-    case QpState::kInit:
-      if (transport == Transport::kUd) {
-        return {IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0};
-      }
-      return {IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0};
-    case QpState::kRtr:
-      switch (transport) {
-        case Transport::kRc:
-          return {IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-                  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
-        case Transport::kUc:
-          return {IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
-                  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
-        case Transport::kUd:
-          return {IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY};
-      }
-      break;
-    case QpState::kRts:
-      switch (transport) {
-        case Transport::kRc:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
-                  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-                      IBV_QP_PATH_MIG_STATE};
-        case Transport::kUc:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN,
-                  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE};
-        case Transport::kUd:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY};
-      }
-      break;
-    default:
-      break;
-  }
+  // The state table (qp_state_table.h): the rule into `to` from its
+  // predecessor; a target it lacks takes the state alone.
+  if (auto rule = FindTransitionInto(transport, to)) return {rule->required, rule->optional};
   return {IBV_QP_STATE, 0};
 }
 
@@ -281,42 +220,48 @@ ModifyRequest BuildReset(Transport transport) {
 
 std::string DecodeMask(int mask) {
   std::string s;
-  int rest = mask;
-  for (const auto& m : kMaskNames) {
-    if ((mask & m.bit) != 0) {
-      s += (s.empty() ? "" : "|");
-      s += m.name;
-      rest &= ~m.bit;
+  int rest = 0;
+  ForEachMaskBit(mask, [&](int bit, const QpAttrInfo* row) {
+    if (row == nullptr) {
+      rest |= bit;
+      return;
     }
-  }
+    s += (s.empty() ? "" : "|");
+    s += row->mask_name;
+  });
+  if (mask < 0) rest |= mask & ~0x7fffffff;  // the sign bit, which no attribute uses
   if (rest != 0) s += (s.empty() ? "" : "|") + Hex(static_cast<uint32_t>(rest), 1);
   return s.empty() ? "0" : s;
 }
 
 std::string DescribeAttr(const ibv_qp_attr& a, int mask) {
   std::string s;
-  auto add = [&s](const std::string& kv) { s += (s.empty() ? "" : " ") + kv; };
-  if (mask & IBV_QP_STATE) add(std::string("qp_state=") + QpStateName(FromIbvState(a.qp_state)));
-  if (mask & IBV_QP_PKEY_INDEX) add("pkey_index=" + std::to_string(a.pkey_index));
-  if (mask & IBV_QP_PORT) add("port_num=" + std::to_string(a.port_num));
-  if (mask & IBV_QP_ACCESS_FLAGS) add("qp_access_flags=" + Hex(a.qp_access_flags, 1));
-  if (mask & IBV_QP_QKEY) add("qkey=" + Hex(a.qkey, 8));
-  if (mask & IBV_QP_PATH_MTU) {
-    add("path_mtu=" + std::to_string(MtuBytes(static_cast<Mtu>(a.path_mtu))) + " (enum " +
-        std::to_string(a.path_mtu) + ")");
+  for (size_t i = 0; i < kDescribedAttrs; ++i) {
+    const QpAttrInfo& row = kQpAttrTable[i];
+    if ((mask & row.bit) == 0) continue;
+    const uint32_t v = row.value(a);
+    std::string text;
+    switch (row.format) {
+      case AttrFormat::kState:
+        text = QpStateName(FromIbvState(static_cast<ibv_qp_state>(v)));
+        break;
+      case AttrFormat::kDecimal:
+        text = std::to_string(v);
+        break;
+      case AttrFormat::kHex:
+        text = Hex(v, row.hex_width);
+        break;
+      case AttrFormat::kMtu:
+        text = std::to_string(MtuBytes(static_cast<Mtu>(v))) + " (enum " + std::to_string(v) + ")";
+        break;
+      case AttrFormat::kAh:
+        text = DescribeAh(a.ah_attr);
+        break;
+      case AttrFormat::kOther:
+        continue;
+    }
+    s += (s.empty() ? "" : " ") + std::string(row.field) + "=" + text;
   }
-  if (mask & IBV_QP_DEST_QPN) add("dest_qp_num=" + Hex(a.dest_qp_num, 6));
-  if (mask & IBV_QP_RQ_PSN) add("rq_psn=" + Hex(a.rq_psn, 6));
-  if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
-    add("max_dest_rd_atomic=" + std::to_string(a.max_dest_rd_atomic));
-  }
-  if (mask & IBV_QP_MIN_RNR_TIMER) add("min_rnr_timer=" + std::to_string(a.min_rnr_timer));
-  if (mask & IBV_QP_AV) add("ah_attr=" + DescribeAh(a.ah_attr));
-  if (mask & IBV_QP_SQ_PSN) add("sq_psn=" + Hex(a.sq_psn, 6));
-  if (mask & IBV_QP_TIMEOUT) add("timeout=" + std::to_string(a.timeout));
-  if (mask & IBV_QP_RETRY_CNT) add("retry_cnt=" + std::to_string(a.retry_cnt));
-  if (mask & IBV_QP_RNR_RETRY) add("rnr_retry=" + std::to_string(a.rnr_retry));
-  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) add("max_rd_atomic=" + std::to_string(a.max_rd_atomic));
   return s;
 }
 

@@ -1,11 +1,13 @@
 // Building ibv_modify_qp requests: the attributes and mask of each transition
 // RESET->INIT->RTR->RTS per transport, from a verbs-free QpAttrs.
 //
-// The required/optional mask table is plain data (TransitionMasks); the
-// builders send exactly the required attributes, never an optional one (the
-// optional column is what CheckRequest() accepts from other callers, e.g. a
-// traced program's mask). DecodeMask and DescribeAttr render a request for
-// error reports:
+// The required/optional masks per transport and state pair are data
+// (verbs/qp_state_table.h), as are the attributes' names, fields and ranges
+// (verbs/qp_attr_table.h); MasksFor, DecodeMask and DescribeAttr read them.
+// The builders send exactly the required attributes, never an optional one
+// (the optional column is what CheckRequest() accepts from other callers,
+// e.g. a traced program's mask). DecodeMask and DescribeAttr render a request
+// for error reports:
 // "ibv_modify_qp INIT->RTR refused" names the mask and every value sent.
 //
 // Thread-safety: pure functions.
@@ -29,8 +31,8 @@ QpState FromIbvState(ibv_qp_state s);
 ibv_qp_type ToIbvQpType(Transport t);
 
 // Required and optional attribute masks of the transition into `to` (from its
-// predecessor in RESET->INIT->RTR->RTS) for `transport`, per ibv_modify_qp(3)
-// and the IB spec's QP state table (optional column).
+// predecessor in RESET->INIT->RTR->RTS; from any state into RESET or ERR) for
+// `transport`: the row of the state table (verbs/qp_state_table.h).
 struct TransitionMasks {
   int required = 0;
   int optional = 0;
@@ -64,10 +66,12 @@ ibv_ah_attr ToAhAttr(const AddressVector& av);
 // kInvalidArgument naming the attribute; Ok otherwise.
 Result<void> CheckAddressVector(const AddressVector& av);
 
-// "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN" (unknown bits as 0x...).
+// "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN": the attribute table's names, in bit
+// order (unknown bits as 0x...).
 std::string DecodeMask(int mask);
 // "qp_state=RTR path_mtu=1024 dest_qp_num=0x000123 rq_psn=... ah={dlid=0 ...}"
-// for every attribute the mask sends.
+// for every attribute the mask sends that the attribute table renders, in its
+// order.
 std::string DescribeAttr(const ibv_qp_attr& attr, int mask);
 
 }  // namespace qpconnect::verbs
