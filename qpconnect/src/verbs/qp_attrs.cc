@@ -22,6 +22,41 @@ std::string Hex(uint32_t v, int width) {
   return buf;
 }
 
+// QpAttrs's members by the mask bit that carries them (AV aside: `ah`).
+#define QPC_QPATTRS_MEMBER(bit, member)                                                \
+  {                                                                                    \
+    bit, [](const QpAttrs& a) -> uint32_t { return static_cast<uint32_t>(a.member); }, \
+        [](QpAttrs& a, uint32_t v) { a.member = static_cast<decltype(a.member)>(v); }  \
+  }
+struct QpAttrsMember {
+  int bit;
+  uint32_t (*get)(const QpAttrs& a);
+  void (*set)(QpAttrs& a, uint32_t value);
+};
+constexpr QpAttrsMember kQpAttrsMembers[] = {
+    QPC_QPATTRS_MEMBER(IBV_QP_PKEY_INDEX, pkey_index),
+    QPC_QPATTRS_MEMBER(IBV_QP_PORT, port_num),
+    QPC_QPATTRS_MEMBER(IBV_QP_QKEY, qkey),
+    QPC_QPATTRS_MEMBER(IBV_QP_PATH_MTU, path_mtu),
+    QPC_QPATTRS_MEMBER(IBV_QP_TIMEOUT, timeout),
+    QPC_QPATTRS_MEMBER(IBV_QP_RETRY_CNT, retry_cnt),
+    QPC_QPATTRS_MEMBER(IBV_QP_RNR_RETRY, rnr_retry),
+    QPC_QPATTRS_MEMBER(IBV_QP_RQ_PSN, rq_psn),
+    QPC_QPATTRS_MEMBER(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic),
+    QPC_QPATTRS_MEMBER(IBV_QP_MIN_RNR_TIMER, min_rnr_timer),
+    QPC_QPATTRS_MEMBER(IBV_QP_SQ_PSN, sq_psn),
+    QPC_QPATTRS_MEMBER(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic),
+    QPC_QPATTRS_MEMBER(IBV_QP_DEST_QPN, dest_qp_num),
+};
+#undef QPC_QPATTRS_MEMBER
+
+const QpAttrsMember* MemberOf(int bit) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if (m.bit == bit) return &m;
+  }
+  return nullptr;
+}
+
 std::string DescribeAh(const ibv_ah_attr& ah) {
   std::string s = "{dlid=" + std::to_string(ah.dlid) + " sl=" + std::to_string(ah.sl) +
                   " src_path_bits=" + std::to_string(ah.src_path_bits) +
@@ -158,19 +193,43 @@ ibv_ah_attr ToAhAttr(const AddressVector& av) {
   return ah;
 }
 
+int QpAttrsMask() {
+  int mask = IBV_QP_AV;
+  for (const QpAttrsMember& m : kQpAttrsMembers) mask |= m.bit;
+  return mask;
+}
+
+uint32_t QpAttrsValue(const QpAttrs& a, int bit) {
+  const QpAttrsMember* m = MemberOf(bit);
+  return m != nullptr ? m->get(a) : 0;
+}
+
+void SetQpAttrsValue(QpAttrs& a, int bit, uint32_t value) {
+  if (const QpAttrsMember* m = MemberOf(bit)) m->set(a, value);
+}
+
+void ToIbvAttr(const QpAttrs& a, int mask, ibv_qp_attr& attr) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if ((mask & m.bit) != 0) FindQpAttr(m.bit)->set(attr, m.get(a));
+  }
+  if ((mask & IBV_QP_AV) != 0) attr.ah_attr = ToAhAttr(a.ah);
+}
+
+void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if ((mask & m.bit) != 0) m.set(to, m.get(from));
+  }
+  if ((mask & IBV_QP_AV) != 0) to.ah = from.ah;
+}
+
 ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags) {
   ModifyRequest r;
   r.from = QpState::kReset;
   r.to = QpState::kInit;
-  r.attr.qp_state = IBV_QPS_INIT;
-  r.attr.pkey_index = a.pkey_index;
-  r.attr.port_num = a.port_num;
-  if (transport == Transport::kUd) {
-    r.attr.qkey = a.qkey;
-  } else {
-    r.attr.qp_access_flags = access_flags;
-  }
   r.mask = MasksFor(transport, QpState::kInit).required;
+  r.attr.qp_state = IBV_QPS_INIT;
+  ToIbvAttr(a, r.mask, r.attr);
+  if ((r.mask & IBV_QP_ACCESS_FLAGS) != 0) r.attr.qp_access_flags = access_flags;
   return r;
 }
 
@@ -178,18 +237,9 @@ ModifyRequest BuildRtr(Transport transport, const QpAttrs& a) {
   ModifyRequest r;
   r.from = QpState::kInit;
   r.to = QpState::kRtr;
-  r.attr.qp_state = IBV_QPS_RTR;
-  if (transport != Transport::kUd) {
-    r.attr.path_mtu = static_cast<ibv_mtu>(a.path_mtu);
-    r.attr.dest_qp_num = a.dest_qp_num;
-    r.attr.rq_psn = a.rq_psn;
-    r.attr.ah_attr = ToAhAttr(a.ah);
-  }
-  if (transport == Transport::kRc) {
-    r.attr.max_dest_rd_atomic = a.max_dest_rd_atomic;
-    r.attr.min_rnr_timer = a.min_rnr_timer;
-  }
   r.mask = MasksFor(transport, QpState::kRtr).required;
+  r.attr.qp_state = IBV_QPS_RTR;
+  ToIbvAttr(a, r.mask, r.attr);
   return r;
 }
 
@@ -197,15 +247,9 @@ ModifyRequest BuildRts(Transport transport, const QpAttrs& a) {
   ModifyRequest r;
   r.from = QpState::kRtr;
   r.to = QpState::kRts;
-  r.attr.qp_state = IBV_QPS_RTS;
-  r.attr.sq_psn = a.sq_psn;
-  if (transport == Transport::kRc) {
-    r.attr.timeout = a.timeout;
-    r.attr.retry_cnt = a.retry_cnt;
-    r.attr.rnr_retry = a.rnr_retry;
-    r.attr.max_rd_atomic = a.max_rd_atomic;
-  }
   r.mask = MasksFor(transport, QpState::kRts).required;
+  r.attr.qp_state = IBV_QPS_RTS;
+  ToIbvAttr(a, r.mask, r.attr);
   return r;
 }
 

@@ -107,6 +107,39 @@ TEST(AttrTable, CheckRequestRefusesAnOutOfRangeValueByName) {
   EXPECT_EQ(CheckRequest(Transport::kRc, r), "rq_psn exceeds 24 bits");
 }
 
+// QpAttrs <-> ibv_qp_attr goes through the table: each bit QpAttrs carries
+// lands in the field the attribute table names for it, and back.
+TEST(AttrTable, QpAttrsMembersMoveThroughTheirTableFields) {
+  const int carried = QpAttrsMask();
+  EXPECT_NE(carried & IBV_QP_AV, 0);
+  EXPECT_EQ(carried & (IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_CAP), 0);
+  uint32_t next = 1;
+  for (const QpAttrInfo& row : kQpAttrTable) {
+    if ((row.bit & carried) == 0 || row.bit == IBV_QP_AV) continue;
+    SCOPED_TRACE(row.field);
+    const uint32_t v = row.format == AttrFormat::kMtu ? uint32_t{IBV_MTU_2048} : next++;
+    QpAttrs a;
+    SetQpAttrsValue(a, row.bit, v);
+    EXPECT_EQ(QpAttrsValue(a, row.bit), v);
+    ibv_qp_attr attr{};
+    ToIbvAttr(a, row.bit, attr);
+    EXPECT_EQ(row.value(attr), v);
+    QpAttrs copy;
+    CopyQpAttrs(a, row.bit, copy);
+    EXPECT_EQ(QpAttrsValue(copy, row.bit), v);
+    QpAttrs untouched;
+    CopyQpAttrs(a, carried & ~row.bit, untouched);
+    EXPECT_EQ(untouched, QpAttrs{});
+  }
+  QpAttrs a;
+  a.ah.port_num = 2;
+  a.ah.dlid = 7;
+  ibv_qp_attr attr{};
+  ToIbvAttr(a, IBV_QP_AV, attr);
+  EXPECT_EQ(attr.ah_attr.dlid, 7);
+  EXPECT_EQ(FindQpAttr(IBV_QP_AV)->value(attr), 2u);
+}
+
 TEST(StateTable, OneRowPerTransportAndStatePairWithDisjointColumns) {
   std::set<std::tuple<int, int, int>> seen;
   for (const QpTransitionRule& rule : kQpStateTable) {

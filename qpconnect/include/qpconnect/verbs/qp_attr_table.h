@@ -51,8 +51,13 @@ struct QpAttrInfo {
   // nullptr when min is 0. Above max it says "<field> exceeds 24 bits" for the
   // 24-bit fields and "<field> above <max>" for the others; kMtu has its own.
   const char* below_min;
-  // The value checked and rendered (kAh: ah_attr.port_num; kOther: 0).
+  // The largest value the ibv_qp_attr field holds (its type's range): what a
+  // reader of recorded values accepts before the range above is judged.
+  uint32_t field_max;
+  // The value checked and rendered (kAh: ah_attr.port_num; kOther: 0), and
+  // its setter (kAh, kOther: sets nothing).
   uint32_t (*value)(const ibv_qp_attr& attr);
+  void (*set)(ibv_qp_attr& attr, uint32_t value);
 };
 
 inline constexpr uint32_t kAttr24Bits = 0xffffff;
@@ -60,61 +65,78 @@ inline constexpr uint32_t kAttrU8 = 0xff;
 inline constexpr uint32_t kAttrU16 = 0xffff;
 inline constexpr uint32_t kAttrU32 = 0xffffffff;
 
+// The getter and setter of an ibv_qp_attr member, and its type's largest
+// value (enums: 32 bits).
+#define QPC_ATTR_ACCESS(member)                                                     \
+  [](const ibv_qp_attr& a) -> uint32_t { return static_cast<uint32_t>(a.member); }, \
+      [](ibv_qp_attr& a, uint32_t v) { a.member = static_cast<decltype(a.member)>(v); }
+#define QPC_ATTR_FIELD_MAX(member)               \
+  (sizeof(ibv_qp_attr::member) == 1   ? kAttrU8  \
+   : sizeof(ibv_qp_attr::member) == 2 ? kAttrU16 \
+                                      : kAttrU32)
+#define QPC_ATTR_NO_VALUE [](const ibv_qp_attr&) -> uint32_t { return 0; }
+#define QPC_ATTR_NO_SET [](ibv_qp_attr&, uint32_t) {}
+
 // Every attribute of enum ibv_qp_attr_mask, in the order DescribeAttr lists
 // them. Ranges: ibv_modify_qp(3) and IBA vol. 1 ch. 9 and 11 (PSN and QPN 24
 // bits; retry counts 3 bits; ACK timeout and RNR timer 5 bits; path MTU enum
 // 1..5; a port number is never 0).
 inline constexpr QpAttrInfo kQpAttrTable[] = {
     {IBV_QP_STATE, "STATE", "qp_state", AttrFormat::kState, 0, IBV_QPS_RESET, IBV_QPS_UNKNOWN,
-     nullptr, [](const ibv_qp_attr& a) -> uint32_t { return static_cast<uint32_t>(a.qp_state); }},
+     nullptr, QPC_ATTR_FIELD_MAX(qp_state), QPC_ATTR_ACCESS(qp_state)},
     {IBV_QP_PKEY_INDEX, "PKEY_INDEX", "pkey_index", AttrFormat::kDecimal, 0, 0, kAttrU16, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.pkey_index; }},
+     QPC_ATTR_FIELD_MAX(pkey_index), QPC_ATTR_ACCESS(pkey_index)},
     {IBV_QP_PORT, "PORT", "port_num", AttrFormat::kDecimal, 0, 1, kAttrU8,
-     "port_num 0 is not a port", [](const ibv_qp_attr& a) -> uint32_t { return a.port_num; }},
+     "port_num 0 is not a port", QPC_ATTR_FIELD_MAX(port_num), QPC_ATTR_ACCESS(port_num)},
     {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS", "qp_access_flags", AttrFormat::kHex, 1, 0, kAttrU32,
-     nullptr, [](const ibv_qp_attr& a) -> uint32_t { return a.qp_access_flags; }},
+     nullptr, QPC_ATTR_FIELD_MAX(qp_access_flags), QPC_ATTR_ACCESS(qp_access_flags)},
     {IBV_QP_QKEY, "QKEY", "qkey", AttrFormat::kHex, 8, 0, kAttrU32, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.qkey; }},
+     QPC_ATTR_FIELD_MAX(qkey), QPC_ATTR_ACCESS(qkey)},
     {IBV_QP_PATH_MTU, "PATH_MTU", "path_mtu", AttrFormat::kMtu, 0, IBV_MTU_256, IBV_MTU_4096,
-     nullptr, [](const ibv_qp_attr& a) -> uint32_t { return static_cast<uint32_t>(a.path_mtu); }},
+     nullptr, QPC_ATTR_FIELD_MAX(path_mtu), QPC_ATTR_ACCESS(path_mtu)},
     {IBV_QP_DEST_QPN, "DEST_QPN", "dest_qp_num", AttrFormat::kHex, 6, 0, kAttr24Bits, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.dest_qp_num; }},
+     QPC_ATTR_FIELD_MAX(dest_qp_num), QPC_ATTR_ACCESS(dest_qp_num)},
     {IBV_QP_RQ_PSN, "RQ_PSN", "rq_psn", AttrFormat::kHex, 6, 0, kAttr24Bits, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.rq_psn; }},
+     QPC_ATTR_FIELD_MAX(rq_psn), QPC_ATTR_ACCESS(rq_psn)},
     {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC", "max_dest_rd_atomic", AttrFormat::kDecimal, 0,
-     0, kAttrU8, nullptr, [](const ibv_qp_attr& a) -> uint32_t { return a.max_dest_rd_atomic; }},
+     0, kAttrU8, nullptr, QPC_ATTR_FIELD_MAX(max_dest_rd_atomic),
+     QPC_ATTR_ACCESS(max_dest_rd_atomic)},
     {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER", "min_rnr_timer", AttrFormat::kDecimal, 0, 0, 31,
-     nullptr, [](const ibv_qp_attr& a) -> uint32_t { return a.min_rnr_timer; }},
-    {IBV_QP_AV, "AV", "ah_attr", AttrFormat::kAh, 0, 1, kAttrU8, "ah_attr.port_num 0",
-     [](const ibv_qp_attr& a) -> uint32_t { return a.ah_attr.port_num; }},
+     nullptr, QPC_ATTR_FIELD_MAX(min_rnr_timer), QPC_ATTR_ACCESS(min_rnr_timer)},
+    {IBV_QP_AV, "AV", "ah_attr", AttrFormat::kAh, 0, 1, kAttrU8, "ah_attr.port_num 0", kAttrU8,
+     [](const ibv_qp_attr& a) -> uint32_t { return a.ah_attr.port_num; }, QPC_ATTR_NO_SET},
     {IBV_QP_SQ_PSN, "SQ_PSN", "sq_psn", AttrFormat::kHex, 6, 0, kAttr24Bits, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.sq_psn; }},
+     QPC_ATTR_FIELD_MAX(sq_psn), QPC_ATTR_ACCESS(sq_psn)},
     {IBV_QP_TIMEOUT, "TIMEOUT", "timeout", AttrFormat::kDecimal, 0, 0, 31, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.timeout; }},
+     QPC_ATTR_FIELD_MAX(timeout), QPC_ATTR_ACCESS(timeout)},
     {IBV_QP_RETRY_CNT, "RETRY_CNT", "retry_cnt", AttrFormat::kDecimal, 0, 0, 7, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.retry_cnt; }},
+     QPC_ATTR_FIELD_MAX(retry_cnt), QPC_ATTR_ACCESS(retry_cnt)},
     {IBV_QP_RNR_RETRY, "RNR_RETRY", "rnr_retry", AttrFormat::kDecimal, 0, 0, 7, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.rnr_retry; }},
+     QPC_ATTR_FIELD_MAX(rnr_retry), QPC_ATTR_ACCESS(rnr_retry)},
     {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC", "max_rd_atomic", AttrFormat::kDecimal, 0, 0,
-     kAttrU8, nullptr, [](const ibv_qp_attr& a) -> uint32_t { return a.max_rd_atomic; }},
+     kAttrU8, nullptr, QPC_ATTR_FIELD_MAX(max_rd_atomic), QPC_ATTR_ACCESS(max_rd_atomic)},
     // Not rendered by DescribeAttr (the connector never sends them), but
     // decoded, checked against the state table and recorded by the preload.
     {IBV_QP_CUR_STATE, "CUR_STATE", "cur_qp_state", AttrFormat::kState, 0, IBV_QPS_RESET,
-     IBV_QPS_UNKNOWN, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return static_cast<uint32_t>(a.cur_qp_state); }},
+     IBV_QPS_UNKNOWN, nullptr, QPC_ATTR_FIELD_MAX(cur_qp_state), QPC_ATTR_ACCESS(cur_qp_state)},
     {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY", "en_sqd_async_notify", AttrFormat::kDecimal,
-     0, 0, kAttrU8, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.en_sqd_async_notify; }},
+     0, 0, kAttrU8, nullptr, QPC_ATTR_FIELD_MAX(en_sqd_async_notify),
+     QPC_ATTR_ACCESS(en_sqd_async_notify)},
     {IBV_QP_ALT_PATH, "ALT_PATH", "alt_ah_attr", AttrFormat::kOther, 0, 0, kAttrU32, nullptr,
-     [](const ibv_qp_attr&) -> uint32_t { return 0; }},
+     kAttrU32, QPC_ATTR_NO_VALUE, QPC_ATTR_NO_SET},
     {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE", "path_mig_state", AttrFormat::kDecimal, 0,
-     IBV_MIG_MIGRATED, IBV_MIG_ARMED, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return static_cast<uint32_t>(a.path_mig_state); }},
-    {IBV_QP_CAP, "CAP", "cap", AttrFormat::kOther, 0, 0, kAttrU32, nullptr,
-     [](const ibv_qp_attr&) -> uint32_t { return 0; }},
+     IBV_MIG_MIGRATED, IBV_MIG_ARMED, nullptr, QPC_ATTR_FIELD_MAX(path_mig_state),
+     QPC_ATTR_ACCESS(path_mig_state)},
+    {IBV_QP_CAP, "CAP", "cap", AttrFormat::kOther, 0, 0, kAttrU32, nullptr, kAttrU32,
+     QPC_ATTR_NO_VALUE, QPC_ATTR_NO_SET},
     {IBV_QP_RATE_LIMIT, "RATE_LIMIT", "rate_limit", AttrFormat::kDecimal, 0, 0, kAttrU32, nullptr,
-     [](const ibv_qp_attr& a) -> uint32_t { return a.rate_limit; }},
+     QPC_ATTR_FIELD_MAX(rate_limit), QPC_ATTR_ACCESS(rate_limit)},
 };
+
+#undef QPC_ATTR_ACCESS
+#undef QPC_ATTR_FIELD_MAX
+#undef QPC_ATTR_NO_VALUE
+#undef QPC_ATTR_NO_SET
 
 // DescribeAttr renders the first kDescribedAttrs rows, in table order.
 inline constexpr size_t kDescribedAttrs = 16;

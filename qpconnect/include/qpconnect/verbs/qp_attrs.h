@@ -39,6 +39,25 @@ struct TransitionMasks {
 };
 TransitionMasks MasksFor(Transport transport, QpState to);
 
+// The IBV_QP_* bits a QpAttrs carries: AV in `ah`, each other one in one
+// member (PORT port_num, PKEY_INDEX, QKEY, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
+// TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC,
+// MIN_RNR_TIMER). What a builder, a trace reader or a judge moves between a
+// QpAttrs and an ibv_qp_attr goes through the four functions below, so the
+// bit <-> member knowledge is written once.
+int QpAttrsMask();
+// The member of `a` that `bit` (one bit of QpAttrsMask(), not AV) carries,
+// as a number (PATH_MTU: the enum); 0 for another bit.
+uint32_t QpAttrsValue(const QpAttrs& a, int bit);
+// Sets that member to `value` (truncated to its type); nothing for another bit.
+void SetQpAttrsValue(QpAttrs& a, int bit, uint32_t value);
+// Copies into `attr` the values of `a` that the bits of `mask` carry (AV:
+// ToAhAttr(a.ah)); the other fields of `attr` are left as they are.
+// REQUIRES: with AV, CheckAddressVector(a.ah) passed.
+void ToIbvAttr(const QpAttrs& a, int mask, ibv_qp_attr& attr);
+// Copies from `from` into `to` the members the bits of `mask` carry.
+void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to);
+
 // One ibv_modify_qp call.
 struct ModifyRequest {
   QpState from = QpState::kReset;
