@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fakes/fake_qp.h"
+#include "fakes/roce_device.h"
 #include "qpconnect/verbs/qp_control.h"
 
 namespace qpconnect::testing {
@@ -81,26 +82,9 @@ class FakeEnv : public verbs::QpEnv {
   };
 
   DeviceInfo Device() const {
-    DeviceInfo d;
-    d.name = "rxe0";
-    d.node_guid = uint64_t{0x1122334455667700} + static_cast<uint64_t>(octet_);
-    d.limits.max_qp_rd_atom = 128;
-    d.limits.max_qp_init_rd_atom = 128;
-    PortInfo p;
-    p.facts.port_num = 1;
-    p.facts.link_layer = LinkLayer::kEthernet;
-    p.facts.active = true;
-    p.facts.active_mtu = Mtu::k1024;
-    p.state = "ACTIVE";
-    GidEntry g;
-    g.index = 1;
-    g.gid = *GidFromString("::ffff:10.99.0." + std::to_string(octet_));
-    g.type = GidType::kRoceV2;
-    g.family = FamilyOfGid(g.gid, g.type);
-    p.gids = {g};
-    p.pkeys = {{0, 0xffff}};
-    d.ports.push_back(p);
-    return d;
+    const std::string gid = "::ffff:10.99.0." + std::to_string(octet_);
+    return fakes::RxeDevice("rxe0", uint64_t{0x1122334455667700} + static_cast<uint64_t>(octet_),
+                            {fakes::RoceV2Gid(1, gid.c_str())}, {{0, 0xffff}});
   }
 
   std::string host_;

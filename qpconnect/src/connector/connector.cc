@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "../verbs/connect_peer.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
@@ -22,17 +23,11 @@ Error AdoptError(std::string attribute, std::string detail) {
 }
 
 Result<Transport> TransportOf(const ibv_qp& qp) {
-  switch (qp.qp_type) {
-    case IBV_QPT_RC:
-      return Transport::kRc;
-    case IBV_QPT_UC:
-      return Transport::kUc;
-    case IBV_QPT_UD:
-      return Transport::kUd;
-    default:
-      return AdoptError("qp_type", "QP type " + std::to_string(static_cast<int>(qp.qp_type)) +
-                                       " is not RC, UC or UD");
+  for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
+    if (verbs::ToIbvQpType(t) == qp.qp_type) return t;
   }
+  return AdoptError("qp_type", "QP type " + std::to_string(static_cast<int>(qp.qp_type)) +
+                                   " is not RC, UC or UD");
 }
 
 // Adds the time since `start` to `slot` when destroyed (every return path).
@@ -116,8 +111,7 @@ class Connector::Impl {
   verbs::QpEnv* env = &verbs::QpEnv::Default();
   std::vector<std::unique_ptr<verbs::QpControl>> controls;  // one per adopted QP
   std::vector<verbs::QpControl*> control_ptrs;
-  std::vector<verbs::UniqueAh> ahs;
-  std::vector<uint32_t> remote_qpns;
+  verbs::PeerHandles peer;  // after Connect(): remote QPNs, UD address handles
   uint32_t remote_qkey = 0;
   Transport transport = Transport::kRc;
 
@@ -135,25 +129,11 @@ class Connector::Impl {
       report.timings.rts = session->timings().rts;
       return done;
     }
-    remote_qpns.clear();
-    ahs.clear();
     // The one path and order of the owning session (verbs/qp_steps.h).
-    verbs::ConnectHooks hooks;
-    hooks.progress = progress;
-    hooks.after_rtr = [&](size_t i) -> Result<void> {
-      remote_qpns.push_back(plan.qps[i].dest_qp_num);
-      if (transport != Transport::kUd) return Ok();
-      auto ah = env->CreateAh(*adopted[i]->pd, verbs::ToAhAttr(plan.qps[i].ah));
-      if (!ah) {
-        Error e = std::move(ah).error();
-        if (!hint.empty()) e.detail += "; " + hint;
-        return e;
-      }
-      ahs.push_back(std::move(*ah));
-      return Ok();
-    };
     verbs::ConnectTimes times;
-    auto done = verbs::ConnectQps(control_ptrs, transport, plan, hint, hooks, times);
+    auto done = verbs::ConnectToPlan(
+        control_ptrs, transport, plan, hint, *env,
+        [this](size_t i) -> ibv_pd& { return *adopted[i]->pd; }, progress, peer, times);
     report.timings.rtr = times.rtr;
     report.timings.rts = times.rts;
     QPC_TRY(std::move(done));
@@ -284,12 +264,12 @@ ibv_qp* Connector::qp(size_t i) const { return impl_->Qp(i); }
 
 ibv_ah* Connector::ah(size_t i) const {
   if (impl_->session) return impl_->session->ah(i);
-  return i < impl_->ahs.size() ? impl_->ahs[i].get() : nullptr;
+  return i < impl_->peer.ahs.size() ? impl_->peer.ahs[i].get() : nullptr;
 }
 
 uint32_t Connector::remote_qpn(size_t i) const {
   if (impl_->session) return impl_->session->remote_qpn(i);
-  return i < impl_->remote_qpns.size() ? impl_->remote_qpns[i] : 0;
+  return i < impl_->peer.remote_qpns.size() ? impl_->peer.remote_qpns[i] : 0;
 }
 
 uint32_t Connector::remote_qkey() const {

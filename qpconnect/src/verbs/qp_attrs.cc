@@ -222,44 +222,38 @@ void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to) {
   if ((mask & IBV_QP_AV) != 0) to.ah = from.ah;
 }
 
-ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags) {
+namespace {
+
+// The request `from` -> `to`: the state and exactly the required attributes
+// of the state table's row, with `a`'s values.
+ModifyRequest Build(Transport transport, QpState from, QpState to, const QpAttrs& a) {
   ModifyRequest r;
-  r.from = QpState::kReset;
-  r.to = QpState::kInit;
-  r.mask = MasksFor(transport, QpState::kInit).required;
-  r.attr.qp_state = IBV_QPS_INIT;
+  r.from = from;
+  r.to = to;
+  r.mask = MasksFor(transport, to).required;
+  r.attr.qp_state = ToIbvState(to);
   ToIbvAttr(a, r.mask, r.attr);
+  return r;
+}
+
+}  // namespace
+
+ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags) {
+  ModifyRequest r = Build(transport, QpState::kReset, QpState::kInit, a);
   if ((r.mask & IBV_QP_ACCESS_FLAGS) != 0) r.attr.qp_access_flags = access_flags;
   return r;
 }
 
 ModifyRequest BuildRtr(Transport transport, const QpAttrs& a) {
-  ModifyRequest r;
-  r.from = QpState::kInit;
-  r.to = QpState::kRtr;
-  r.mask = MasksFor(transport, QpState::kRtr).required;
-  r.attr.qp_state = IBV_QPS_RTR;
-  ToIbvAttr(a, r.mask, r.attr);
-  return r;
+  return Build(transport, QpState::kInit, QpState::kRtr, a);
 }
 
 ModifyRequest BuildRts(Transport transport, const QpAttrs& a) {
-  ModifyRequest r;
-  r.from = QpState::kRtr;
-  r.to = QpState::kRts;
-  r.mask = MasksFor(transport, QpState::kRts).required;
-  r.attr.qp_state = IBV_QPS_RTS;
-  ToIbvAttr(a, r.mask, r.attr);
-  return r;
+  return Build(transport, QpState::kRtr, QpState::kRts, a);
 }
 
 ModifyRequest BuildReset(Transport transport) {
-  ModifyRequest r;
-  r.from = QpState::kUnknown;
-  r.to = QpState::kReset;
-  r.attr.qp_state = IBV_QPS_RESET;
-  r.mask = MasksFor(transport, QpState::kReset).required;
-  return r;
+  return Build(transport, QpState::kUnknown, QpState::kReset, QpAttrs{});
 }
 
 std::string DecodeMask(int mask) {

@@ -2,6 +2,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "connect_peer.h"
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/transition.h"
@@ -115,6 +116,30 @@ Result<void> ConnectQps(std::span<QpControl* const> qps, Transport transport,
     if (hooks.progress) hooks.progress("rts", i + 1, qps.size());
   }
   return Ok();
+}
+
+Result<void> ConnectToPlan(std::span<QpControl* const> qps, Transport transport,
+                           const ConnectionPlan& plan, const std::string& hint, QpEnv& env,
+                           const std::function<ibv_pd&(size_t)>& pd_of, const ProgressFn& progress,
+                           PeerHandles& peer, ConnectTimes& times) {
+  peer.remote_qpns.clear();
+  peer.ahs.clear();
+  peer.remote_qpns.reserve(qps.size());
+  ConnectHooks hooks;
+  hooks.progress = progress;
+  hooks.after_rtr = [&](size_t i) -> Result<void> {
+    peer.remote_qpns.push_back(plan.qps[i].dest_qp_num);
+    if (transport != Transport::kUd) return Ok();
+    auto ah = env.CreateAh(pd_of(i), ToAhAttr(plan.qps[i].ah));
+    if (!ah) {
+      Error e = std::move(ah).error();
+      if (!hint.empty()) e.detail += "; " + hint;
+      return e;
+    }
+    peer.ahs.push_back(std::move(*ah));
+    return Ok();
+  };
+  return ConnectQps(qps, transport, plan, hint, hooks, times);
 }
 
 Result<void> ResetQps(std::span<QpControl* const> qps, Transport transport) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "connect_peer.h"
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/provider.h"
@@ -217,27 +218,15 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
                      std::to_string(plan.qps.size()) + " (the peer offered " +
                      std::to_string(remote.qps.size()) + ")"};
   }
-  remote_qpns_.clear();
-  remote_qpns_.reserve(qps_.size());
-  ahs_.clear();
   // The one order (verbs/qp_steps.h): every QP to RTR, then every QP to RTS.
-  QpEnv& env = options_.qp_env != nullptr ? *options_.qp_env : QpEnv::Default();
-  ConnectHooks hooks;
-  hooks.progress = progress;
-  hooks.after_rtr = [&](size_t i) -> Result<void> {
-    remote_qpns_.push_back(plan.qps[i].dest_qp_num);
-    if (options_.transport != Transport::kUd) return Ok();
-    auto ah = env.CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));
-    if (!ah) {
-      Error e = std::move(ah).error();
-      if (!hint.empty()) e.detail += "; " + hint;
-      return e;
-    }
-    ahs_.push_back(std::move(*ah));
-    return Ok();
-  };
   ConnectTimes times;
-  auto done = ConnectQps(control_ptrs_, options_.transport, plan, hint, hooks, times);
+  PeerHandles peer;
+  auto done = ConnectToPlan(
+      control_ptrs_, options_.transport, plan, hint,
+      options_.qp_env != nullptr ? *options_.qp_env : QpEnv::Default(),
+      [this](size_t) -> ibv_pd& { return *pd_; }, progress, peer, times);
+  remote_qpns_ = std::move(peer.remote_qpns);
+  ahs_ = std::move(peer.ahs);
   timings_.rtr = times.rtr;
   timings_.rts = times.rts;
   QPC_TRY(std::move(done));
