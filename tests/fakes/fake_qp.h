@@ -3,7 +3,8 @@
 // test cannot agree with the code by construction. It refuses, with EINVAL and
 // no state change, a transition from the wrong state, without the attributes
 // the man page requires, or with attributes the IB spec neither requires nor
-// allows as optional; and it can inject a failure.
+// allows as optional; and it can inject a failure, on the next call or on the
+// transition into a given state (INIT, RTR, RTS, RESET).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -32,6 +33,11 @@ class FakeQp : public verbs::QpControl {
       inject_errno_.reset();
       return verbs::VerbsError("ibv_modify_qp", e);
     }
+    if (fail_into_ && (mask & IBV_QP_STATE) && attr.qp_state == fail_into_->first) {
+      int e = fail_into_->second;
+      fail_into_.reset();
+      return verbs::VerbsError("ibv_modify_qp", e);
+    }
     if (!(mask & IBV_QP_STATE)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     ibv_qp_state next = attr.qp_state;
     if (!Allowed(state_, next)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
@@ -46,12 +52,22 @@ class FakeQp : public verbs::QpControl {
       if ((mask & ~allowed) != 0) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     }
     state_ = next;
+    if (mask & IBV_QP_PORT) port_ = attr.port_num;
+    if (next == IBV_QPS_RESET) port_ = 0;
     return Ok();
   }
 
   Result<verbs::QpState> State() override { return verbs::FromIbvState(state_); }
+  Result<uint8_t> PortNum() override { return port_; }
 
   void FailNextWith(int err) { inject_errno_ = err; }
+  // The next modify into `state` fails with `err` (once), changing nothing.
+  void FailInto(ibv_qp_state state, int err) { fail_into_ = std::make_pair(state, err); }
+  // Puts the QP in `state` on `port` as if another program had moved it.
+  void Force(ibv_qp_state state, uint8_t port) {
+    state_ = state;
+    port_ = port;
+  }
   ibv_qp_state state() const { return state_; }
   const std::vector<std::pair<ibv_qp_attr, int>>& calls() const { return calls_; }
 
@@ -109,7 +125,9 @@ class FakeQp : public verbs::QpControl {
   ibv_qp_type type_;
   uint32_t qpn_;
   ibv_qp_state state_ = IBV_QPS_RESET;
+  uint8_t port_ = 0;
   std::optional<int> inject_errno_;
+  std::optional<std::pair<ibv_qp_state, int>> fail_into_;
   std::vector<std::pair<ibv_qp_attr, int>> calls_;
 };
 

@@ -146,6 +146,11 @@ struct AdoptOptions {
   // local write, remote write, remote read; UC: local and remote write).
   std::optional<unsigned> access_flags;
   std::string host;  // identity for diagnostics; default gethostname()
+  // The hardware seam (verbs/qp_control.h) the adopted QPs' transitions, the
+  // description and the UD address handles go through; null:
+  // verbs::QpEnv::Default(). Unit tests pass fakes (tests/fakes/fake_qp.h).
+  // Not owned; REQUIRES: it outlives the Connector.
+  verbs::QpEnv* qp_env = nullptr;
 };
 
 // The validation gate: kIncompatible (operation "validate") naming how many

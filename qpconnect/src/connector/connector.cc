@@ -5,12 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "../verbs/connect_peer.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
 #include "qpconnect/verbs/qp_steps.h"
 #include "qpconnect/verbs/resources.h"
-#include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect {
 namespace {
@@ -23,17 +23,11 @@ Error AdoptError(std::string attribute, std::string detail) {
 }
 
 Result<Transport> TransportOf(const ibv_qp& qp) {
-  switch (qp.qp_type) {
-    case IBV_QPT_RC:
-      return Transport::kRc;
-    case IBV_QPT_UC:
-      return Transport::kUc;
-    case IBV_QPT_UD:
-      return Transport::kUd;
-    default:
-      return AdoptError("qp_type", "QP type " + std::to_string(static_cast<int>(qp.qp_type)) +
-                                       " is not RC, UC or UD");
+  for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
+    if (verbs::ToIbvQpType(t) == qp.qp_type) return t;
   }
+  return AdoptError("qp_type", "QP type " + std::to_string(static_cast<int>(qp.qp_type)) +
+                                   " is not RC, UC or UD");
 }
 
 // Adds the time since `start` to `slot` when destroyed (every return path).
@@ -114,8 +108,10 @@ class Connector::Impl {
   std::unique_ptr<verbs::Session> session;
   // Adopted mode.
   std::vector<ibv_qp*> adopted;
-  std::vector<verbs::UniqueAh> ahs;
-  std::vector<uint32_t> remote_qpns;
+  verbs::QpEnv* env = &verbs::QpEnv::Default();
+  std::vector<std::unique_ptr<verbs::QpControl>> controls;  // one per adopted QP
+  std::vector<verbs::QpControl*> control_ptrs;
+  verbs::PeerHandles peer;  // after Connect(): remote QPNs, UD address handles
   uint32_t remote_qkey = 0;
   Transport transport = Transport::kRc;
 
@@ -133,43 +129,14 @@ class Connector::Impl {
       report.timings.rts = session->timings().rts;
       return done;
     }
-    remote_qpns.clear();
-    ahs.clear();
-    std::vector<std::chrono::nanoseconds> rtr;
-    std::vector<std::chrono::nanoseconds> rts;
-    rtr.reserve(adopted.size());
-    rts.reserve(adopted.size());
-    // Summarized on every path, as far as the QPs got.
-    struct Summary {
-      ConnectReport& r;
-      std::vector<std::chrono::nanoseconds>& rtr;
-      std::vector<std::chrono::nanoseconds>& rts;
-      ~Summary() {
-        r.timings.rtr = verbs::SummarizeQpStep(rtr);
-        r.timings.rts = verbs::SummarizeQpStep(rts);
-      }
-    } summary{report, rtr, rts};
-    for (size_t i = 0; i < adopted.size(); ++i) {
-      verbs::VerbsQpControl control(*adopted[i]);
-      auto start = Clock::now();
-      QPC_TRY(verbs::MoveToRtr(control, transport, plan.qps[i], hint));
-      remote_qpns.push_back(plan.qps[i].dest_qp_num);
-      if (transport == Transport::kUd) {
-        auto ah = verbs::CreateAh(*adopted[i]->pd, verbs::ToAhAttr(plan.qps[i].ah));
-        if (!ah) {
-          Error e = std::move(ah).error();
-          if (!hint.empty()) e.detail += "; " + hint;
-          return e;
-        }
-        ahs.push_back(std::move(*ah));
-      }
-      rtr.push_back(Clock::now() - start);
-      if (progress) progress("rtr", i + 1, adopted.size());
-      start = Clock::now();
-      QPC_TRY(verbs::MoveRtrToRts(control, transport, plan.qps[i], hint));
-      rts.push_back(Clock::now() - start);
-      if (progress) progress("rts", i + 1, adopted.size());
-    }
+    // The one path and order of the owning session (verbs/qp_steps.h).
+    verbs::ConnectTimes times;
+    auto done = verbs::ConnectToPlan(
+        control_ptrs, transport, plan, hint, *env,
+        [this](size_t i) -> ibv_pd& { return *adopted[i]->pd; }, progress, peer, times);
+    report.timings.rtr = times.rtr;
+    report.timings.rts = times.rts;
+    QPC_TRY(std::move(done));
     remote_qkey = verbs::UdSendQkey(plan, report.local.keys.qkey);
     return Ok();
   }
@@ -217,6 +184,7 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
     }
   }
   impl->transport = *transport;
+  if (options.qp_env != nullptr) impl->env = options.qp_env;
 
   verbs::DescribeOptions d;
   d.transport = *transport;
@@ -232,7 +200,7 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   d.max_rd_atomic = options.max_rd_atomic;
   d.max_dest_rd_atomic = options.max_dest_rd_atomic;
   d.host = options.host;
-  auto described = verbs::DescribeLocal(*qps[0].qp->context, d);
+  auto described = impl->env->Describe(*qps[0].qp->context, d);
   if (!described) return std::move(described).error();
   EndpointInfo local = std::move(described->endpoint);
 
@@ -246,30 +214,39 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   std::vector<std::chrono::nanoseconds> init_samples;
   for (size_t i = 0; i < qps.size(); ++i) {
     ibv_qp& qp = *qps[i].qp;
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init_attr{};
-    if (int rc = ibv_query_qp(&qp, &attr, IBV_QP_STATE | IBV_QP_PORT, &init_attr); rc != 0) {
-      return verbs::VerbsError("ibv_query_qp", rc, "QP " + std::to_string(i));
+    auto control = impl->env->Control(qp);
+    auto state = control->State();
+    if (!state) {
+      Error e = std::move(state).error();
+      e.detail = "QP " + std::to_string(i);
+      return e;
     }
-    if (attr.qp_state == IBV_QPS_RESET) {
-      verbs::VerbsQpControl control(qp);
+    if (*state == verbs::QpState::kReset) {
       const auto start = Clock::now();
-      QPC_TRY(verbs::MoveToInit(control, *transport, init, access));
+      QPC_TRY(verbs::MoveToInit(*control, *transport, init, access));
       init_samples.push_back(Clock::now() - start);
-    } else if (attr.qp_state == IBV_QPS_INIT) {
+    } else if (*state == verbs::QpState::kInit) {
       // libibverbs reports port_num of an INIT QP; 0 means the provider did not say.
-      if (attr.port_num != 0 && attr.port_num != options.port) {
+      auto port = control->PortNum();
+      if (!port) {
+        Error e = std::move(port).error();
+        e.detail = "QP " + std::to_string(i);
+        return e;
+      }
+      if (*port != 0 && *port != options.port) {
         return AdoptError("port_num", "QP " + std::to_string(i) + " (qpn " +
                                           std::to_string(qp.qp_num) + ") is on port " +
-                                          std::to_string(attr.port_num) + ", not port " +
+                                          std::to_string(*port) + ", not port " +
                                           std::to_string(options.port));
       }
     } else {
       return AdoptError("qp_state", "QP " + std::to_string(i) + " (qpn " +
                                         std::to_string(qp.qp_num) + ") is in state " +
-                                        verbs::QpStateName(verbs::FromIbvState(attr.qp_state)) +
+                                        verbs::QpStateName(*state) +
                                         "; adopt QPs in RESET or INIT");
     }
+    impl->control_ptrs.push_back(control.get());
+    impl->controls.push_back(std::move(control));
     qpns.push_back(qp.qp_num);
     mrs.push_back(qps[i].mr);
     impl->adopted.push_back(&qp);
@@ -287,12 +264,12 @@ ibv_qp* Connector::qp(size_t i) const { return impl_->Qp(i); }
 
 ibv_ah* Connector::ah(size_t i) const {
   if (impl_->session) return impl_->session->ah(i);
-  return i < impl_->ahs.size() ? impl_->ahs[i].get() : nullptr;
+  return i < impl_->peer.ahs.size() ? impl_->peer.ahs[i].get() : nullptr;
 }
 
 uint32_t Connector::remote_qpn(size_t i) const {
   if (impl_->session) return impl_->session->remote_qpn(i);
-  return i < impl_->remote_qpns.size() ? impl_->remote_qpns[i] : 0;
+  return i < impl_->peer.remote_qpns.size() ? impl_->peer.remote_qpns[i] : 0;
 }
 
 uint32_t Connector::remote_qkey() const {

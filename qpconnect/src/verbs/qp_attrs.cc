@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "qpconnect/verbs/qp_attr_table.h"
+#include "qpconnect/verbs/qp_state_table.h"
+
 // Mtu's values are libibverbs' enum ibv_mtu, so the two convert by value.
 static_assert(static_cast<int>(qpconnect::Mtu::k256) == IBV_MTU_256);
 static_assert(static_cast<int>(qpconnect::Mtu::k512) == IBV_MTU_512);
@@ -19,34 +22,40 @@ std::string Hex(uint32_t v, int width) {
   return buf;
 }
 
-struct MaskName {
+// QpAttrs's members by the mask bit that carries them (AV aside: `ah`).
+#define QPC_QPATTRS_MEMBER(bit, member)                                                \
+  {                                                                                    \
+    bit, [](const QpAttrs& a) -> uint32_t { return static_cast<uint32_t>(a.member); }, \
+        [](QpAttrs& a, uint32_t v) { a.member = static_cast<decltype(a.member)>(v); }  \
+  }
+struct QpAttrsMember {
   int bit;
-  const char* name;
+  uint32_t (*get)(const QpAttrs& a);
+  void (*set)(QpAttrs& a, uint32_t value);
 };
-constexpr MaskName kMaskNames[] = {
-    {IBV_QP_STATE, "STATE"},
-    {IBV_QP_CUR_STATE, "CUR_STATE"},
-    {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
-    {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
-    {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
-    {IBV_QP_PORT, "PORT"},
-    {IBV_QP_QKEY, "QKEY"},
-    {IBV_QP_AV, "AV"},
-    {IBV_QP_PATH_MTU, "PATH_MTU"},
-    {IBV_QP_TIMEOUT, "TIMEOUT"},
-    {IBV_QP_RETRY_CNT, "RETRY_CNT"},
-    {IBV_QP_RNR_RETRY, "RNR_RETRY"},
-    {IBV_QP_RQ_PSN, "RQ_PSN"},
-    {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
-    {IBV_QP_ALT_PATH, "ALT_PATH"},
-    {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
-    {IBV_QP_SQ_PSN, "SQ_PSN"},
-    {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
-    {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
-    {IBV_QP_CAP, "CAP"},
-    {IBV_QP_DEST_QPN, "DEST_QPN"},
-    {IBV_QP_RATE_LIMIT, "RATE_LIMIT"},
+constexpr QpAttrsMember kQpAttrsMembers[] = {
+    QPC_QPATTRS_MEMBER(IBV_QP_PKEY_INDEX, pkey_index),
+    QPC_QPATTRS_MEMBER(IBV_QP_PORT, port_num),
+    QPC_QPATTRS_MEMBER(IBV_QP_QKEY, qkey),
+    QPC_QPATTRS_MEMBER(IBV_QP_PATH_MTU, path_mtu),
+    QPC_QPATTRS_MEMBER(IBV_QP_TIMEOUT, timeout),
+    QPC_QPATTRS_MEMBER(IBV_QP_RETRY_CNT, retry_cnt),
+    QPC_QPATTRS_MEMBER(IBV_QP_RNR_RETRY, rnr_retry),
+    QPC_QPATTRS_MEMBER(IBV_QP_RQ_PSN, rq_psn),
+    QPC_QPATTRS_MEMBER(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic),
+    QPC_QPATTRS_MEMBER(IBV_QP_MIN_RNR_TIMER, min_rnr_timer),
+    QPC_QPATTRS_MEMBER(IBV_QP_SQ_PSN, sq_psn),
+    QPC_QPATTRS_MEMBER(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic),
+    QPC_QPATTRS_MEMBER(IBV_QP_DEST_QPN, dest_qp_num),
 };
+#undef QPC_QPATTRS_MEMBER
+
+const QpAttrsMember* MemberOf(int bit) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if (m.bit == bit) return &m;
+  }
+  return nullptr;
+}
 
 std::string DescribeAh(const ibv_ah_attr& ah) {
   std::string s = "{dlid=" + std::to_string(ah.dlid) + " sl=" + std::to_string(ah.sl) +
@@ -145,44 +154,9 @@ ibv_qp_type ToIbvQpType(Transport t) {
 }
 
 TransitionMasks MasksFor(Transport transport, QpState to) {
-  // Required: ibv_modify_qp(3). Optional: the IB spec's QP/EE state
-  // transition table (vol. 1, 11.2.5), restricted to what the connector uses.
-  switch (to) {
-    case QpState::kInit:
-      if (transport == Transport::kUd) {
-        return {IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0};
-      }
-      return {IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0};
-    case QpState::kRtr:
-      switch (transport) {
-        case Transport::kRc:
-          return {IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-                  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
-        case Transport::kUc:
-          return {IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
-                  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
-        case Transport::kUd:
-          return {IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY};
-      }
-      break;
-    case QpState::kRts:
-      switch (transport) {
-        case Transport::kRc:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
-                  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-                      IBV_QP_PATH_MIG_STATE};
-        case Transport::kUc:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN,
-                  IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE};
-        case Transport::kUd:
-          return {IBV_QP_STATE | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY};
-      }
-      break;
-    default:
-      break;
-  }
+  // The state table (qp_state_table.h): the rule into `to` from its
+  // predecessor; a target it lacks takes the state alone.
+  if (auto rule = FindTransitionInto(transport, to)) return {rule->required, rule->optional};
   return {IBV_QP_STATE, 0};
 }
 
@@ -219,95 +193,113 @@ ibv_ah_attr ToAhAttr(const AddressVector& av) {
   return ah;
 }
 
-ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags) {
-  ModifyRequest r;
-  r.from = QpState::kReset;
-  r.to = QpState::kInit;
-  r.attr.qp_state = IBV_QPS_INIT;
-  r.attr.pkey_index = a.pkey_index;
-  r.attr.port_num = a.port_num;
-  if (transport == Transport::kUd) {
-    r.attr.qkey = a.qkey;
-  } else {
-    r.attr.qp_access_flags = access_flags;
+int QpAttrsMask() {
+  int mask = IBV_QP_AV;
+  for (const QpAttrsMember& m : kQpAttrsMembers) mask |= m.bit;
+  return mask;
+}
+
+uint32_t QpAttrsValue(const QpAttrs& a, int bit) {
+  const QpAttrsMember* m = MemberOf(bit);
+  return m != nullptr ? m->get(a) : 0;
+}
+
+void SetQpAttrsValue(QpAttrs& a, int bit, uint32_t value) {
+  if (const QpAttrsMember* m = MemberOf(bit)) m->set(a, value);
+}
+
+void ToIbvAttr(const QpAttrs& a, int mask, ibv_qp_attr& attr) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if ((mask & m.bit) != 0) FindQpAttr(m.bit)->set(attr, m.get(a));
   }
-  r.mask = MasksFor(transport, QpState::kInit).required;
+  if ((mask & IBV_QP_AV) != 0) attr.ah_attr = ToAhAttr(a.ah);
+}
+
+void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to) {
+  for (const QpAttrsMember& m : kQpAttrsMembers) {
+    if ((mask & m.bit) != 0) m.set(to, m.get(from));
+  }
+  if ((mask & IBV_QP_AV) != 0) to.ah = from.ah;
+}
+
+namespace {
+
+// The request `from` -> `to`: the state and exactly the required attributes
+// of the state table's row, with `a`'s values.
+ModifyRequest Build(Transport transport, QpState from, QpState to, const QpAttrs& a) {
+  ModifyRequest r;
+  r.from = from;
+  r.to = to;
+  r.mask = MasksFor(transport, to).required;
+  r.attr.qp_state = ToIbvState(to);
+  ToIbvAttr(a, r.mask, r.attr);
+  return r;
+}
+
+}  // namespace
+
+ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_flags) {
+  ModifyRequest r = Build(transport, QpState::kReset, QpState::kInit, a);
+  if ((r.mask & IBV_QP_ACCESS_FLAGS) != 0) r.attr.qp_access_flags = access_flags;
   return r;
 }
 
 ModifyRequest BuildRtr(Transport transport, const QpAttrs& a) {
-  ModifyRequest r;
-  r.from = QpState::kInit;
-  r.to = QpState::kRtr;
-  r.attr.qp_state = IBV_QPS_RTR;
-  if (transport != Transport::kUd) {
-    r.attr.path_mtu = static_cast<ibv_mtu>(a.path_mtu);
-    r.attr.dest_qp_num = a.dest_qp_num;
-    r.attr.rq_psn = a.rq_psn;
-    r.attr.ah_attr = ToAhAttr(a.ah);
-  }
-  if (transport == Transport::kRc) {
-    r.attr.max_dest_rd_atomic = a.max_dest_rd_atomic;
-    r.attr.min_rnr_timer = a.min_rnr_timer;
-  }
-  r.mask = MasksFor(transport, QpState::kRtr).required;
-  return r;
+  return Build(transport, QpState::kInit, QpState::kRtr, a);
 }
 
 ModifyRequest BuildRts(Transport transport, const QpAttrs& a) {
-  ModifyRequest r;
-  r.from = QpState::kRtr;
-  r.to = QpState::kRts;
-  r.attr.qp_state = IBV_QPS_RTS;
-  r.attr.sq_psn = a.sq_psn;
-  if (transport == Transport::kRc) {
-    r.attr.timeout = a.timeout;
-    r.attr.retry_cnt = a.retry_cnt;
-    r.attr.rnr_retry = a.rnr_retry;
-    r.attr.max_rd_atomic = a.max_rd_atomic;
-  }
-  r.mask = MasksFor(transport, QpState::kRts).required;
-  return r;
+  return Build(transport, QpState::kRtr, QpState::kRts, a);
+}
+
+ModifyRequest BuildReset(Transport transport) {
+  return Build(transport, QpState::kUnknown, QpState::kReset, QpAttrs{});
 }
 
 std::string DecodeMask(int mask) {
   std::string s;
-  int rest = mask;
-  for (const auto& m : kMaskNames) {
-    if ((mask & m.bit) != 0) {
-      s += (s.empty() ? "" : "|");
-      s += m.name;
-      rest &= ~m.bit;
+  int rest = 0;
+  ForEachMaskBit(mask, [&](int bit, const QpAttrInfo* row) {
+    if (row == nullptr) {
+      rest |= bit;
+      return;
     }
-  }
+    s += (s.empty() ? "" : "|");
+    s += row->mask_name;
+  });
+  if (mask < 0) rest |= mask & ~0x7fffffff;  // the sign bit, which no attribute uses
   if (rest != 0) s += (s.empty() ? "" : "|") + Hex(static_cast<uint32_t>(rest), 1);
   return s.empty() ? "0" : s;
 }
 
 std::string DescribeAttr(const ibv_qp_attr& a, int mask) {
   std::string s;
-  auto add = [&s](const std::string& kv) { s += (s.empty() ? "" : " ") + kv; };
-  if (mask & IBV_QP_STATE) add(std::string("qp_state=") + QpStateName(FromIbvState(a.qp_state)));
-  if (mask & IBV_QP_PKEY_INDEX) add("pkey_index=" + std::to_string(a.pkey_index));
-  if (mask & IBV_QP_PORT) add("port_num=" + std::to_string(a.port_num));
-  if (mask & IBV_QP_ACCESS_FLAGS) add("qp_access_flags=" + Hex(a.qp_access_flags, 1));
-  if (mask & IBV_QP_QKEY) add("qkey=" + Hex(a.qkey, 8));
-  if (mask & IBV_QP_PATH_MTU) {
-    add("path_mtu=" + std::to_string(MtuBytes(static_cast<Mtu>(a.path_mtu))) + " (enum " +
-        std::to_string(a.path_mtu) + ")");
+  for (size_t i = 0; i < kDescribedAttrs; ++i) {
+    const QpAttrInfo& row = kQpAttrTable[i];
+    if ((mask & row.bit) == 0) continue;
+    const uint32_t v = row.value(a);
+    std::string text;
+    switch (row.format) {
+      case AttrFormat::kState:
+        text = QpStateName(FromIbvState(static_cast<ibv_qp_state>(v)));
+        break;
+      case AttrFormat::kDecimal:
+        text = std::to_string(v);
+        break;
+      case AttrFormat::kHex:
+        text = Hex(v, row.hex_width);
+        break;
+      case AttrFormat::kMtu:
+        text = std::to_string(MtuBytes(static_cast<Mtu>(v))) + " (enum " + std::to_string(v) + ")";
+        break;
+      case AttrFormat::kAh:
+        text = DescribeAh(a.ah_attr);
+        break;
+      case AttrFormat::kOther:
+        continue;
+    }
+    s += (s.empty() ? "" : " ") + std::string(row.field) + "=" + text;
   }
-  if (mask & IBV_QP_DEST_QPN) add("dest_qp_num=" + Hex(a.dest_qp_num, 6));
-  if (mask & IBV_QP_RQ_PSN) add("rq_psn=" + Hex(a.rq_psn, 6));
-  if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
-    add("max_dest_rd_atomic=" + std::to_string(a.max_dest_rd_atomic));
-  }
-  if (mask & IBV_QP_MIN_RNR_TIMER) add("min_rnr_timer=" + std::to_string(a.min_rnr_timer));
-  if (mask & IBV_QP_AV) add("ah_attr=" + DescribeAh(a.ah_attr));
-  if (mask & IBV_QP_SQ_PSN) add("sq_psn=" + Hex(a.sq_psn, 6));
-  if (mask & IBV_QP_TIMEOUT) add("timeout=" + std::to_string(a.timeout));
-  if (mask & IBV_QP_RETRY_CNT) add("retry_cnt=" + std::to_string(a.retry_cnt));
-  if (mask & IBV_QP_RNR_RETRY) add("rnr_retry=" + std::to_string(a.rnr_retry));
-  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) add("max_rd_atomic=" + std::to_string(a.max_rd_atomic));
   return s;
 }
 

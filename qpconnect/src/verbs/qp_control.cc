@@ -3,6 +3,27 @@
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
+namespace {
+
+class VerbsQpEnv final : public QpEnv {
+ public:
+  std::unique_ptr<QpControl> Control(ibv_qp& qp) override {
+    return std::make_unique<VerbsQpControl>(qp);
+  }
+  Result<UniqueAh> CreateAh(ibv_pd& pd, const ibv_ah_attr& attr) override {
+    return verbs::CreateAh(pd, attr);
+  }
+  Result<LocalDescription> Describe(ibv_context& ctx, const DescribeOptions& options) override {
+    return DescribeLocal(ctx, options);
+  }
+};
+
+}  // namespace
+
+QpEnv& QpEnv::Default() {
+  static VerbsQpEnv env;
+  return env;
+}
 
 Result<void> VerbsQpControl::Modify(const ibv_qp_attr& attr, int mask) {
   ibv_qp_attr copy = attr;  // ibv_modify_qp takes a non-const pointer
@@ -17,6 +38,15 @@ Result<QpState> VerbsQpControl::State() {
     return VerbsError("ibv_query_qp", rc);
   }
   return FromIbvState(attr.qp_state);
+}
+
+Result<uint8_t> VerbsQpControl::PortNum() {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (int rc = ibv_query_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PORT, &init); rc != 0) {
+    return VerbsError("ibv_query_qp", rc);
+  }
+  return attr.port_num;
 }
 
 }  // namespace qpconnect::verbs

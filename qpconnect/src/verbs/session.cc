@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "connect_peer.h"
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/provider.h"
@@ -27,31 +28,7 @@ Error Invalid(std::string attribute, std::string detail) {
 
 using StepClock = std::chrono::steady_clock;
 
-// Per-QP samples of one step, summarized when the step ends (every path).
-class StepSamples {
- public:
-  StepSamples(QpStepTimes& out, size_t n) : out_(out) { samples_.reserve(n); }
-  ~StepSamples() { out_ = SummarizeQpStep(samples_); }
-  StepSamples(const StepSamples&) = delete;
-  StepSamples& operator=(const StepSamples&) = delete;
-  void Add(StepClock::time_point start) { samples_.push_back(StepClock::now() - start); }
-
- private:
-  QpStepTimes& out_;
-  std::vector<std::chrono::nanoseconds> samples_;
-};
-
 }  // namespace
-
-QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples) {
-  QpStepTimes t;
-  if (samples.empty()) return t;
-  t.qps = samples.size();
-  for (auto d : samples) t.total += d;
-  t.p50 = NearestRank(samples, 50);
-  t.p99 = NearestRank(samples, 99);
-  return t;
-}
 
 void Session::BufferFree::operator()(uint8_t* p) const noexcept { std::free(p); }
 
@@ -122,7 +99,8 @@ Result<void> Session::CreateResources() {
   d.max_rd_atomic = o.max_rd_atomic;
   d.max_dest_rd_atomic = o.max_dest_rd_atomic;
   d.host = o.host;
-  auto described = DescribeLocal(*ctx_, d);
+  QpEnv& env = o.qp_env != nullptr ? *o.qp_env : QpEnv::Default();
+  auto described = env.Describe(*ctx_, d);
   if (!described) return std::move(described).error();
   local_ = std::move(described->endpoint);
   const DeviceLimits& limits = described->limits;
@@ -172,7 +150,14 @@ Result<void> Session::CreateResources() {
   mr_ = std::move(*mr);
   timings_.setup = StepClock::now() - setup_start;
 
-  StepSamples samples(timings_.create, o.num_qps);
+  std::vector<std::chrono::nanoseconds> create_samples;
+  create_samples.reserve(o.num_qps);
+  // Summarized on every path, as far as the QPs got.
+  struct Summary {
+    QpStepTimes& out;
+    std::vector<std::chrono::nanoseconds>& samples;
+    ~Summary() { out = SummarizeQpStep(samples); }
+  } summary{timings_.create, create_samples};
   qps_.reserve(o.num_qps);
   for (uint32_t i = 0; i < o.num_qps; ++i) {
     const auto start = StepClock::now();
@@ -192,7 +177,9 @@ Result<void> Session::CreateResources() {
       return e;
     }
     qps_.push_back(std::move(*qp));
-    samples.Add(start);
+    controls_.push_back(env.Control(*qps_.back()));
+    control_ptrs_.push_back(controls_.back().get());
+    create_samples.push_back(StepClock::now() - start);
     if (o.on_progress) o.on_progress("create", i + 1, o.num_qps);
   }
 
@@ -213,21 +200,13 @@ Result<void> Session::CreateResources() {
 }
 
 Result<void> Session::MoveToInit() {
-  StepSamples samples(timings_.init, qps_.size());
-  for (size_t i = 0; i < qps_.size(); ++i) {
-    const auto start = StepClock::now();
-    QpAttrs a;
-    a.port_num = options_.port;
-    a.pkey_index = local_.keys.pkey_index;
-    a.qkey = options_.qkey;
-    VerbsQpControl control(*qps_[i]);
-    QPC_TRY(
-        verbs::MoveToInit(control, options_.transport, a, DefaultAccessFlags(options_.transport)));
-    QPC_TRY(PostAllRecvs(i));
-    samples.Add(start);
-    if (options_.on_progress) options_.on_progress("init", i + 1, qps_.size());
-  }
-  return Ok();
+  QpAttrs a;
+  a.port_num = options_.port;
+  a.pkey_index = local_.keys.pkey_index;
+  a.qkey = options_.qkey;
+  return InitQps(
+      control_ptrs_, options_.transport, a, DefaultAccessFlags(options_.transport),
+      [this](size_t i) { return PostAllRecvs(i); }, options_.on_progress, timings_.init);
 }
 
 Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
@@ -239,40 +218,18 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
                      std::to_string(plan.qps.size()) + " (the peer offered " +
                      std::to_string(remote.qps.size()) + ")"};
   }
-  remote_qpns_.clear();
-  remote_qpns_.reserve(qps_.size());
-  // Every QP to RTR first, then every QP to RTS: each step is timed apart,
-  // and a QP's receive side is ready before any of ours may send.
-  {
-    StepSamples samples(timings_.rtr, qps_.size());
-    for (size_t i = 0; i < qps_.size(); ++i) {
-      const auto start = StepClock::now();
-      VerbsQpControl control(*qps_[i]);
-      QPC_TRY(MoveToRtr(control, options_.transport, plan.qps[i], hint));
-      remote_qpns_.push_back(plan.qps[i].dest_qp_num);
-      if (options_.transport == Transport::kUd) {
-        auto ah = CreateAh(*pd_, ToAhAttr(plan.qps[i].ah));
-        if (!ah) {
-          Error e = std::move(ah).error();
-          if (!hint.empty()) e.detail += "; " + hint;
-          return e;
-        }
-        ahs_.push_back(std::move(*ah));
-      }
-      samples.Add(start);
-      if (progress) progress("rtr", i + 1, qps_.size());
-    }
-  }
-  {
-    StepSamples samples(timings_.rts, qps_.size());
-    for (size_t i = 0; i < qps_.size(); ++i) {
-      const auto start = StepClock::now();
-      VerbsQpControl control(*qps_[i]);
-      QPC_TRY(MoveRtrToRts(control, options_.transport, plan.qps[i], hint));
-      samples.Add(start);
-      if (progress) progress("rts", i + 1, qps_.size());
-    }
-  }
+  // The one order (verbs/qp_steps.h): every QP to RTR, then every QP to RTS.
+  ConnectTimes times;
+  PeerHandles peer;
+  auto done = ConnectToPlan(
+      control_ptrs_, options_.transport, plan, hint,
+      options_.qp_env != nullptr ? *options_.qp_env : QpEnv::Default(),
+      [this](size_t) -> ibv_pd& { return *pd_; }, progress, peer, times);
+  remote_qpns_ = std::move(peer.remote_qpns);
+  ahs_ = std::move(peer.ahs);
+  timings_.rtr = times.rtr;
+  timings_.rts = times.rts;
+  QPC_TRY(std::move(done));
   // UD sends carry our own Q_Key unless the plan overrides it: a Q_Key
   // mismatch then shows as silently dropped datagrams, as the rule predicts.
   send_qkey_ = UdSendQkey(plan, options_.qkey);
@@ -284,13 +241,7 @@ Result<void> Session::Recycle() {
   ahs_.clear();
   remote_qpns_.clear();
   send_qkey_ = 0;
-  for (size_t i = 0; i < qps_.size(); ++i) {
-    ibv_qp_attr attr{};
-    attr.qp_state = IBV_QPS_RESET;
-    if (int rc = ibv_modify_qp(qps_[i].get(), &attr, IBV_QP_STATE); rc != 0) {
-      return VerbsError("ibv_modify_qp ->RESET", rc, "QP " + std::to_string(i) + " (recycle)");
-    }
-  }
+  QPC_TRY(ResetQps(control_ptrs_, options_.transport));
   // What the old connection left in the CQs belongs to no one now.
   ibv_wc wc[64];
   for (ibv_cq* cq : {send_cq_.get(), recv_cq_.get()}) {

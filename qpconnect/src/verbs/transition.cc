@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "qpconnect/verbs/qp_state_table.h"
+
 namespace qpconnect::verbs {
 namespace {
 
@@ -14,6 +16,20 @@ std::string QpHex(uint32_t qpn) {
 
 }  // namespace
 
+std::string RangeRefusal(const QpAttrInfo& row, const ibv_qp_attr& attr) {
+  const uint32_t v = row.value(attr);
+  if (v >= row.min && v <= row.max) return {};
+  if (row.format == AttrFormat::kMtu) {
+    return std::string(row.field) + " enum " + std::to_string(v) + " is not 1..5 (256..4096)";
+  }
+  if (v < row.min) {
+    return row.below_min != nullptr ? row.below_min
+                                    : std::string(row.field) + " below " + std::to_string(row.min);
+  }
+  if (row.max == kAttr24Bits) return std::string(row.field) + " exceeds 24 bits";
+  return std::string(row.field) + " above " + std::to_string(row.max);
+}
+
 std::string CheckRequest(Transport transport, const ModifyRequest& r) {
   TransitionMasks m = MasksFor(transport, r.to);
   if ((r.mask & m.required) != m.required) {
@@ -23,21 +39,10 @@ std::string CheckRequest(Transport transport, const ModifyRequest& r) {
     return "mask sends " + DecodeMask(r.mask & ~(m.required | m.optional)) +
            ", not allowed at this transition";
   }
-  const ibv_qp_attr& a = r.attr;
-  if ((r.mask & IBV_QP_PORT) && a.port_num == 0) return "port_num 0 is not a port";
-  if ((r.mask & IBV_QP_PATH_MTU) && !IsValidMtu(static_cast<Mtu>(a.path_mtu))) {
-    return "path_mtu enum " + std::to_string(a.path_mtu) + " is not 1..5 (256..4096)";
+  for (const QpAttrInfo& row : kQpAttrTable) {
+    if ((r.mask & row.bit) == 0) continue;
+    if (std::string wrong = RangeRefusal(row, r.attr); !wrong.empty()) return wrong;
   }
-  if ((r.mask & IBV_QP_DEST_QPN) && a.dest_qp_num > kQpnMask) {
-    return "dest_qp_num exceeds 24 bits";
-  }
-  if ((r.mask & IBV_QP_RQ_PSN) && a.rq_psn > kPsnMask) return "rq_psn exceeds 24 bits";
-  if ((r.mask & IBV_QP_SQ_PSN) && a.sq_psn > kPsnMask) return "sq_psn exceeds 24 bits";
-  if ((r.mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return "retry_cnt above 7";
-  if ((r.mask & IBV_QP_RNR_RETRY) && a.rnr_retry > 7) return "rnr_retry above 7";
-  if ((r.mask & IBV_QP_TIMEOUT) && a.timeout > 31) return "timeout above 31";
-  if ((r.mask & IBV_QP_MIN_RNR_TIMER) && a.min_rnr_timer > 31) return "min_rnr_timer above 31";
-  if ((r.mask & IBV_QP_AV) && a.ah_attr.port_num == 0) return "ah_attr.port_num 0";
   return {};
 }
 
@@ -78,7 +83,9 @@ std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest
 
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint) {
-  const std::string operation = std::string("ibv_modify_qp ") + QpStateName(request.from) + "->" +
+  // A RESET from any state has no known predecessor: "->RESET".
+  const std::string from = request.from == QpState::kUnknown ? "" : QpStateName(request.from);
+  const std::string operation = std::string("ibv_modify_qp ") + from + "->" +
                                 QpStateName(request.to) + " (" + TransportName(transport) + " qp " +
                                 QpHex(qp.QpNum()) + ")";
   // A request the mask table or the value ranges refuse never reaches the

@@ -6,6 +6,7 @@
 
 #include "cli_args.h"
 #include "exit_codes.h"
+#include "fakes/roce_device.h"
 #include "format.h"
 #include "run.h"
 #include "skip_or_fail.h"
@@ -15,30 +16,19 @@ namespace qpconnect::tools {
 namespace {
 
 DeviceInfo RxeLike() {
-  DeviceInfo d;
-  d.name = "rxe0";
-  d.node_type = "ca";
-  d.node_guid = 0x505400fffe123456ULL;
-  d.limits.max_qp_rd_atom = 128;
-  d.limits.max_qp_init_rd_atom = 128;
-  d.limits.max_qp_wr = 1048576;
-  d.limits.max_sge = 32;
-  PortInfo p;
-  p.facts.port_num = 1;
-  p.facts.link_layer = LinkLayer::kEthernet;
-  p.facts.active = true;
-  p.facts.active_mtu = Mtu::k1024;
-  p.facts.max_mtu = Mtu::k4096;
-  p.state = "ACTIVE";
-  p.phys_state = "LINK_UP";
-  p.gid_tbl_len = 1024;
-  p.pkey_tbl_len = 64;
   GidEntry ll{0, *GidFromString("fe80::5054:ff:fe12:3456"), GidType::kRoceV2, GidFamily::kIpv6,
               "veth0"};
   GidEntry v4{1, *GidFromString("::ffff:10.99.0.1"), GidType::kRoceV2, GidFamily::kIpv4, "veth0"};
-  p.gids = {ll, v4};
-  p.pkeys = {{0, 0xffff}, {1, 0x0001}};
-  d.ports.push_back(p);
+  DeviceInfo d =
+      fakes::RxeDevice("rxe0", 0x505400fffe123456ULL, {ll, v4}, {{0, 0xffff}, {1, 0x0001}});
+  d.node_type = "ca";
+  d.limits.max_qp_wr = 1048576;
+  d.limits.max_sge = 32;
+  PortInfo& p = d.ports[0];
+  p.facts.max_mtu = Mtu::k4096;
+  p.phys_state = "LINK_UP";
+  p.gid_tbl_len = 1024;
+  p.pkey_tbl_len = 64;
   return d;
 }
 

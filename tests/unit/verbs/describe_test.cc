@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/roce_device.h"
+
 namespace qpconnect::verbs {
 namespace {
 
 GidEntry Gid4(uint16_t index, const char* text, GidType type) {
-  GidEntry e;
-  e.index = index;
-  e.gid = *GidFromString(text);
+  GidEntry e = fakes::RoceV2Gid(index, text);
   e.type = type;
   e.family = FamilyOfGid(e.gid, type);
   return e;
@@ -19,22 +19,11 @@ GidEntry Gid4(uint16_t index, const char* text, GidType type) {
 // An rxe-like RoCE device: port 1 ACTIVE, GIDs link-local (0) and IPv4 (1),
 // an IPv4 GID also at 300 (a large table), P_Keys 0xffff at 0, 0x8001 at 2.
 DeviceInfo RoceDevice() {
-  DeviceInfo d;
-  d.name = "rxe0";
-  d.node_guid = 0x1122334455667788ULL;
-  d.limits.max_qp_rd_atom = 128;
-  d.limits.max_qp_init_rd_atom = 128;
-  PortInfo p;
-  p.facts.port_num = 1;
-  p.facts.link_layer = LinkLayer::kEthernet;
-  p.facts.active = true;
-  p.facts.active_mtu = Mtu::k1024;
-  p.state = "ACTIVE";
-  p.gids = {Gid4(0, "fe80::1", GidType::kRoceV2), Gid4(1, "::ffff:10.99.0.1", GidType::kRoceV2),
-            Gid4(300, "::ffff:10.99.0.9", GidType::kRoceV2)};
-  p.pkeys = {{0, 0xffff}, {2, 0x8001}};
-  d.ports.push_back(p);
-  return d;
+  return fakes::RxeDevice(
+      "rxe0", 0x1122334455667788ULL,
+      {Gid4(0, "fe80::1", GidType::kRoceV2), Gid4(1, "::ffff:10.99.0.1", GidType::kRoceV2),
+       Gid4(300, "::ffff:10.99.0.9", GidType::kRoceV2)},
+      {{0, 0xffff}, {2, 0x8001}});
 }
 
 DescribeOptions Rc() {

@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "qpconnect/validate.h"
+#include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_state_table.h"
 #include "qpconnect/verbs/transition.h"
 #include "trace_reader.h"
 
@@ -54,44 +56,29 @@ verbs::ModifyRequest ToRequest(const ObservedTransition& t) {
   r.from = StateOf(t.from);
   r.to = StateOf(t.to);
   r.mask = t.mask;
-  const QpAttrs& a = t.attrs;
-  ibv_qp_attr& x = r.attr;
-  x.qp_state = verbs::ToIbvState(r.to);
-  x.port_num = a.port_num;
-  x.pkey_index = a.pkey_index;
-  x.qkey = a.qkey;
-  x.ah_attr = verbs::ToAhAttr(a.ah);
-  x.path_mtu = static_cast<ibv_mtu>(a.path_mtu);
-  x.dest_qp_num = a.dest_qp_num;
-  x.rq_psn = a.rq_psn;
-  x.sq_psn = a.sq_psn;
-  x.max_rd_atomic = a.max_rd_atomic;
-  x.max_dest_rd_atomic = a.max_dest_rd_atomic;
-  x.min_rnr_timer = a.min_rnr_timer;
-  x.timeout = a.timeout;
-  x.retry_cnt = a.retry_cnt;
-  x.rnr_retry = a.rnr_retry;
+  r.attr.qp_state = verbs::ToIbvState(r.to);
+  // Every value the trace holds, whatever the mask: CheckRequest reads only
+  // the bits the mask sends.
+  verbs::ToIbvAttr(t.attrs, verbs::QpAttrsMask(), r.attr);
   return r;
 }
 
 // The mask bits that carry a finding's attribute (0: none, e.g. qp_type).
 int MaskBitsOf(const std::string& attribute) {
+  // A plan value the validator names by its ibv_qp_attr field (path_mtu,
+  // rq_psn, timeout, qkey, ...): the attribute table's bit.
+  constexpr int kByField = ~(IBV_QP_PORT | IBV_QP_PKEY_INDEX | IBV_QP_AV);
+  if (const verbs::QpAttrInfo* row = verbs::FindQpAttrByField(attribute.c_str());
+      row != nullptr && (row->bit & verbs::QpAttrsMask() & kByField) != 0) {
+    return row->bit;
+  }
+  // The validator's other names: the P_Key, facts of the port, and the parts
+  // of the address vector.
   struct Entry {
     const char* attribute;
     int bits;
   };
-  static constexpr Entry kTable[] = {
-      {"path_mtu", IBV_QP_PATH_MTU},
-      {"dest_qp_num", IBV_QP_DEST_QPN},
-      {"rq_psn", IBV_QP_RQ_PSN},
-      {"sq_psn", IBV_QP_SQ_PSN},
-      {"max_rd_atomic", IBV_QP_MAX_QP_RD_ATOMIC},
-      {"max_dest_rd_atomic", IBV_QP_MAX_DEST_RD_ATOMIC},
-      {"min_rnr_timer", IBV_QP_MIN_RNR_TIMER},
-      {"timeout", IBV_QP_TIMEOUT},
-      {"retry_cnt", IBV_QP_RETRY_CNT},
-      {"rnr_retry", IBV_QP_RNR_RETRY},
-      {"qkey", IBV_QP_QKEY},
+  static constexpr Entry kOthers[] = {
       {"pkey", IBV_QP_PKEY_INDEX},
       {"port_num", IBV_QP_PORT | IBV_QP_AV},
       {"port_state", IBV_QP_PORT | IBV_QP_AV},
@@ -107,7 +94,7 @@ int MaskBitsOf(const std::string& attribute) {
       {"flow_label", IBV_QP_AV},
       {"traffic_class", IBV_QP_AV},
   };
-  for (const Entry& e : kTable) {
+  for (const Entry& e : kOthers) {
     if (attribute == e.attribute) return e.bits;
   }
   return 0;

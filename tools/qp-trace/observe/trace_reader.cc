@@ -11,6 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "qpconnect/verbs/qp_attr_table.h"
+#include "qpconnect/verbs/qp_attrs.h"
+
 namespace qpconnect::tools::trace {
 namespace {
 
@@ -151,28 +154,20 @@ AddressVector ReadAh(const Record& r) {
   return av;
 }
 
-// The values of `attr` for the bits of `mask`, over `base`.
+// The values of `attr` for the bits of `mask`, over `base`: each attribute a
+// QpAttrs carries, read under its field name (the attribute table) and within
+// its field's type.
 QpAttrs ReadAttrs(const Record& attr, int mask, QpAttrs base) {
   QpAttrs& a = base;
-  const auto u8 = [&](const char* key) { return static_cast<uint8_t>(attr.Uint(key, 0xff)); };
-  const auto u32 = [&](const char* key) {
-    return static_cast<uint32_t>(attr.Uint(key, 0xffffffff));
-  };
-  if (mask & IBV_QP_PORT) a.port_num = u8("port_num");
-  if (mask & IBV_QP_PKEY_INDEX)
-    a.pkey_index = static_cast<uint16_t>(attr.Uint("pkey_index", 0xffff));
-  if (mask & IBV_QP_QKEY) a.qkey = u32("qkey");
-  if (mask & IBV_QP_AV) a.ah = ReadAh(attr.Object("ah_attr"));
-  if (mask & IBV_QP_PATH_MTU) a.path_mtu = attr.MtuField("path_mtu");
-  if (mask & IBV_QP_TIMEOUT) a.timeout = u8("timeout");
-  if (mask & IBV_QP_RETRY_CNT) a.retry_cnt = u8("retry_cnt");
-  if (mask & IBV_QP_RNR_RETRY) a.rnr_retry = u8("rnr_retry");
-  if (mask & IBV_QP_RQ_PSN) a.rq_psn = u32("rq_psn");
-  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) a.max_rd_atomic = u8("max_rd_atomic");
-  if (mask & IBV_QP_MIN_RNR_TIMER) a.min_rnr_timer = u8("min_rnr_timer");
-  if (mask & IBV_QP_SQ_PSN) a.sq_psn = u32("sq_psn");
-  if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) a.max_dest_rd_atomic = u8("max_dest_rd_atomic");
-  if (mask & IBV_QP_DEST_QPN) a.dest_qp_num = u32("dest_qp_num");
+  verbs::ForEachMaskBit(mask & verbs::QpAttrsMask(), [&](int bit, const verbs::QpAttrInfo* row) {
+    if (bit == IBV_QP_AV) {
+      a.ah = ReadAh(attr.Object(row->field));
+    } else if (row->format == verbs::AttrFormat::kMtu) {
+      verbs::SetQpAttrsValue(a, bit, static_cast<uint32_t>(attr.MtuField(row->field)));
+    } else {
+      verbs::SetQpAttrsValue(a, bit, static_cast<uint32_t>(attr.Uint(row->field, row->field_max)));
+    }
+  });
   return base;
 }
 
@@ -464,21 +459,7 @@ class Reader {
       if (!InApplied(q, i)) continue;
       const ObservedTransition& t = q.transitions[i];
       // Re-read the bits this transition sent over the accumulated values.
-      const QpAttrs& v = t.attrs;
-      if (t.mask & IBV_QP_PORT) applied.port_num = v.port_num;
-      if (t.mask & IBV_QP_PKEY_INDEX) applied.pkey_index = v.pkey_index;
-      if (t.mask & IBV_QP_QKEY) applied.qkey = v.qkey;
-      if (t.mask & IBV_QP_AV) applied.ah = v.ah;
-      if (t.mask & IBV_QP_PATH_MTU) applied.path_mtu = v.path_mtu;
-      if (t.mask & IBV_QP_TIMEOUT) applied.timeout = v.timeout;
-      if (t.mask & IBV_QP_RETRY_CNT) applied.retry_cnt = v.retry_cnt;
-      if (t.mask & IBV_QP_RNR_RETRY) applied.rnr_retry = v.rnr_retry;
-      if (t.mask & IBV_QP_RQ_PSN) applied.rq_psn = v.rq_psn;
-      if (t.mask & IBV_QP_MAX_QP_RD_ATOMIC) applied.max_rd_atomic = v.max_rd_atomic;
-      if (t.mask & IBV_QP_MIN_RNR_TIMER) applied.min_rnr_timer = v.min_rnr_timer;
-      if (t.mask & IBV_QP_SQ_PSN) applied.sq_psn = v.sq_psn;
-      if (t.mask & IBV_QP_MAX_DEST_RD_ATOMIC) applied.max_dest_rd_atomic = v.max_dest_rd_atomic;
-      if (t.mask & IBV_QP_DEST_QPN) applied.dest_qp_num = v.dest_qp_num;
+      verbs::CopyQpAttrs(t.attrs, t.mask, applied);
     }
     if (q.port == 0 && !q.address_handles.empty()) q.port = q.address_handles.front().port_num;
     if (q.port != 0 && !(mask & IBV_QP_PORT)) applied.port_num = q.port;

@@ -47,6 +47,7 @@
 #include <cstring>
 
 #include "json_line.h"
+#include "qpconnect/verbs/qp_attr_table.h"
 
 namespace qpconnect::trace_preload {
 namespace {
@@ -481,36 +482,40 @@ void Cap(JsonLine& line, const ibv_qp_cap& cap) {
   line.EndObject();
 }
 
-// The attributes `mask` sends, by their ibv_qp_attr names.
+// The attributes `mask` sends, by their ibv_qp_attr names, in bit order: the
+// attribute table (qpconnect/verbs/qp_attr_table.h) says which field each
+// bit carries and how it is recorded.
 void QpAttr(JsonLine& line, const ibv_qp_attr& a, int mask) {
+  using qpconnect::verbs::AttrFormat;
   line.BeginObject("attr");
-  if (mask & IBV_QP_STATE) line.Str("qp_state", StateName(a.qp_state));
-  if (mask & IBV_QP_CUR_STATE) line.Str("cur_qp_state", StateName(a.cur_qp_state));
-  if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) line.Uint("en_sqd_async_notify", a.en_sqd_async_notify);
-  if (mask & IBV_QP_ACCESS_FLAGS) line.Uint("qp_access_flags", a.qp_access_flags);
-  if (mask & IBV_QP_PKEY_INDEX) line.Uint("pkey_index", a.pkey_index);
-  if (mask & IBV_QP_PORT) line.Uint("port_num", a.port_num);
-  if (mask & IBV_QP_QKEY) line.Uint("qkey", a.qkey);
-  if (mask & IBV_QP_AV) AhAttr(line, "ah_attr", a.ah_attr);
-  if (mask & IBV_QP_PATH_MTU) Mtu(line, "path_mtu", a.path_mtu);
-  if (mask & IBV_QP_TIMEOUT) line.Uint("timeout", a.timeout);
-  if (mask & IBV_QP_RETRY_CNT) line.Uint("retry_cnt", a.retry_cnt);
-  if (mask & IBV_QP_RNR_RETRY) line.Uint("rnr_retry", a.rnr_retry);
-  if (mask & IBV_QP_RQ_PSN) line.Uint("rq_psn", a.rq_psn);
-  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) line.Uint("max_rd_atomic", a.max_rd_atomic);
-  if (mask & IBV_QP_ALT_PATH) {
-    AhAttr(line, "alt_ah_attr", a.alt_ah_attr);
-    line.Uint("alt_pkey_index", a.alt_pkey_index);
-    line.Uint("alt_port_num", a.alt_port_num);
-    line.Uint("alt_timeout", a.alt_timeout);
-  }
-  if (mask & IBV_QP_MIN_RNR_TIMER) line.Uint("min_rnr_timer", a.min_rnr_timer);
-  if (mask & IBV_QP_SQ_PSN) line.Uint("sq_psn", a.sq_psn);
-  if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) line.Uint("max_dest_rd_atomic", a.max_dest_rd_atomic);
-  if (mask & IBV_QP_PATH_MIG_STATE) line.Uint("path_mig_state", a.path_mig_state);
-  if (mask & IBV_QP_CAP) Cap(line, a.cap);
-  if (mask & IBV_QP_DEST_QPN) line.Uint("dest_qp_num", a.dest_qp_num);
-  if (mask & IBV_QP_RATE_LIMIT) line.Uint("rate_limit", a.rate_limit);
+  qpconnect::verbs::ForEachMaskBit(mask, [&](int bit, const qpconnect::verbs::QpAttrInfo* row) {
+    if (row == nullptr) return;  // a bit libibverbs does not name: not recorded
+    switch (row->format) {
+      case AttrFormat::kState:
+        line.Str(row->field, StateName(static_cast<int>(row->value(a))));
+        break;
+      case AttrFormat::kDecimal:
+      case AttrFormat::kHex:
+        line.Uint(row->field, row->value(a));
+        break;
+      case AttrFormat::kMtu:
+        Mtu(line, row->field, static_cast<int>(row->value(a)));
+        break;
+      case AttrFormat::kAh:
+        AhAttr(line, row->field, a.ah_attr);
+        break;
+      case AttrFormat::kOther:
+        if (bit == IBV_QP_ALT_PATH) {
+          AhAttr(line, row->field, a.alt_ah_attr);
+          line.Uint("alt_pkey_index", a.alt_pkey_index);
+          line.Uint("alt_port_num", a.alt_port_num);
+          line.Uint("alt_timeout", a.alt_timeout);
+        } else if (bit == IBV_QP_CAP) {
+          Cap(line, a.cap);
+        }
+        break;
+    }
+  });
   line.EndObject();
 }
 

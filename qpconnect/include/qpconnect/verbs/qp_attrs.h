@@ -1,11 +1,13 @@
 // Building ibv_modify_qp requests: the attributes and mask of each transition
 // RESET->INIT->RTR->RTS per transport, from a verbs-free QpAttrs.
 //
-// The required/optional mask table is plain data (TransitionMasks); the
-// builders send exactly the required attributes, never an optional one (the
-// optional column is what CheckRequest() accepts from other callers, e.g. a
-// traced program's mask). DecodeMask and DescribeAttr render a request for
-// error reports:
+// The required/optional masks per transport and state pair are data
+// (verbs/qp_state_table.h), as are the attributes' names, fields and ranges
+// (verbs/qp_attr_table.h); MasksFor, DecodeMask and DescribeAttr read them.
+// The builders send exactly the required attributes, never an optional one
+// (the optional column is what CheckRequest() accepts from other callers,
+// e.g. a traced program's mask). DecodeMask and DescribeAttr render a request
+// for error reports:
 // "ibv_modify_qp INIT->RTR refused" names the mask and every value sent.
 //
 // Thread-safety: pure functions.
@@ -29,13 +31,32 @@ QpState FromIbvState(ibv_qp_state s);
 ibv_qp_type ToIbvQpType(Transport t);
 
 // Required and optional attribute masks of the transition into `to` (from its
-// predecessor in RESET->INIT->RTR->RTS) for `transport`, per ibv_modify_qp(3)
-// and the IB spec's QP state table (optional column).
+// predecessor in RESET->INIT->RTR->RTS; from any state into RESET or ERR) for
+// `transport`: the row of the state table (verbs/qp_state_table.h).
 struct TransitionMasks {
   int required = 0;
   int optional = 0;
 };
 TransitionMasks MasksFor(Transport transport, QpState to);
+
+// The IBV_QP_* bits a QpAttrs carries: AV in `ah`, each other one in one
+// member (PORT port_num, PKEY_INDEX, QKEY, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
+// TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC,
+// MIN_RNR_TIMER). What a builder, a trace reader or a judge moves between a
+// QpAttrs and an ibv_qp_attr goes through the four functions below, so the
+// bit <-> member knowledge is written once.
+int QpAttrsMask();
+// The member of `a` that `bit` (one bit of QpAttrsMask(), not AV) carries,
+// as a number (PATH_MTU: the enum); 0 for another bit.
+uint32_t QpAttrsValue(const QpAttrs& a, int bit);
+// Sets that member to `value` (truncated to its type); nothing for another bit.
+void SetQpAttrsValue(QpAttrs& a, int bit, uint32_t value);
+// Copies into `attr` the values of `a` that the bits of `mask` carry (AV:
+// ToAhAttr(a.ah)); the other fields of `attr` are left as they are.
+// REQUIRES: with AV, CheckAddressVector(a.ah) passed.
+void ToIbvAttr(const QpAttrs& a, int mask, ibv_qp_attr& attr);
+// Copies from `from` into `to` the members the bits of `mask` carry.
+void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to);
 
 // One ibv_modify_qp call.
 struct ModifyRequest {
@@ -52,6 +73,8 @@ ModifyRequest BuildInit(Transport transport, const QpAttrs& a, unsigned access_f
 ModifyRequest BuildRtr(Transport transport, const QpAttrs& a);
 // RTS: sq_psn (RC also timeout, retry_cnt, rnr_retry, max_rd_atomic).
 ModifyRequest BuildRts(Transport transport, const QpAttrs& a);
+// RESET from any state (from = kUnknown: rendered "->RESET"): only the state.
+ModifyRequest BuildReset(Transport transport);
 
 // The ibv_ah_attr for `av` (UD address handles and RC/UC RTR).
 // REQUIRES: CheckAddressVector(av) passed (sgid_index fits 8 bits).
@@ -62,10 +85,12 @@ ibv_ah_attr ToAhAttr(const AddressVector& av);
 // kInvalidArgument naming the attribute; Ok otherwise.
 Result<void> CheckAddressVector(const AddressVector& av);
 
-// "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN" (unknown bits as 0x...).
+// "STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN": the attribute table's names, in bit
+// order (unknown bits as 0x...).
 std::string DecodeMask(int mask);
 // "qp_state=RTR path_mtu=1024 dest_qp_num=0x000123 rq_psn=... ah={dlid=0 ...}"
-// for every attribute the mask sends.
+// for every attribute the mask sends that the attribute table renders, in its
+// order.
 std::string DescribeAttr(const ibv_qp_attr& attr, int mask);
 
 }  // namespace qpconnect::verbs

@@ -1,16 +1,28 @@
-// The hardware seam for QP state changes: the connector drives a QpControl,
-// which is a real ibv_qp in production and a fake modelling ibv_modify_qp(3)'s
-// state table in unit tests (tests/fakes/fake_qp.h).
+// The hardware seam for QP state changes: every path that moves a QP (the
+// owning Session, the adopting Connector, recycling, and the mesh through
+// them) drives a QpControl, which is a real ibv_qp in production and a fake
+// modelling ibv_modify_qp(3)'s state table in unit tests
+// (tests/fakes/fake_qp.h).
 //
-// Thread-safety: one thread at a time per QP.
+// The controls are injected the way leveldb's Env is: code that holds an
+// ibv_qp* asks a QpEnv for its QpControl (and, for the little else it does
+// to a device while connecting, the address handle and the description).
+// Production passes QpEnv::Default(); a unit test passes an env that hands
+// out fakes, so the connector's whole flow runs without a device.
+//
+// Thread-safety: one thread at a time per QP. QpEnv::Default() is stateless
+// and may be shared by any number of threads.
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "qpconnect/result.h"
+#include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/resources.h"
 
 namespace qpconnect::verbs {
 
@@ -22,6 +34,9 @@ class QpControl {
   virtual Result<void> Modify(const ibv_qp_attr& attr, int mask) = 0;
   // ibv_query_qp's current state.
   virtual Result<QpState> State() = 0;
+  // ibv_query_qp's port_num (meaningful from INIT on); 0 when the provider
+  // does not say. The default knows nothing: 0.
+  virtual Result<uint8_t> PortNum() { return uint8_t{0}; }
 };
 
 // QpControl over a real QP. Does not own `qp`.
@@ -31,9 +46,29 @@ class VerbsQpControl final : public QpControl {
   uint32_t QpNum() const override { return qp_->qp_num; }
   Result<void> Modify(const ibv_qp_attr& attr, int mask) override;
   Result<QpState> State() override;
+  Result<uint8_t> PortNum() override;
 
  private:
   ibv_qp* qp_;
+};
+
+// What connecting a QP needs from the device, behind one injected seam.
+class QpEnv {
+ public:
+  virtual ~QpEnv() = default;
+
+  // The control of `qp`. Never null; `qp` must outlive it.
+  virtual std::unique_ptr<QpControl> Control(ibv_qp& qp) = 0;
+
+  // A UD peer's address handle in `pd` (ibv_create_ah). kVerbs. A fake may
+  // return a null handle: nothing is sent through it in a unit test.
+  virtual Result<UniqueAh> CreateAh(ibv_pd& pd, const ibv_ah_attr& attr) = 0;
+
+  // DescribeLocal(ctx, options) (verbs/describe.h): the same errors.
+  virtual Result<LocalDescription> Describe(ibv_context& ctx, const DescribeOptions& options) = 0;
+
+  // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal.
+  static QpEnv& Default();
 };
 
 }  // namespace qpconnect::verbs

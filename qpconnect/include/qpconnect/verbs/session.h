@@ -30,6 +30,8 @@
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
 #include "qpconnect/verbs/device.h"
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/qp_steps.h"
 #include "qpconnect/verbs/resources.h"
 #include "qpconnect/verbs/session_layout.h"
 
@@ -38,21 +40,7 @@ namespace qpconnect::verbs {
 constexpr uint32_t kUdGrhBytes = 40;           // UD receives carry the GRH first
 constexpr uint32_t kDefaultQkey = 0x11111111;  // the pingpong examples' Q_Key
 
-// Progress of a per-QP step ("create", "init", "rtr", "rts", "traffic"):
-// called after each QP with how many are done and the total. Cheap to call;
-// the receiver throttles its output itself.
-using ProgressFn = std::function<void(std::string_view step, size_t done, size_t total)>;
-
-// The spread of one per-QP verbs step over the QPs it ran on.
-struct QpStepTimes {
-  std::chrono::nanoseconds total{0};  // sum over the QPs
-  std::chrono::nanoseconds p50{0};    // per QP, nearest rank
-  std::chrono::nanoseconds p99{0};
-  size_t qps = 0;  // how many QPs went through the step
-};
-
-// total, p50 and p99 of `samples` (which it reorders); zeros when empty.
-QpStepTimes SummarizeQpStep(std::vector<std::chrono::nanoseconds>& samples);
+// ProgressFn, QpStepTimes and SummarizeQpStep: verbs/qp_steps.h.
 
 // Where Open() and Connect() spent their time.
 struct SessionTimings {
@@ -101,6 +89,10 @@ struct SessionOptions {
   // (libibverbs loads every provider, as usual). qp-connect passes
   // DefaultProviderCachePath() unless QPC_PROVIDER_CACHE says otherwise.
   std::string provider_cache;
+  // The hardware seam (verbs/qp_control.h) every QP transition and the
+  // description go through; null: QpEnv::Default(). Not owned; REQUIRES: it
+  // outlives the Session.
+  QpEnv* qp_env = nullptr;
 };
 
 // What Open() learnt and did about the device's provider library.
@@ -208,6 +200,9 @@ class Session {
   UniqueCq send_cq_;
   UniqueCq recv_cq_;
   std::vector<UniqueQp> qps_;
+  // One control per QP (options_.qp_env's), as the transition path takes them.
+  std::vector<std::unique_ptr<QpControl>> controls_;
+  std::vector<QpControl*> control_ptrs_;
   UniqueMr mr_;
   std::vector<UniqueAh> ahs_;
 };

@@ -9,6 +9,7 @@
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
+#include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
 
@@ -26,9 +27,16 @@ namespace qpconnect::verbs {
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint = {});
 
-// Pre-flight checks of a request against the mask table and value ranges:
-// empty when nothing is wrong, else a sentence naming the attribute.
+// Pre-flight checks of a request against the state table (required and
+// optional masks, verbs/qp_state_table.h) and every attribute's range
+// (verbs/qp_attr_table.h): empty when nothing is wrong, else a sentence
+// naming the attribute.
 std::string CheckRequest(Transport transport, const ModifyRequest& request);
+
+// The range check of one table row: empty when `attr`'s value of `row` is
+// within [row.min, row.max], else the refusal ("rq_psn exceeds 24 bits",
+// "retry_cnt above 7", "port_num 0 is not a port").
+std::string RangeRefusal(const QpAttrInfo& row, const ibv_qp_attr& attr);
 
 // What an errno from ibv_modify_qp usually means at this transition.
 std::string ExplainModifyErrno(int err, Transport transport, const ModifyRequest& request);

@@ -1,0 +1,94 @@
+// The QP state table as data: per transport and (from, to) state pair, the
+// attributes ibv_modify_qp requires and those it may take besides, in the
+// shape of the kernel's qp_state_table (drivers/infiniband/core/verbs.c).
+// The attributes themselves (mask bit, field, range) are in
+// verbs/qp_attr_table.h. MasksFor (qp_attrs.h) and the builders, CheckRequest
+// (transition.h) and the trace judge read this table; the fake QP of the unit
+// tests keeps its own (tests/fakes/fake_qp.h), and qp_attr_table_test.cc
+// checks the required column against the ibv_modify_qp(3) man page.
+//
+// Thread-safety: constant data.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <optional>
+
+#include "qpconnect/endpoint.h"
+#include "qpconnect/verbs/qp_attrs.h"
+
+namespace qpconnect::verbs {
+
+// One row: modifying a `transport` QP from `from` to `to` needs every bit of
+// `required` and may add those of `optional`. `from` kUnknown: any state.
+struct QpTransitionRule {
+  Transport transport;
+  QpState from;
+  QpState to;
+  int required;
+  int optional;
+};
+
+// Required: ibv_modify_qp(3)'s "Required attributes" tables. Optional: the IB
+// spec's QP state transition table (IBA vol. 1, 11.2.5), restricted to what
+// the connector and the programs it traces use. Any state may go to RESET or
+// ERR with the state alone.
+inline constexpr QpTransitionRule kQpStateTable[] = {
+    // RESET -> INIT
+    {Transport::kRc, QpState::kReset, QpState::kInit,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0},
+    {Transport::kUc, QpState::kReset, QpState::kInit,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0},
+    {Transport::kUd, QpState::kReset, QpState::kInit,
+     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+    // INIT -> RTR
+    {Transport::kRc, QpState::kInit, QpState::kRtr,
+     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {Transport::kUc, QpState::kInit, QpState::kRtr,
+     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {Transport::kUd, QpState::kInit, QpState::kRtr, IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    // RTR -> RTS
+    {Transport::kRc, QpState::kRtr, QpState::kRts,
+     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+         IBV_QP_MAX_QP_RD_ATOMIC,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
+         IBV_QP_PATH_MIG_STATE},
+    {Transport::kUc, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE},
+    {Transport::kUd, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
+     IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    // any -> RESET, any -> ERR
+    {Transport::kRc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
+    {Transport::kUc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
+    {Transport::kUd, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
+    {Transport::kRc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
+    {Transport::kUc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
+    {Transport::kUd, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
+};
+
+// The rule for a `transport` QP from `from` to `to` (a row with `from`
+// kUnknown matches any state); nullopt when the table has none, i.e. not a
+// transition of the QP state machine as far as the connector knows it.
+constexpr std::optional<QpTransitionRule> FindTransition(Transport transport, QpState from,
+                                                         QpState to) {
+  for (const QpTransitionRule& r : kQpStateTable) {
+    if (r.transport == transport && r.to == to && (r.from == from || r.from == QpState::kUnknown)) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+// The rule into `to` from its predecessor on RESET->INIT->RTR->RTS (any state
+// for RESET and ERR); nullopt for another target.
+constexpr std::optional<QpTransitionRule> FindTransitionInto(Transport transport, QpState to) {
+  for (const QpTransitionRule& r : kQpStateTable) {
+    if (r.transport == transport && r.to == to) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace qpconnect::verbs
