@@ -125,7 +125,9 @@ TEST(QpcmWire, RandomBytesNeverCrash) {
     for (int f = 0; f < flips; ++f) b[rng() % b.size()] = static_cast<char>(rng());
     if (rng() % 3 == 0) b.resize(rng() % b.size());
     auto out = DecodeBody(b);
-    if (out) EXPECT_LE(out->private_data.size(), 255u);
+    if (out) {
+      EXPECT_LE(out->private_data.size(), 255u);
+    }
   }
 }
 
