@@ -170,12 +170,17 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   if (id->bound || id->state != IdState::kIdle)
     return Fail(EINVAL, "rdma_bind_addr: the id is already bound");
   if (!IsWildcard(addr) && Place(id, addr, "rdma_bind_addr") != 0) return -1;
-  auto listener = Listener::Bind(addr, id->reuseaddr);
-  if (!listener) return Fail(listener.error().sys_errno, "rdma_bind_addr: " + listener.error().ToString());
-  id->listener = *listener;
   std::memset(&id->pub.route.addr.src_storage, 0, sizeof(sockaddr_storage));
   std::memcpy(&id->pub.route.addr.src_storage, addr, AddressLength(addr));
-  SetPort(&id->pub.route.addr.src_addr, id->listener->port());
+  // A named port is a TCP port this id may listen on: taken now, so that
+  // EADDRINUSE comes from rdma_bind_addr as natively. Port 0 takes no socket
+  // (a thousand bound active ids hold no descriptor); rdma_listen picks one.
+  if (PortOf(addr) != 0) {
+    auto listener = Listener::Bind(addr, id->reuseaddr);
+    if (!listener)
+      return Fail(listener.error().sys_errno, "rdma_bind_addr: " + listener.error().ToString());
+    id->listener = *listener;
+  }
   id->bound = true;
   id->state = IdState::kBound;
   return 0;
@@ -255,13 +260,15 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (id->state == IdState::kListening) return 0;
-  if (!id->listener) {
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    auto listener = Listener::Bind(reinterpret_cast<sockaddr*>(&any), id->reuseaddr);
+  if (!id->listener) {  // unbound (the wildcard) or bound to port 0: an ephemeral TCP port
+    if (!id->bound) {
+      sockaddr_in any{};
+      any.sin_family = AF_INET;
+      std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
+    }
+    auto listener = Listener::Bind(&id->pub.route.addr.src_addr, id->reuseaddr);
     if (!listener) return Fail(listener.error().sys_errno, "rdma_listen: " + listener.error().ToString());
     id->listener = *listener;
-    std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
     SetPort(&id->pub.route.addr.src_addr, id->listener->port());
   }
   if (auto ok = id->listener->Listen(backlog); !ok)

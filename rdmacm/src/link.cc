@@ -95,7 +95,15 @@ Link::Link(tcp::socket socket, bool client)
 std::shared_ptr<Link> Link::Dial(const sockaddr* peer, const sockaddr* source,
                                  std::chrono::milliseconds timeout) {
   bool bind = source != nullptr && source->sa_family == peer->sa_family && !IsWildcard(source);
-  std::string key = (bind ? AddressText(source) : std::string("*")) + "->" + AddressText(peer);
+  // One link per source address and peer: the source's port (an id's own,
+  // after rdma_bind_addr) does not make another link.
+  sockaddr_storage from_host{};
+  if (bind) {
+    std::memcpy(&from_host, source, AddressLength(source));
+    SetPort(reinterpret_cast<sockaddr*>(&from_host), 0);
+  }
+  std::string key = (bind ? AddressText(reinterpret_cast<sockaddr*>(&from_host)) : std::string("*")) +
+                    "->" + AddressText(peer);
   if (auto it = Pool().find(key); it != Pool().end())
     if (auto live = it->second.lock(); live && !live->failed_) return live;
   auto link = std::make_shared<Link>(tcp::socket(EngineIo()), true);

@@ -12,7 +12,8 @@
 # client's process wall and of cmtime's own "connect" step (all N connects
 # issued until all ESTABLISHED), and the ratios of the connect rates
 # (connections per second of the connect step, and of the whole run). A run
-# whose client exits non-zero, or prints no step table, is dropped and counted
+# whose client exits non-zero, prints no step table, or prints an error line
+# (cmtime exits 0 when some connections failed) is dropped and counted
 # (column "failed"). After every run the guest must have no RC QP left.
 # --from RAW redoes the table from a kept cmtime.raw without a lab run.
 set -uo pipefail
@@ -48,7 +49,12 @@ if [[ ${1:-} == --inside ]]; then
     wait "$spid" 2>/dev/null
     local connect
     connect=$(awk -F: '/^connect / {split($2, f, " "); print f[1]}' /tmp/cmt_client.out)
-    echo "RESULT kind=$kind n=$n round=$r client_exit=$crc wall_us=$((t1 - t0)) connect_ms=${connect:-none}"
+    # cmtime exits 0 even when some connections failed: an error event it
+    # printed ("event: ..., error: N"), or a line of the library's log (it
+    # logs only what went wrong), marks the run failed.
+    local errors
+    errors=$(grep -ciE 'error|^qpcm\[' /tmp/cmt_client.out)
+    echo "RESULT kind=$kind n=$n round=$r client_exit=$crc wall_us=$((t1 - t0)) connect_ms=${connect:-none} error_lines=$errors"
     sed "s/^/# $kind -c $n round $r: /" /tmp/cmt_client.out
     [[ $crc != 0 ]] && sed "s/^/# $kind server: /" /tmp/cmt_server.out | tail -5
     echo "RESULT kind=left after=$kind n=$n rc_qps=$(rc_left)"
@@ -105,7 +111,7 @@ for line in open(sys.argv[1]):
             left.append(line.strip())
         continue
     key = (int(f["n"]), f["kind"])
-    if f["client_exit"] != "0" or f["connect_ms"] == "none":
+    if f["client_exit"] != "0" or f["connect_ms"] == "none" or f.get("error_lines", "0") != "0":
         failed[key] = failed.get(key, 0) + 1
         continue
     runs.setdefault(key, []).append((int(f["wall_us"]) / 1e6, float(f["connect_ms"]) / 1e3))
