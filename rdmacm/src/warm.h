@@ -3,9 +3,10 @@
 // once on the engine thread over a made-up pair of endpoints as soon as a
 // connection is in sight (rdma_resolve_addr, rdma_listen), while the program
 // resolves its route and creates its QP. Nothing is sent or modified. Under
-// the lab's emulator, whose cost is translating code the first time it runs,
-// that is most of a one-connection cmtime's connect step (docs/rdmacm.md has
-// the measurement); on hardware it saves page faults and cold caches.
+// the lab's emulator, which translates code the first time it runs, that
+// work is a visible part of a first connection's time; on hardware it saves
+// page faults and cold caches. Its effect was not measured apart from the
+// other changes of the same commit (docs/rdmacm.md has the benchmark).
 //
 // Thread-safety: any thread; the work runs once per process.
 #pragma once
