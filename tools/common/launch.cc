@@ -7,6 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "exit_codes.h"
+#include "version.h"
+
 namespace qpconnect::tools {
 namespace {
 
@@ -89,6 +92,32 @@ int ExecProgram(const std::string& tool, std::vector<std::string> argv,
   const int e = errno;
   err << tool << ": " << argv[0] << ": " << std::strerror(e) << "\n";
   return e == ENOENT ? kExitNotFound : kExitCannotRun;
+}
+
+int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
+                std::span<const OptionSpec> specs, const std::function<std::string()>& help,
+                const std::function<Result<Launch>(const std::vector<std::string>&)>& prepare,
+                std::ostream& out, std::ostream& err) {
+  std::vector<std::string> options, program;
+  SplitProgram(args, specs, options, program);
+  Result<ParsedArgs> parsed = ParseArgs(options, specs);
+  if (parsed && parsed->Has("help")) {
+    out << help();
+    return kExitOk;
+  }
+  if (parsed && parsed->Has("version")) {
+    out << VersionText(tool);
+    return kExitOk;
+  }
+  Result<Launch> launch = prepare(args);
+  if (!launch) {
+    const Error& e = launch.error();
+    err << tool << ": " << (e.operation == "command line" ? "" : e.operation + ": ") << e.detail
+        << "\n";
+    if (e.code == ErrorCode::kInvalidArgument) err << "Try '" << tool << " --help'.\n";
+    return kExitUsage;
+  }
+  return ExecProgram(tool, launch->argv, launch->env, out, err);
 }
 
 }  // namespace qpconnect::tools

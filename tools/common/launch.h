@@ -15,6 +15,7 @@
 // arguments and the file system; ExecProgram execs.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -53,5 +54,20 @@ std::string PrependPath(const std::string& added, const char* existing);
 int ExecProgram(const std::string& tool, std::vector<std::string> argv,
                 const std::vector<std::pair<std::string, std::string>>& env, std::ostream& out,
                 std::ostream& err);
+
+// What a launcher tool execs: PROGRAM [ARGS...] and the variables it sets.
+struct Launch {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // in the order set
+};
+
+// A launcher tool's Run(): --help (`help`) and --version answered, else
+// `prepare(args)` builds the launch; its error is written as "TOOL: ..."
+// (with "Try 'TOOL --help'." for a bad command line) and returns kExitUsage;
+// otherwise ExecProgram.
+int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
+                std::span<const OptionSpec> specs, const std::function<std::string()>& help,
+                const std::function<Result<Launch>(const std::vector<std::string>&)>& prepare,
+                std::ostream& out, std::ostream& err);
 
 }  // namespace qpconnect::tools

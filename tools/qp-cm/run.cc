@@ -164,26 +164,10 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::vector<std::string> options, program;
-  SplitProgram(args, Specs(), options, program);
-  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
-  if (parsed && parsed->Has("help")) {
-    out << Help();
-    return kExitOk;
-  }
-  if (parsed && parsed->Has("version")) {
-    out << VersionText("qp-cm");
-    return kExitOk;
-  }
-  Result<Launch> launch = PrepareLaunch(args, CurrentContext());
-  if (!launch) {
-    const Error& e = launch.error();
-    err << "qp-cm: " << (e.operation == "command line" ? "" : e.operation + ": ") << e.detail
-        << "\n";
-    if (e.code == ErrorCode::kInvalidArgument) err << "Try 'qp-cm --help'.\n";
-    return kExitUsage;
-  }
-  return ExecProgram("qp-cm", launch->argv, launch->env, out, err);
+  return RunLauncher(
+      "qp-cm", args, Specs(), Help,
+      [](const std::vector<std::string>& a) { return PrepareLaunch(a, CurrentContext()); }, out,
+      err);
 }
 
 }  // namespace qpconnect::tools::qp_cm

@@ -21,14 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "launch.h"
 #include "qpconnect/result.h"
 
 namespace qpconnect::tools::qp_cm {
 
-struct Launch {
-  std::vector<std::string> argv;
-  std::vector<std::pair<std::string, std::string>> env;  // in the order set
-};
+using Launch = tools::Launch;  // launch.h
 
 struct LaunchContext {
   std::string self_dir;          // directory of the qp-cm executable

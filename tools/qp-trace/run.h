@@ -20,16 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "launch.h"
 #include "qpconnect/result.h"
 
 namespace qpconnect::tools::qp_trace {
 
-// What to exec.
-struct Launch {
-  std::vector<std::string> argv;  // PROGRAM and its arguments
-  // Variables to set, in order: LD_PRELOAD, QP_TRACE_FILE, QP_TRACE_PID.
-  std::vector<std::pair<std::string, std::string>> env;
-};
+using Launch = tools::Launch;  // launch.h
 
 // Where things are, for PrepareLaunch (tests give their own).
 struct LaunchContext {
