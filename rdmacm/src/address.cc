@@ -7,10 +7,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -164,7 +164,8 @@ socklen_t AddressLength(const sockaddr* addr) {
 }
 
 uint16_t PortOf(const sockaddr* addr) {
-  if (addr->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
+  if (addr->sa_family == AF_INET)
+    return ntohs(reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
   if (addr->sa_family == AF_INET6)
     return ntohs(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port);
   return 0;
@@ -203,7 +204,8 @@ Result<Placement> PlaceAddressNow(const sockaddr* addr) {
     std::string why;
     auto p = Named(mapped->first, **devices, why);
     if (!p)
-      return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device", mapped->second,
+      return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device",
+                   mapped->second,
                    mapped->second + " maps " + host + " to '" + mapped->first + "', but " + why);
     p->how = host + ": " + mapped->second + " maps it to " + p->device->name + " port " +
              std::to_string(p->port) +
@@ -229,7 +231,8 @@ Result<Placement> PlaceAddressNow(const sockaddr* addr) {
                     " port " + std::to_string(active[0].port) + " is the only active port";
     return active[0];
   }
-  std::string where = netdev.empty() ? "on no local netdev" : "on " + netdev + ", which has no RDMA device";
+  std::string where =
+      netdev.empty() ? "on no local netdev" : "on " + netdev + ", which has no RDMA device";
   return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device", "QPCM_DEVICES",
                host + " is " + where + "; neither QPCM_DEVICES nor QPCM_CONFIG names it; and " +
                    std::to_string(active.size()) + " ports are active (" +

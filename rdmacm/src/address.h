@@ -29,7 +29,7 @@ struct Placement {
   Device* device = nullptr;
   uint8_t port = 1;
   std::optional<uint16_t> gid_index;  // nullopt: chosen automatically
-  std::string how;  // "10.77.0.1: QPCM_DEVICES maps it to rxe0 port 1"
+  std::string how;                    // "10.77.0.1: QPCM_DEVICES maps it to rxe0 port 1"
 };
 
 // Cached for a second per address (PlaceAddressNow asks afresh).

@@ -51,7 +51,7 @@ int rdma_getaddrinfo(const char* node, const char* service, const rdma_addrinfo*
   ai->ai_flags = hints ? hints->ai_flags : 0;
   ai->ai_family = found->ai_family;
   ai->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
-  ai->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type
+  ai->ai_qp_type = hints && hints->ai_qp_type         ? hints->ai_qp_type
                    : ai->ai_port_space == RDMA_PS_UDP ? IBV_QPT_UD
                                                       : IBV_QPT_RC;
   if (ai->ai_flags & RAI_PASSIVE) {
@@ -88,7 +88,8 @@ int rdma_create_ep(rdma_cm_id** out, rdma_addrinfo* res, ibv_pd* pd,
                    ibv_qp_init_attr* qp_init_attr) {
   if (out == nullptr || res == nullptr) return errno = EINVAL, -1;
   rdma_cm_id* cm_id = nullptr;
-  if (rdma_create_id(nullptr, &cm_id, nullptr, static_cast<rdma_port_space>(res->ai_port_space)) != 0)
+  if (rdma_create_id(nullptr, &cm_id, nullptr, static_cast<rdma_port_space>(res->ai_port_space)) !=
+      0)
     return -1;
   auto fail = [&] {
     int err = errno;

@@ -111,8 +111,9 @@ int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context,
                    rdma_port_space ps) {
   if (out == nullptr) return Fail(EINVAL, "rdma_create_id: no place for the id");
   if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP)
-    return Fail(ENOSYS, "rdma_create_id: port space " + std::to_string(ps) +
-                            " is not supported (RDMA_PS_TCP and RDMA_PS_UDP are; see docs/rdmacm.md)");
+    return Fail(ENOSYS,
+                "rdma_create_id: port space " + std::to_string(ps) +
+                    " is not supported (RDMA_PS_TCP and RDMA_PS_UDP are; see docs/rdmacm.md)");
   auto lock = Lock();
   if (auto devices = Devices(); !devices)
     return Fail(ENODEV, "rdma_create_id: " + devices.error().detail);
@@ -267,7 +268,8 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
       std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
     }
     auto listener = Listener::Bind(&id->pub.route.addr.src_addr, id->reuseaddr);
-    if (!listener) return Fail(listener.error().sys_errno, "rdma_listen: " + listener.error().ToString());
+    if (!listener)
+      return Fail(listener.error().sys_errno, "rdma_listen: " + listener.error().ToString());
     id->listener = *listener;
     SetPort(&id->pub.route.addr.src_addr, id->listener->port());
   }
@@ -276,8 +278,9 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   id->state = IdState::kListening;
   WarmUpOnce();
   if (id->device != nullptr)  // bound to an address: describe its port before the first request
-    (void)Describe(*id->device, id->pub.port_num,
-                   id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
+    (void)Describe(
+        *id->device, id->pub.port_num,
+        id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
   return 0;
 }
 
@@ -296,33 +299,45 @@ int rdma_ack_cm_event(rdma_cm_event* event) {
 
 const char* rdma_event_str(rdma_cm_event_type event) {
   switch (event) {
-    case RDMA_CM_EVENT_ADDR_RESOLVED: return "RDMA_CM_EVENT_ADDR_RESOLVED";
-    case RDMA_CM_EVENT_ADDR_ERROR: return "RDMA_CM_EVENT_ADDR_ERROR";
-    case RDMA_CM_EVENT_ROUTE_RESOLVED: return "RDMA_CM_EVENT_ROUTE_RESOLVED";
-    case RDMA_CM_EVENT_ROUTE_ERROR: return "RDMA_CM_EVENT_ROUTE_ERROR";
-    case RDMA_CM_EVENT_CONNECT_REQUEST: return "RDMA_CM_EVENT_CONNECT_REQUEST";
-    case RDMA_CM_EVENT_CONNECT_RESPONSE: return "RDMA_CM_EVENT_CONNECT_RESPONSE";
-    case RDMA_CM_EVENT_CONNECT_ERROR: return "RDMA_CM_EVENT_CONNECT_ERROR";
-    case RDMA_CM_EVENT_UNREACHABLE: return "RDMA_CM_EVENT_UNREACHABLE";
-    case RDMA_CM_EVENT_REJECTED: return "RDMA_CM_EVENT_REJECTED";
-    case RDMA_CM_EVENT_ESTABLISHED: return "RDMA_CM_EVENT_ESTABLISHED";
-    case RDMA_CM_EVENT_DISCONNECTED: return "RDMA_CM_EVENT_DISCONNECTED";
-    case RDMA_CM_EVENT_DEVICE_REMOVAL: return "RDMA_CM_EVENT_DEVICE_REMOVAL";
-    case RDMA_CM_EVENT_MULTICAST_JOIN: return "RDMA_CM_EVENT_MULTICAST_JOIN";
-    case RDMA_CM_EVENT_MULTICAST_ERROR: return "RDMA_CM_EVENT_MULTICAST_ERROR";
-    case RDMA_CM_EVENT_ADDR_CHANGE: return "RDMA_CM_EVENT_ADDR_CHANGE";
-    case RDMA_CM_EVENT_TIMEWAIT_EXIT: return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+      return "RDMA_CM_EVENT_ADDR_RESOLVED";
+    case RDMA_CM_EVENT_ADDR_ERROR:
+      return "RDMA_CM_EVENT_ADDR_ERROR";
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+      return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+      return "RDMA_CM_EVENT_ROUTE_ERROR";
+    case RDMA_CM_EVENT_CONNECT_REQUEST:
+      return "RDMA_CM_EVENT_CONNECT_REQUEST";
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:
+      return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+      return "RDMA_CM_EVENT_CONNECT_ERROR";
+    case RDMA_CM_EVENT_UNREACHABLE:
+      return "RDMA_CM_EVENT_UNREACHABLE";
+    case RDMA_CM_EVENT_REJECTED:
+      return "RDMA_CM_EVENT_REJECTED";
+    case RDMA_CM_EVENT_ESTABLISHED:
+      return "RDMA_CM_EVENT_ESTABLISHED";
+    case RDMA_CM_EVENT_DISCONNECTED:
+      return "RDMA_CM_EVENT_DISCONNECTED";
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      return "RDMA_CM_EVENT_DEVICE_REMOVAL";
+    case RDMA_CM_EVENT_MULTICAST_JOIN:
+      return "RDMA_CM_EVENT_MULTICAST_JOIN";
+    case RDMA_CM_EVENT_MULTICAST_ERROR:
+      return "RDMA_CM_EVENT_MULTICAST_ERROR";
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+      return "RDMA_CM_EVENT_ADDR_CHANGE";
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+      return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
   }
   return "UNKNOWN EVENT";
 }
 
-__be16 rdma_get_src_port(rdma_cm_id* cm_id) {
-  return htons(PortOf(&cm_id->route.addr.src_addr));
-}
+__be16 rdma_get_src_port(rdma_cm_id* cm_id) { return htons(PortOf(&cm_id->route.addr.src_addr)); }
 
-__be16 rdma_get_dst_port(rdma_cm_id* cm_id) {
-  return htons(PortOf(&cm_id->route.addr.dst_addr));
-}
+__be16 rdma_get_dst_port(rdma_cm_id* cm_id) { return htons(PortOf(&cm_id->route.addr.dst_addr)); }
 
 ibv_context** rdma_get_devices(int* num_devices) {
   auto lock = Lock();
@@ -351,18 +366,21 @@ int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, siz
   if (level == RDMA_OPTION_ID) {
     switch (optname) {
       case RDMA_OPTION_ID_TOS:
-        if (optlen != sizeof(uint8_t)) return Fail(EINVAL, "rdma_set_option TOS: a uint8_t is needed");
+        if (optlen != sizeof(uint8_t))
+          return Fail(EINVAL, "rdma_set_option TOS: a uint8_t is needed");
         id->tos = *static_cast<uint8_t*>(optval);
         return 0;
       case RDMA_OPTION_ID_REUSEADDR:
-        if (optlen != sizeof(int)) return Fail(EINVAL, "rdma_set_option REUSEADDR: an int is needed");
+        if (optlen != sizeof(int))
+          return Fail(EINVAL, "rdma_set_option REUSEADDR: an int is needed");
         id->reuseaddr = *static_cast<int*>(optval) != 0;
         return 0;
       case RDMA_OPTION_ID_AFONLY:
         if (optlen != sizeof(int)) return Fail(EINVAL, "rdma_set_option AFONLY: an int is needed");
         return 0;
       case RDMA_OPTION_ID_ACK_TIMEOUT:
-        if (optlen != sizeof(uint8_t)) return Fail(EINVAL, "rdma_set_option ACK_TIMEOUT: a uint8_t is needed");
+        if (optlen != sizeof(uint8_t))
+          return Fail(EINVAL, "rdma_set_option ACK_TIMEOUT: a uint8_t is needed");
         id->ack_timeout = *static_cast<uint8_t*>(optval);
         return 0;
       default:
@@ -370,7 +388,9 @@ int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, siz
     }
   }
   if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
-    return Fail(ENOSYS, "rdma_set_option RDMA_OPTION_IB_PATH is not supported (the path comes from the exchange)");
+    return Fail(
+        ENOSYS,
+        "rdma_set_option RDMA_OPTION_IB_PATH is not supported (the path comes from the exchange)");
   return Fail(ENOSYS, "rdma_set_option: level " + std::to_string(level) + " option " +
                           std::to_string(optname) + " is not supported");
 }

@@ -29,12 +29,18 @@ int NotSupported(const char* what) {
 
 extern "C" {
 
-int rdma_join_multicast(rdma_cm_id*, sockaddr*, void*) { return NotSupported("rdma_join_multicast (multicast)"); }
+int rdma_join_multicast(rdma_cm_id*, sockaddr*, void*) {
+  return NotSupported("rdma_join_multicast (multicast)");
+}
 int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, void*) {
   return NotSupported("rdma_join_multicast_ex (multicast)");
 }
-int rdma_leave_multicast(rdma_cm_id*, sockaddr*) { return NotSupported("rdma_leave_multicast (multicast)"); }
-int rdma_reject_ece(rdma_cm_id*, const void*, uint8_t) { return NotSupported("rdma_reject_ece (ECE)"); }
+int rdma_leave_multicast(rdma_cm_id*, sockaddr*) {
+  return NotSupported("rdma_leave_multicast (multicast)");
+}
+int rdma_reject_ece(rdma_cm_id*, const void*, uint8_t) {
+  return NotSupported("rdma_reject_ece (ECE)");
+}
 int rdma_set_local_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_set_local_ece (ECE)"); }
 int rdma_get_remote_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_get_remote_ece (ECE)"); }
 
@@ -51,7 +57,9 @@ int rconnect(int, const sockaddr*, socklen_t) { return NotSupported("rconnect (r
 int rshutdown(int, int) { return NotSupported("rshutdown (rsockets)"); }
 int rclose(int) { return NotSupported("rclose (rsockets)"); }
 ssize_t rrecv(int, void*, size_t, int) { return NotSupported("rrecv (rsockets)"); }
-ssize_t rrecvfrom(int, void*, size_t, int, sockaddr*, socklen_t*) { return NotSupported("rrecvfrom (rsockets)"); }
+ssize_t rrecvfrom(int, void*, size_t, int, sockaddr*, socklen_t*) {
+  return NotSupported("rrecvfrom (rsockets)");
+}
 ssize_t rrecvmsg(int, msghdr*, int) { return NotSupported("rrecvmsg (rsockets)"); }
 ssize_t rsend(int, const void*, size_t, int) { return NotSupported("rsend (rsockets)"); }
 ssize_t rsendto(int, const void*, size_t, int, const sockaddr*, socklen_t) {
@@ -64,7 +72,9 @@ ssize_t rwrite(int, const void*, size_t) { return NotSupported("rwrite (rsockets
 ssize_t rwritev(int, const iovec*, int) { return NotSupported("rwritev (rsockets)"); }
 int rgetpeername(int, sockaddr*, socklen_t*) { return NotSupported("rgetpeername (rsockets)"); }
 int rgetsockname(int, sockaddr*, socklen_t*) { return NotSupported("rgetsockname (rsockets)"); }
-int rsetsockopt(int, int, int, const void*, socklen_t) { return NotSupported("rsetsockopt (rsockets)"); }
+int rsetsockopt(int, int, int, const void*, socklen_t) {
+  return NotSupported("rsetsockopt (rsockets)");
+}
 int rgetsockopt(int, int, int, void*, socklen_t*) { return NotSupported("rgetsockopt (rsockets)"); }
 int rfcntl(int, int, ...) { return NotSupported("rfcntl (rsockets)"); }
 off_t riomap(int, void*, size_t, int, int, off_t) { return NotSupported("riomap (rsockets)"); }

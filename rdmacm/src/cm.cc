@@ -1,8 +1,8 @@
 #include "cm.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +38,8 @@ ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
   ibv_device_attr attr{};
   if (id->device != nullptr) attr = id->device->attr;
   if (p == nullptr) {
-    int resp = active ? attr.max_qp_rd_atom : std::min<int>(id->theirs.initiator_depth, attr.max_qp_rd_atom);
+    int resp = active ? attr.max_qp_rd_atom
+                      : std::min<int>(id->theirs.initiator_depth, attr.max_qp_rd_atom);
     int init = active ? attr.max_qp_init_rd_atom
                       : std::min<int>(id->theirs.responder_resources, attr.max_qp_init_rd_atom);
     c.responder_resources = static_cast<uint8_t>(std::clamp(resp, 0, 255));
@@ -183,12 +184,13 @@ Id* FindListener(const sockaddr_storage& local) {
       if (found == nullptr) found = id;
       return;
     }
-    bool same = bound->sa_family == addr->sa_family &&
-                (addr->sa_family == AF_INET
-                     ? std::memcmp(&reinterpret_cast<const sockaddr_in*>(bound)->sin_addr,
-                                   &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4) == 0
-                     : std::memcmp(&reinterpret_cast<const sockaddr_in6*>(bound)->sin6_addr,
-                                   &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16) == 0);
+    bool same =
+        bound->sa_family == addr->sa_family &&
+        (addr->sa_family == AF_INET
+             ? std::memcmp(&reinterpret_cast<const sockaddr_in*>(bound)->sin_addr,
+                           &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4) == 0
+             : std::memcmp(&reinterpret_cast<const sockaddr_in6*>(bound)->sin6_addr,
+                           &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16) == 0);
     if (same) found = id;  // a specific address wins over a wildcard
   });
   return found;
@@ -210,10 +212,11 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
     return refuse(kRejectInvalidServiceId, "nobody listens on this port any more");
   if (msg.port_space != static_cast<uint16_t>(listener->pub.ps))
     return refuse(kRejectInvalidServiceId, "the listener's port space is " +
-                                               std::to_string(listener->pub.ps) + ", the request's " +
-                                               std::to_string(msg.port_space));
+                                               std::to_string(listener->pub.ps) +
+                                               ", the request's " + std::to_string(msg.port_space));
   auto remote = DecodeEndpoint(msg.endpoint);
-  if (!remote) return refuse(kRejectConsumer, "its description does not decode: " + remote.error().ToString());
+  if (!remote)
+    return refuse(kRejectConsumer, "its description does not decode: " + remote.error().ToString());
   // Where the client reached this process decides the device.
   if (!link->placement && !link->placement_error) {
     if (listener->device != nullptr) {
@@ -313,7 +316,8 @@ void OnReply(Id* id, const Message& msg) {
     SendReject(id, kRejectConsumer, "the active side's QP was refused: " + moved.error().operation);
     id->state = IdState::kFailed;
     Release(id);
-    return Post(id, RDMA_CM_EVENT_CONNECT_ERROR, -(moved.error().sys_errno ? moved.error().sys_errno : EINVAL));
+    return Post(id, RDMA_CM_EVENT_CONNECT_ERROR,
+                -(moved.error().sys_errno ? moved.error().sys_errno : EINVAL));
   }
   LogDebug("validated, RTR, RTS for id " + std::to_string(id->handle));
   Message rtu = Base(MsgType::kRtu, id);
@@ -327,7 +331,8 @@ void OnReject(Id* id, const Message& msg) {
   if (id->state != IdState::kConnecting && id->state != IdState::kAccepted &&
       id->state != IdState::kRequest && id->state != IdState::kResponse)
     return;
-  if (!msg.text.empty()) LogLine("rejected by " + (id->link ? id->link->peer_text() : "the peer") + ": " + msg.text);
+  if (!msg.text.empty())
+    LogLine("rejected by " + (id->link ? id->link->peer_text() : "the peer") + ": " + msg.text);
   QpToError(id);  // as librdmacm on REJECTED
   id->state = IdState::kFailed;
   Release(id);
@@ -404,9 +409,12 @@ void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
     return;
   }
   switch (msg.type) {
-    case MsgType::kRep: return OnReply(id, msg);
-    case MsgType::kRej: return OnReject(id, msg);
-    case MsgType::kRtu: return OnReadyToUse(id);
+    case MsgType::kRep:
+      return OnReply(id, msg);
+    case MsgType::kRej:
+      return OnReject(id, msg);
+    case MsgType::kRtu:
+      return OnReadyToUse(id);
     case MsgType::kDreq:
       if (id->state == IdState::kDisconnected || id->state == IdState::kEstablished ||
           id->state == IdState::kAccepted || id->state == IdState::kResponse)
@@ -489,8 +497,8 @@ int Connect(Id* id, const rdma_conn_param* param) {
   std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
   req.private_data.assign(pdata);
   req.endpoint = std::move(*bytes);
-  id->link = Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr,
-                        AnswerTimeout());
+  id->link =
+      Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, AnswerTimeout());
   id->state = IdState::kConnecting;
   id->deadline = Clock::now() + AnswerTimeout();
   id->link->Send(req);
@@ -531,7 +539,8 @@ int Accept(Id* id, const rdma_conn_param* param) {
     if (moved) moved = QpToRts(id);
     if (!moved) {
       QpToError(id);
-      SendReject(id, kRejectConsumer, "the passive side's QP was refused: " + moved.error().operation);
+      SendReject(id, kRejectConsumer,
+                 "the passive side's QP was refused: " + moved.error().operation);
       id->state = IdState::kFailed;
       Release(id);
       return Errno(moved.error().sys_errno ? moved.error().sys_errno : EINVAL,
@@ -561,8 +570,8 @@ int Reject(Id* id, const void* private_data, uint8_t length) {
   if (id->state != IdState::kRequest && id->state != IdState::kResponse)
     return Errno(EINVAL, std::string("rdma_reject: the id is ") + IdStateName(id->state));
   if (length > kRejPrivate)
-    return Errno(EINVAL, "rdma_reject: " + std::to_string(length) + " bytes of private data, at most " +
-                             std::to_string(kRejPrivate));
+    return Errno(EINVAL, "rdma_reject: " + std::to_string(length) +
+                             " bytes of private data, at most " + std::to_string(kRejPrivate));
   std::string_view pdata;
   if (private_data != nullptr) pdata = {static_cast<const char*>(private_data), length};
   SendReject(id, kRejectConsumer, "", pdata);

@@ -28,9 +28,9 @@ Result<std::vector<Device*>*> Devices() {
   ibv_free_device_list(list);
   if (opened->empty()) {
     delete opened;
-    return Error(ErrorCode::kNotFound, ENODEV, "open RDMA devices", "",
-                 "no RDMA device could be opened (ibv_get_device_list found " +
-                     std::to_string(n) + ")");
+    return Error(
+        ErrorCode::kNotFound, ENODEV, "open RDMA devices", "",
+        "no RDMA device could be opened (ibv_get_device_list found " + std::to_string(n) + ")");
   }
   devices = opened;
   return devices;
@@ -54,7 +54,7 @@ Result<ibv_pd*> DefaultPd(Device& device) {
 }
 
 Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
-                                               std::optional<uint16_t> gid_index) {
+                                                std::optional<uint16_t> gid_index) {
   auto key = std::make_pair(port, gid_index ? int{*gid_index} : -1);
   auto it = device.described.find(key);
   if (it != device.described.end()) return &it->second;

@@ -40,6 +40,6 @@ Result<ibv_pd*> DefaultPd(Device& device);
 // This side's description on `port` with GID `gid_index` (nullopt: chosen
 // automatically), without QPs.
 Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
-                                               std::optional<uint16_t> gid_index);
+                                                std::optional<uint16_t> gid_index);
 
 }  // namespace qpconnect::rdmacm

@@ -102,8 +102,9 @@ std::shared_ptr<Link> Link::Dial(const sockaddr* peer, const sockaddr* source,
     std::memcpy(&from_host, source, AddressLength(source));
     SetPort(reinterpret_cast<sockaddr*>(&from_host), 0);
   }
-  std::string key = (bind ? AddressText(reinterpret_cast<sockaddr*>(&from_host)) : std::string("*")) +
-                    "->" + AddressText(peer);
+  std::string key =
+      (bind ? AddressText(reinterpret_cast<sockaddr*>(&from_host)) : std::string("*")) + "->" +
+      AddressText(peer);
   if (auto it = Pool().find(key); it != Pool().end())
     if (auto live = it->second.lock(); live && !live->failed_) return live;
   auto link = std::make_shared<Link>(tcp::socket(EngineIo()), true);
@@ -324,9 +325,9 @@ bool Link::OnFrame(std::string body) {
   }
   auto msg = DecodeBody(body);
   if (!msg || (!hello_seen_ && msg->type != MsgType::kHello)) {
-    std::string why = msg ? std::string("its first message is ") + MsgTypeName(msg->type) +
-                                ", not HELLO"
-                          : msg.error().ToString();
+    std::string why =
+        msg ? std::string("its first message is ") + MsgTypeName(msg->type) + ", not HELLO"
+            : msg.error().ToString();
     Fail({LinkFailure::kProtocol, EPROTO,
           peer_text_ + " is not a qpcm peer or broke the protocol: " + why});
     return false;
@@ -371,8 +372,7 @@ Result<std::shared_ptr<Listener>> Listener::Bind(const sockaddr* addr, bool reus
   (void)reuseaddr;  // TCP's own TIME_WAIT reuse is always wanted; rdma_cm's option is per id
   if (!ec) acceptor.bind(ep, ec);
   if (ec)
-    return Error(ErrorCode::kIo, ec.value(), "bind TCP " + AddressText(addr), "",
-                 ec.message());
+    return Error(ErrorCode::kIo, ec.value(), "bind TCP " + AddressText(addr), "", ec.message());
   uint16_t port = acceptor.local_endpoint(ec).port();
   return std::make_shared<Listener>(std::move(acceptor), port);
 }
@@ -386,12 +386,12 @@ Result<void> Listener::Listen(int backlog) {
 }
 
 void Listener::AcceptNext() {
-  acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
-                                                     tcp::socket s) {
-    if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
-    if (!ec) Link::Accept(std::move(s));
-    self->AcceptNext();
-  });
+  acceptor_.async_accept(
+      [self = shared_from_this()](const boost::system::error_code& ec, tcp::socket s) {
+        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+        if (!ec) Link::Accept(std::move(s));
+        self->AcceptNext();
+      });
 }
 
 void Listener::Close() {

@@ -23,10 +23,10 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -95,7 +95,7 @@ class Link : public std::enable_shared_from_this<Link> {
   bool client_;
   std::string peer_text_;
   sockaddr_storage local_{};
-  bool connected_ = false;  // engine thread only, as the rest below
+  bool connected_ = false;   // engine thread only, as the rest below
   bool hello_seen_ = false;  // the peer's HELLO arrived
   bool writing_ = false;
   bool hello_written_ = false;
@@ -103,7 +103,7 @@ class Link : public std::enable_shared_from_this<Link> {
   // peer's (so that nothing reaches a peer that is not one of ours, and a
   // keyed link can seal them).
   std::deque<std::string> outbox_;
-  std::string wire_;  // the frame being written
+  std::string wire_;   // the frame being written
   std::string nonce_;  // ours
   bool sealed_ = false;
   oob::SecretKey send_key_{}, recv_key_{};

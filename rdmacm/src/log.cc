@@ -33,8 +33,8 @@ bool DebugOn() noexcept {
 void LogDebug(std::string_view line) noexcept {
   if (!DebugOn()) return;
   static const auto start = std::chrono::steady_clock::now();
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                std::chrono::steady_clock::now() - start)
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
                 .count();
   try {
     LogLine("+" + std::to_string(us) + " us " + std::string(line));

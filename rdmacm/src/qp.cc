@@ -68,8 +68,8 @@ int MakeCqs(Id* id, ibv_cq*& send_cq, ibv_cq*& recv_cq, uint32_t send_wr, uint32
   if (recv_cq == nullptr) {
     id->pub.recv_cq_channel = ibv_create_comp_channel(ctx);
     if (id->pub.recv_cq_channel == nullptr) return -1;
-    id->pub.recv_cq = ibv_create_cq(ctx, static_cast<int>(recv_wr ? recv_wr : 1), id,
-                                    id->pub.recv_cq_channel, 0);
+    id->pub.recv_cq =
+        ibv_create_cq(ctx, static_cast<int>(recv_wr ? recv_wr : 1), id, id->pub.recv_cq_channel, 0);
     if (id->pub.recv_cq == nullptr) return -1;
     recv_cq = id->pub.recv_cq;
     id->own_cqs = true;
@@ -77,8 +77,8 @@ int MakeCqs(Id* id, ibv_cq*& send_cq, ibv_cq*& recv_cq, uint32_t send_wr, uint32
   if (send_cq == nullptr) {
     id->pub.send_cq_channel = ibv_create_comp_channel(ctx);
     if (id->pub.send_cq_channel == nullptr) return -1;
-    id->pub.send_cq = ibv_create_cq(ctx, static_cast<int>(send_wr ? send_wr : 1), id,
-                                    id->pub.send_cq_channel, 0);
+    id->pub.send_cq =
+        ibv_create_cq(ctx, static_cast<int>(send_wr ? send_wr : 1), id, id->pub.send_cq_channel, 0);
     if (id->pub.send_cq == nullptr) return -1;
     send_cq = id->pub.send_cq;
     id->own_cqs = true;
@@ -133,7 +133,8 @@ int CreateQp(Id* id, ibv_pd* pd, ibv_qp_init_attr* attr) {
   if (CheckReady(id) != 0) return -1;
   auto use_pd = PdFor(id, pd);
   if (!use_pd) return Fail(id, use_pd.error());
-  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) != 0) {
+  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) !=
+      0) {
     int err = errno;
     FreeCqs(id);
     return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp"));
@@ -150,7 +151,8 @@ int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr) {
   if (!use_pd) return Fail(id, use_pd.error());
   attr->pd = *use_pd;
   attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
-  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) != 0) {
+  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) !=
+      0) {
     int err = errno;
     FreeCqs(id);
     return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp_ex"));
@@ -171,9 +173,9 @@ void DestroyQp(Id* id) {
 Result<void> DescribeSide(Id* id) {
   if (id->device == nullptr)
     return Error(ErrorCode::kInvalidArgument, EINVAL, "describe", "", "the id has no device");
-  auto described = Describe(*id->device, id->pub.port_num,
-                            id->gid_index == kAutoGid ? std::nullopt
-                                                      : std::optional<uint16_t>(id->gid_index));
+  auto described =
+      Describe(*id->device, id->pub.port_num,
+               id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
   if (!described) return std::move(described).error();
   id->local = (*described)->endpoint;
   id->local.transport = TransportOf(id);
@@ -213,8 +215,9 @@ Result<void> PlanAndValidate(Id* id, bool active) {
     LogLine("validator: " + FindingToString(f));
     if (errors++ == 0) first = f.id;
   }
-  return Error(ErrorCode::kIncompatible, 0, "validate", first,
-               std::to_string(errors) + " error finding(s), first " + first + " (" + id->mapping + ")");
+  return Error(
+      ErrorCode::kIncompatible, 0, "validate", first,
+      std::to_string(errors) + " error finding(s), first " + first + " (" + id->mapping + ")");
 }
 
 Result<void> QpToRtr(Id* id) {

@@ -14,18 +14,30 @@ std::mutex& Mutex() {
 
 const char* IdStateName(IdState s) {
   switch (s) {
-    case IdState::kIdle: return "idle";
-    case IdState::kBound: return "bound";
-    case IdState::kAddrResolved: return "address resolved";
-    case IdState::kRouteResolved: return "route resolved";
-    case IdState::kListening: return "listening";
-    case IdState::kConnecting: return "connecting";
-    case IdState::kResponse: return "response received";
-    case IdState::kRequest: return "request received";
-    case IdState::kAccepted: return "accepted";
-    case IdState::kEstablished: return "established";
-    case IdState::kDisconnected: return "disconnected";
-    case IdState::kFailed: return "failed";
+    case IdState::kIdle:
+      return "idle";
+    case IdState::kBound:
+      return "bound";
+    case IdState::kAddrResolved:
+      return "address resolved";
+    case IdState::kRouteResolved:
+      return "route resolved";
+    case IdState::kListening:
+      return "listening";
+    case IdState::kConnecting:
+      return "connecting";
+    case IdState::kResponse:
+      return "response received";
+    case IdState::kRequest:
+      return "request received";
+    case IdState::kAccepted:
+      return "accepted";
+    case IdState::kEstablished:
+      return "established";
+    case IdState::kDisconnected:
+      return "disconnected";
+    case IdState::kFailed:
+      return "failed";
   }
   return "unknown";
 }

@@ -67,10 +67,10 @@ enum class IdState : uint8_t {
   kAddrResolved,
   kRouteResolved,
   kListening,
-  kConnecting,    // active: REQ sent, waiting for REP/REJ
-  kResponse,      // active without a QP: REP taken, waiting for rdma_establish
-  kRequest,       // passive: CONNECT_REQUEST delivered, waiting for accept/reject
-  kAccepted,      // passive: REP sent, waiting for RTU
+  kConnecting,  // active: REQ sent, waiting for REP/REJ
+  kResponse,    // active without a QP: REP taken, waiting for rdma_establish
+  kRequest,     // passive: CONNECT_REQUEST delivered, waiting for accept/reject
+  kAccepted,    // passive: REP sent, waiting for RTU
   kEstablished,
   kDisconnected,  // DREQ sent or received
   kFailed,        // rejected, unreachable or the link dropped
@@ -120,10 +120,10 @@ struct Id {
   uint32_t peer_handle = 0;
   ConnParams ours, theirs;
   uint32_t psn = 0;
-  EndpointInfo local;                   // this side's description (one QP)
-  std::optional<EndpointInfo> remote;   // the peer's, once received
-  std::optional<ConnectionPlan> plan;   // what this side applies
-  bool own_cqs = false;                 // rdma_create_qp made the CQs
+  EndpointInfo local;                  // this side's description (one QP)
+  std::optional<EndpointInfo> remote;  // the peer's, once received
+  std::optional<ConnectionPlan> plan;  // what this side applies
+  bool own_cqs = false;                // rdma_create_qp made the CQs
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id
   // gets UNREACHABLE (cm.cc's sweep).
   std::chrono::steady_clock::time_point deadline{};

@@ -77,13 +77,20 @@ Error Malformed(MsgType type, const char* field, const std::string& why) {
 
 const char* MsgTypeName(MsgType type) {
   switch (type) {
-    case MsgType::kHello: return "HELLO";
-    case MsgType::kReq: return "REQ";
-    case MsgType::kRep: return "REP";
-    case MsgType::kRej: return "REJ";
-    case MsgType::kRtu: return "RTU";
-    case MsgType::kDreq: return "DREQ";
-    case MsgType::kDrep: return "DREP";
+    case MsgType::kHello:
+      return "HELLO";
+    case MsgType::kReq:
+      return "REQ";
+    case MsgType::kRep:
+      return "REP";
+    case MsgType::kRej:
+      return "REJ";
+    case MsgType::kRtu:
+      return "RTU";
+    case MsgType::kDreq:
+      return "DREQ";
+    case MsgType::kDrep:
+      return "DREP";
   }
   return "unknown";
 }
@@ -173,7 +180,8 @@ Result<Message> DecodeBody(std::string_view body) {
     std::string_view nonce;
     if (!r.U16(m.hello_flags) || !r.Bytes(kNonceBytes, nonce))
       return Malformed(m.type, "nonce", "truncated");
-    if (r.left() != 0) return Malformed(m.type, "body", std::to_string(r.left()) + " trailing bytes");
+    if (r.left() != 0)
+      return Malformed(m.type, "body", std::to_string(r.left()) + " trailing bytes");
     m.nonce.assign(nonce);
     return m;
   }
@@ -188,9 +196,11 @@ Result<Message> DecodeBody(std::string_view body) {
       !r.U32(m.qkey) || !r.U16(m.reason) || !r.U8(family) || !r.U16(port) || !r.Bytes(16, addr))
     return Malformed(m.type, "header", "truncated");
   if (!r.U16(pd_len) || pd_len > kMaxPrivate || !r.Bytes(pd_len, pd))
-    return Malformed(m.type, "private_data", "length " + std::to_string(pd_len) + " truncated or above 255");
+    return Malformed(m.type, "private_data",
+                     "length " + std::to_string(pd_len) + " truncated or above 255");
   if (!r.U16(text_len) || text_len > kMaxText || !r.Bytes(text_len, text))
-    return Malformed(m.type, "text", "length " + std::to_string(text_len) + " truncated or above 1024");
+    return Malformed(m.type, "text",
+                     "length " + std::to_string(text_len) + " truncated or above 1024");
   if (!r.U32(ep_len) || ep_len > kMaxBody || !r.Bytes(ep_len, ep))
     return Malformed(m.type, "endpoint", "length " + std::to_string(ep_len) + " truncated");
   if (r.left() != 0) return Malformed(m.type, "body", std::to_string(r.left()) + " trailing bytes");

@@ -9,8 +9,8 @@
 // (at most kMaxBody), then the body. HELLO carries a fresh nonce and whether
 // the sender holds a pre-shared key; with one (QPCM_PSK_FILE on both sides)
 // every later body travels sealed (link.cc: AES-256-GCM under per-direction
-// keys derived from the key and both nonces, the sequence number as IV). Decode() treats the body as hostile:
-// every length is checked against what is left before it is used.
+// keys derived from the key and both nonces, the sequence number as IV). Decode() treats the body
+// as hostile: every length is checked against what is left before it is used.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -47,10 +47,10 @@ inline constexpr uint16_t kHelloFlagPsk = 0x0001;  // the sender holds a pre-sha
 
 struct Message {
   MsgType type = MsgType::kHello;
-  uint16_t hello_flags = 0;     // HELLO: kHelloFlag*
-  std::string nonce;            // HELLO: kNonceBytes fresh random bytes
-  uint32_t dst = 0;  // the receiver's handle (all but HELLO and REQ)
-  uint32_t src = 0;  // the sender's handle (REQ, REP)
+  uint16_t hello_flags = 0;  // HELLO: kHelloFlag*
+  std::string nonce;         // HELLO: kNonceBytes fresh random bytes
+  uint32_t dst = 0;          // the receiver's handle (all but HELLO and REQ)
+  uint32_t src = 0;          // the sender's handle (REQ, REP)
   uint16_t port_space = 0;
   uint8_t qp_type = 0;  // enum ibv_qp_type
   ConnParams params;

@@ -60,7 +60,8 @@ Result<std::string> FindLibrary(const std::string& library, const std::string& o
   const std::filesystem::path self(self_dir);
   std::string tried;
   for (const std::string& c : candidates) {
-    std::filesystem::path p = std::filesystem::path(c).is_absolute() ? std::filesystem::path(c) : self / c;
+    std::filesystem::path p =
+        std::filesystem::path(c).is_absolute() ? std::filesystem::path(c) : self / c;
     p = p.lexically_normal();
     if (IsFile(p.string())) return p.string();
     tried += (tried.empty() ? "" : " nor at ") + p.string();

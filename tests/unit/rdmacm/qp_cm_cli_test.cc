@@ -15,8 +15,7 @@ namespace {
 class QpCmCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("qp_cm_cli_" + std::to_string(::getpid()));
+    dir_ = std::filesystem::temp_directory_path() / ("qp_cm_cli_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_ / "compat");
     std::ofstream(dir_ / "libqpcm.so") << "x";
     std::filesystem::create_symlink("../libqpcm.so", dir_ / "compat" / "librdmacm.so.1");
