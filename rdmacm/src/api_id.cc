@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "address.h"
 #include "cm.h"
@@ -144,6 +145,21 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
+  // Requests this listener received that the program never saw: refused
+  // (the clients get REJECTED at once) and their ids freed with it.
+  std::vector<Id*> children;
+  if (Channel* ch = ChannelOf(id->pub.channel)) {
+    for (Event* e : ch->queue)
+      if (e->ev.listen_id == &id->pub && e->ev.id != &id->pub)
+        children.push_back(reinterpret_cast<Id*>(e->ev.id));
+  }
+  for (Id* child : children) {
+    Forget(child);
+    DropEvents(child);
+    UnregisterId(child);
+    child->magic = 0;
+    delete child;
+  }
   Forget(id);
   if (auto listener = std::move(id->listener)) {
     id->state = IdState::kIdle;  // no request finds it while the socket closes
@@ -293,6 +309,9 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
 int rdma_ack_cm_event(rdma_cm_event* event) {
   Event* e = EventOf(event);
   if (e == nullptr) return -1;
+  auto lock = Lock();
+  // A synchronous id keeps its last event in id->event; acked, it is gone.
+  if (Id* id = FindId(e->handle); id != nullptr && id->pub.event == event) id->pub.event = nullptr;
   FreeEvent(e);
   return 0;
 }

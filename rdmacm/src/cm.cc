@@ -122,7 +122,10 @@ void Post(Id* id, rdma_cm_event_type type, int status = 0) {
 // Drops a link no id uses any more (the client side keeps it for reuse).
 void Release(Id* id) { id->link.reset(); }
 
-// The sweep: REQs and REPs unanswered past their deadline become UNREACHABLE.
+void ReportDisconnected(Id* id);
+
+// The sweep: REQs and REPs unanswered past their deadline become UNREACHABLE,
+// a DREQ unanswered becomes DISCONNECTED.
 void Sweep();
 void ArmSweep() {
   static boost::asio::steady_timer* timer = nullptr;
@@ -146,6 +149,17 @@ void Sweep() {
   auto now = Clock::now();
   bool waiting = false;
   ForEachId([&](Id* id) {
+    if (id->state == IdState::kDisconnected && !id->disconnect_reported && id->link) {
+      // A DREQ unanswered past its deadline: disconnected all the same.
+      if (now < id->deadline) {
+        waiting = true;
+        return;
+      }
+      LogLine("no DREP from " + id->link->peer_text() + " within " +
+              std::to_string(AnswerTimeout().count()) + " ms: DISCONNECTED");
+      Release(id);
+      return ReportDisconnected(id);
+    }
     if (id->state != IdState::kConnecting && id->state != IdState::kAccepted) return;
     if (now < id->deadline) {
       waiting = true;
@@ -590,6 +604,8 @@ int Disconnect(Id* id) {
       id->state = IdState::kDisconnected;
       if (id->link) {
         id->link->Send(Base(MsgType::kDreq, id));
+        id->deadline = Clock::now() + AnswerTimeout();
+        ArmSweep();
       } else {
         ReportDisconnected(id);
       }
@@ -626,6 +642,11 @@ void Forget(Id* id) {
         break;
       case IdState::kRequest:
         SendReject(id, kRejectConsumer, "the passive side destroyed its id");
+        break;
+      case IdState::kDisconnected:
+        // The peer's DREQ is answered even when the program destroys the id
+        // without calling rdma_disconnect (the peer waits for this DREP).
+        if (id->dreq_received) id->link->Send(Base(MsgType::kDrep, id));
         break;
       default:
         break;

@@ -32,6 +32,7 @@ void PostEvent(Id* id, const EventSpec& spec) {
   if (channel == nullptr) return;
   auto* e = new Event{};
   e->magic = kEventMagic;
+  e->handle = id->handle;
   e->ev.id = &id->pub;
   e->ev.listen_id = spec.listen != nullptr ? &spec.listen->pub : nullptr;
   e->ev.event = spec.type;
@@ -64,7 +65,7 @@ void PostEvent(Id* id, const EventSpec& spec) {
 }
 
 void MoveEvents(Id* id, Channel* from, Channel* to) {
-  if (from == nullptr || to == nullptr) return;
+  if (from == nullptr || to == nullptr || from == to) return;
   auto& q = from->queue;
   for (auto it = q.begin(); it != q.end();) {
     if ((*it)->ev.id == &id->pub) {

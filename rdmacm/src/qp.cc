@@ -65,6 +65,8 @@ int CheckReady(Id* id) {
 // channel and CQ each for receives and sends, sized by the queue depths.
 int MakeCqs(Id* id, ibv_cq*& send_cq, ibv_cq*& recv_cq, uint32_t send_wr, uint32_t recv_wr) {
   ibv_context* ctx = id->pub.verbs;
+  if (recv_cq == nullptr || send_cq == nullptr)
+    id->own_cqs = true;  // FreeCqs undoes a partial make
   if (recv_cq == nullptr) {
     id->pub.recv_cq_channel = ibv_create_comp_channel(ctx);
     if (id->pub.recv_cq_channel == nullptr) return -1;

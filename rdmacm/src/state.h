@@ -51,6 +51,7 @@ inline constexpr int kSidrReject = 2;       // refused
 struct Event {
   rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
   uint32_t magic;
+  uint32_t handle;    // ev.id's, to find it without touching an id destroyed since
   uint8_t data[256];  // the private data ev.param points into
 };
 

@@ -9,7 +9,7 @@ namespace qpconnect::rdmacm {
 
 int Complete(Id* id) {
   if (id->pub.event != nullptr) {
-    FreeEvent(EventOf(id->pub.event));
+    if (Event* kept = EventOf(id->pub.event)) FreeEvent(kept);  // unless the program acked it
     id->pub.event = nullptr;
   }
   rdma_cm_event* event = nullptr;
