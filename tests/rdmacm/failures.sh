@@ -59,15 +59,7 @@ set -uo pipefail
 CASES_ALL=(dead_peer stopped_peer stray_client no_listener validator_reject unsupported psk)
 CASE=${1:-}
 shift || true
-while (($#)); do
-  case $1 in
-    --cm-events) CM_EVENTS=$2 ;;
-    --qp-cm) QP_CM=$2 ;;
-    --libdir) LIBDIR=$2 ;;
-    *) die "unknown argument $1 (usage: CASE --cm-events PATH --qp-cm PATH [--libdir DIR])" ;;
-  esac
-  shift 2 || die "$1 needs a value"
-done
+rdmacm_options "$@"
 if [[ $CASE == all ]]; then
   CASES=("${CASES_ALL[@]}")
 else

@@ -82,19 +82,24 @@ since() {
   printf '%d.%d' $((d / 1000000)) $((d % 1000000 / 100000))
 }
 
-rdmacm_args() {
-  MODE=${1:-}
-  shift || true
+# rdmacm_options ARGS...: the options every script takes (after its first word).
+rdmacm_options() {
   while (($#)); do
     case $1 in
       --cm-events) CM_EVENTS=$2 ;;
       --qp-cm) QP_CM=$2 ;;
       --libdir) LIBDIR=$2 ;;
       --via) VIA=$2 ;;
-      *) die "unknown argument $1 (usage: MODE --cm-events PATH [--qp-cm PATH] [--libdir DIR] [--via wrapper|libpath])" ;;
+      *) die "unknown argument $1 (usage: MODE|CASE --cm-events PATH [--qp-cm PATH] [--libdir DIR] [--via wrapper|libpath])" ;;
     esac
     shift 2 || die "$1 needs a value"
   done
+}
+
+rdmacm_args() {
+  MODE=${1:-}
+  shift || true
+  rdmacm_options "$@"
   case $MODE in native_fails | mgmt | rxe_native | rxe) ;; *) die "MODE must be native_fails, mgmt, rxe_native or rxe, not '$MODE'" ;; esac
   case $VIA in wrapper | libpath) ;; *) die "--via must be wrapper or libpath" ;; esac
   [[ -x $CM_EVENTS ]] || die "--cm-events: '$CM_EVENTS' is not an executable"
