@@ -145,6 +145,21 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
+  // librdmacm's contract: the program acks every event it took for this id
+  // first, and rdma_destroy_id waits until it has (another thread may still
+  // be handling one; rping's event thread is).
+  if (id->unacked > 0) {
+    const uint32_t handle = id->handle;
+    bool said = false;
+    while ((id = FindId(handle)) != nullptr && id->unacked > 0) {
+      if (AckedCv().wait_for(lock, std::chrono::seconds(5)) == std::cv_status::timeout && !said) {
+        LogLine("rdma_destroy_id: waiting for the program to ack " + std::to_string(id->unacked) +
+                " event(s) it took for this id (librdmacm waits for them too)");
+        said = true;
+      }
+    }
+    if (id == nullptr) return errno = EINVAL, -1;  // destroyed by another thread meanwhile
+  }
   // Requests this listener received that the program never saw: refused
   // (the clients get REJECTED at once) and their ids freed with it.
   std::vector<Id*> children;
@@ -169,7 +184,7 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   }
   DropEvents(id);
   UnregisterId(id);
-  if (id->pub.event != nullptr) FreeEvent(EventOf(id->pub.event));
+  if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);
   if (id->own_channel != nullptr) FreeChannel(id->own_channel);
   std::free(id->pub.route.path_rec);
   id->magic = 0;
@@ -303,7 +318,7 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
 int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   Channel* ch = ChannelOf(channel);
   if (ch == nullptr || event == nullptr) return errno = EINVAL, -1;
-  return TakeEvent(ch, event);
+  return TakeEvent(ch, event, /*hold=*/true);
 }
 
 int rdma_ack_cm_event(rdma_cm_event* event) {
@@ -312,7 +327,7 @@ int rdma_ack_cm_event(rdma_cm_event* event) {
   auto lock = Lock();
   // A synchronous id keeps its last event in id->event; acked, it is gone.
   if (Id* id = FindId(e->handle); id != nullptr && id->pub.event == event) id->pub.event = nullptr;
-  FreeEvent(e);
+  AckEvent(e);
   return 0;
 }
 

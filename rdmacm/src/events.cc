@@ -93,7 +93,7 @@ void DropEvents(Id* id) {
   }
 }
 
-int TakeEvent(Channel* channel, rdma_cm_event** out) {
+int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold) {
   for (;;) {
     uint64_t v = 0;
     ssize_t n = read(channel->pub.fd, &v, sizeof v);
@@ -105,9 +105,27 @@ int TakeEvent(Channel* channel, rdma_cm_event** out) {
     if (channel->queue.empty()) continue;  // an event moved or dropped after it was counted
     Event* e = channel->queue.front();
     channel->queue.pop_front();
+    if (hold) {
+      // A queued event's ids are alive: destroying either drops it first.
+      rdma_cm_id* holder =
+          e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id != nullptr
+              ? e->ev.listen_id
+              : e->ev.id;
+      Id* id = reinterpret_cast<Id*>(holder);
+      ++id->unacked;
+      e->held_by = id->handle;
+    }
     *out = &e->ev;
     return 0;
   }
+}
+
+void AckEvent(Event* event) {
+  if (event->held_by != 0) {
+    if (Id* id = FindId(event->held_by); id != nullptr && id->unacked > 0 && --id->unacked == 0)
+      AckedCv().notify_all();
+  }
+  FreeEvent(event);
 }
 
 void FreeEvent(Event* event) {

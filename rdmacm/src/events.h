@@ -47,9 +47,14 @@ void MoveEvents(Id* id, Channel* from, Channel* to);
 void DropEvents(Id* id);
 
 // rdma_get_cm_event: waits (unless the fd is O_NONBLOCK: -1, EAGAIN) for the
-// next event on `channel`. 0 and *out set, or -1 with errno.
-int TakeEvent(Channel* channel, rdma_cm_event** out);
-// Frees an event taken by TakeEvent (rdma_ack_cm_event).
+// next event on `channel`. 0 and *out set, or -1 with errno. With `hold`, the
+// event counts as unacked on its id (the listener for CONNECT_REQUEST) until
+// AckEvent, which rdma_destroy_id waits for.
+int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false);
+// rdma_ack_cm_event: releases the id the event held and frees it.
+// REQUIRES: Lock() held.
+void AckEvent(Event* event);
+// Frees an event nobody holds (queued, or kept by a synchronous id).
 void FreeEvent(Event* event);
 
 }  // namespace qpconnect::rdmacm

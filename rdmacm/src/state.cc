@@ -44,6 +44,11 @@ const char* IdStateName(IdState s) {
 
 std::unique_lock<std::mutex> Lock() { return std::unique_lock<std::mutex>(Mutex()); }
 
+std::condition_variable& AckedCv() {
+  static auto* cv = new std::condition_variable;  // never destroyed, as the mutex
+  return *cv;
+}
+
 std::unordered_map<uint32_t, Id*>& IdTable() {
   static auto* table = new std::unordered_map<uint32_t, Id*>;
   return *table;

@@ -15,6 +15,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -51,7 +52,10 @@ inline constexpr int kSidrReject = 2;       // refused
 struct Event {
   rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
   uint32_t magic;
-  uint32_t handle;    // ev.id's, to find it without touching an id destroyed since
+  uint32_t handle;  // ev.id's, to find it without touching an id destroyed since
+  // Once rdma_get_cm_event hands the event out: the handle of the id it holds
+  // open until acked (the listener for CONNECT_REQUEST, else ev.id); 0 before.
+  uint32_t held_by = 0;
   uint8_t data[256];  // the private data ev.param points into
 };
 
@@ -130,10 +134,15 @@ struct Id {
   std::chrono::steady_clock::time_point deadline{};
   bool dreq_received = false;
   bool disconnect_reported = false;
+  // Events rdma_get_cm_event handed out for this id and the program has not
+  // acked: rdma_destroy_id waits for them, as librdmacm's does.
+  uint32_t unacked = 0;
 };
 
 // The lock over everything in this header.
 std::unique_lock<std::mutex> Lock();
+// Signalled (under Lock) whenever an id's `unacked` count drops to zero.
+std::condition_variable& AckedCv();
 
 // Handle -> id, for messages from peers. Ids register at creation.
 Id* FindId(uint32_t handle);

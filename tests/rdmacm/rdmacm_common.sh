@@ -293,6 +293,15 @@ rdmacm_main() {
     rxe_native | rxe)
       LAUNCH=native MAP=
       prog_pair native "$QPC_IP0" "$QPC_IP1"
+      # The native run is the reference here, not the subject: the kernel CM
+      # over rxe in an emulated guest under load now and then loses a MAD and
+      # times out (seen in CI: rdma_server/rdma_client, 40 s, no output). One
+      # more try, said aloud; a second timeout fails the test.
+      if [[ $MODE == rxe ]] && ((S_RC == 124 || C_RC == 124)); then
+        echo "   the native reference timed out (server $S_RC, client $C_RC); trying it once more"
+        show_run native
+        prog_pair native "$QPC_IP0" "$QPC_IP1"
+      fi
       if prog_ok native; then echo "ok: natively on rxe's addresses"; else
         bad "natively on rxe's addresses"
         show_run native
