@@ -20,7 +20,10 @@
  *           event, before accepting (a test can stop it meanwhile)
  *   cm_events -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]
  *       client: resolves, connects with PDATA, exchanges one message each way
- *       and, for RC, disconnects.
+ *       and, for RC, disconnects; it acks the DISCONNECTED event from another
+ *       thread 300 ms later while its main thread destroys the id, and prints
+ *       whether rdma_destroy_id waited for that ack (librdmacm's contract:
+ *       it returns only once every event taken for the id is acked).
  *
  *   -u  UD over RDMA_PS_UDP (default: RC over RDMA_PS_TCP)
  *   -t  bound on every wait (an event, a completion), default 15 s
@@ -47,6 +50,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -62,13 +66,13 @@
 enum { EXIT_OK = 0, EXIT_SETUP = 1, EXIT_TIMEOUT = 2, EXIT_CONNFAIL = 3 };
 enum { MSG_SIZE = 64, GRH_SIZE = 40 };
 
-static const char *role = "?";
-static int ud;            /* RDMA_PS_UDP / UD instead of RDMA_PS_TCP / RC */
+static const char* role = "?";
+static int ud; /* RDMA_PS_UDP / UD instead of RDMA_PS_TCP / RC */
 static int timeout_s = 15;
 static int kill_at_request; /* -K */
 static int wait_at_request; /* -w SECS */
 
-static void say(const char *fmt, ...) {
+static void say(const char* fmt, ...) {
   va_list ap;
   printf("%s: ", role);
   va_start(ap, fmt);
@@ -79,7 +83,7 @@ static void say(const char *fmt, ...) {
 }
 
 /* Diagnostics that may differ run to run go to stderr, never to stdout. */
-static void diag(const char *fmt, ...) {
+static void diag(const char* fmt, ...) {
   va_list ap;
   fprintf(stderr, "# %s: ", role);
   va_start(ap, fmt);
@@ -101,7 +105,7 @@ static double now_s(void) {
 
 /* ---- private data framing: 'Q' 'C' LEN BYTES ---- */
 
-static int pack_pdata(const char *text, uint8_t *buf, size_t cap) {
+static int pack_pdata(const char* text, uint8_t* buf, size_t cap) {
   size_t n = strlen(text);
   if (n + 3 > cap || n > 255) return -1;
   buf[0] = 'Q';
@@ -111,8 +115,8 @@ static int pack_pdata(const char *text, uint8_t *buf, size_t cap) {
   return (int)(n + 3);
 }
 
-static void format_pdata(const void *p, size_t len, char *out, size_t cap) {
-  const uint8_t *b = p;
+static void format_pdata(const void* p, size_t len, char* out, size_t cap) {
+  const uint8_t* b = p;
   size_t i, zeros = 0;
   if (!p || len == 0) {
     snprintf(out, cap, "-");
@@ -142,12 +146,12 @@ static void format_pdata(const void *p, size_t len, char *out, size_t cap) {
 
 /* ---- events ---- */
 
-static void print_event(const struct rdma_cm_event *ev) {
+static void print_event(const struct rdma_cm_event* ev) {
   char pd[600];
   if (ud) {
     format_pdata(ev->param.ud.private_data, ev->param.ud.private_data_len, pd, sizeof pd);
-    say("event %s status %d pdata %s qkey 0x%x ah_global %d", rdma_event_str(ev->event),
-        ev->status, pd, ev->param.ud.qkey, ev->param.ud.ah_attr.is_global ? 1 : 0);
+    say("event %s status %d pdata %s qkey 0x%x ah_global %d", rdma_event_str(ev->event), ev->status,
+        pd, ev->param.ud.qkey, ev->param.ud.ah_attr.is_global ? 1 : 0);
   } else {
     format_pdata(ev->param.conn.private_data, ev->param.conn.private_data_len, pd, sizeof pd);
     say("event %s status %d pdata %s init %u resp %u retry %u rnr %u", rdma_event_str(ev->event),
@@ -159,7 +163,7 @@ static void print_event(const struct rdma_cm_event *ev) {
 }
 
 /* Waits (bounded) for the next event and prints it; 0, or EXIT_TIMEOUT / EXIT_SETUP. */
-static int next_event(struct rdma_event_channel *ch, struct rdma_cm_event **ev) {
+static int next_event(struct rdma_event_channel* ch, struct rdma_cm_event** ev) {
   struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
   int r;
   do {
@@ -183,24 +187,24 @@ static int next_event(struct rdma_event_channel *ch, struct rdma_cm_event **ev) 
 
 static int is_failure_event(enum rdma_cm_event_type t) {
   switch (t) {
-  case RDMA_CM_EVENT_ADDR_ERROR:
-  case RDMA_CM_EVENT_ROUTE_ERROR:
-  case RDMA_CM_EVENT_CONNECT_ERROR:
-  case RDMA_CM_EVENT_UNREACHABLE:
-  case RDMA_CM_EVENT_REJECTED:
-  case RDMA_CM_EVENT_DEVICE_REMOVAL:
-  case RDMA_CM_EVENT_DISCONNECTED:
-    return 1;
-  default:
-    return 0;
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    case RDMA_CM_EVENT_DISCONNECTED:
+      return 1;
+    default:
+      return 0;
   }
 }
 
 /* Waits for event `want`; any other event is printed and ends the wait with
  * EXIT_CONNFAIL (an unexpected but orderly event) or EXIT_SETUP. */
-static int expect_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want,
-                        struct rdma_cm_event **out) {
-  struct rdma_cm_event *ev;
+static int expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type want,
+                        struct rdma_cm_event** out) {
+  struct rdma_cm_event* ev;
   int r = next_event(ch, &ev);
   if (r) return r;
   if (ev->event == want) {
@@ -219,16 +223,16 @@ static int expect_event(struct rdma_event_channel *ch, enum rdma_cm_event_type w
 /* ---- verbs resources of one connection ---- */
 
 struct conn {
-  struct rdma_cm_id *id;
-  struct ibv_pd *pd;
-  struct ibv_cq *cq;
-  struct ibv_mr *mr;
-  struct ibv_ah *ah;
+  struct rdma_cm_id* id;
+  struct ibv_pd* pd;
+  struct ibv_cq* cq;
+  struct ibv_mr* mr;
+  struct ibv_ah* ah;
   char buf[2][GRH_SIZE + MSG_SIZE]; /* [0] receive (GRH first for UD), [1] send */
   int has_qp;
 };
 
-static int conn_setup(struct conn *c, struct rdma_cm_id *id) {
+static int conn_setup(struct conn* c, struct rdma_cm_id* id) {
   struct ibv_qp_init_attr attr;
   c->id = id;
   c->pd = ibv_alloc_pd(id->verbs);
@@ -249,7 +253,7 @@ static int conn_setup(struct conn *c, struct rdma_cm_id *id) {
   return 0;
 }
 
-static void conn_teardown(struct conn *c) {
+static void conn_teardown(struct conn* c) {
   if (c->has_qp) rdma_destroy_qp(c->id);
   c->has_qp = 0;
   if (c->ah) ibv_destroy_ah(c->ah);
@@ -259,7 +263,7 @@ static void conn_teardown(struct conn *c) {
   c->ah = NULL, c->mr = NULL, c->cq = NULL, c->pd = NULL;
 }
 
-static int post_recv(struct conn *c) {
+static int post_recv(struct conn* c) {
   struct ibv_sge sge = {.addr = (uintptr_t)c->buf[0],
                         .length = (uint32_t)((ud ? GRH_SIZE : 0) + MSG_SIZE),
                         .lkey = c->mr->lkey};
@@ -270,10 +274,9 @@ static int post_recv(struct conn *c) {
   return 0;
 }
 
-static int post_send(struct conn *c, const char *text, uint32_t remote_qpn, uint32_t qkey) {
+static int post_send(struct conn* c, const char* text, uint32_t remote_qpn, uint32_t qkey) {
   struct ibv_sge sge = {.addr = (uintptr_t)c->buf[1], .length = MSG_SIZE, .lkey = c->mr->lkey};
-  struct ibv_send_wr wr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND},
-                     *bad;
+  struct ibv_send_wr wr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND}, *bad;
   memset(c->buf[1], 0, sizeof c->buf[1]);
   snprintf(c->buf[1], MSG_SIZE, "%s", text);
   if (ud) {
@@ -289,7 +292,7 @@ static int post_send(struct conn *c, const char *text, uint32_t remote_qpn, uint
 /* Polls (bounded) until the completions in `want` (bit 1 receive, bit 2 send)
  * have all arrived, then prints them in a fixed order (send, then receive),
  * whatever order they came in. */
-static int wait_completions(struct conn *c, unsigned want, struct ibv_wc *recv_wc) {
+static int wait_completions(struct conn* c, unsigned want, struct ibv_wc* recv_wc) {
   double deadline = now_s() + timeout_s;
   unsigned seen = 0;
   struct ibv_wc wc;
@@ -307,8 +310,7 @@ static int wait_completions(struct conn *c, unsigned want, struct ibv_wc *recv_w
       continue;
     }
     if (now_s() > deadline) {
-      say("timeout: no %s completion within %d s", (want & ~seen) & 1 ? "recv" : "send",
-          timeout_s);
+      say("timeout: no %s completion within %d s", (want & ~seen) & 1 ? "recv" : "send", timeout_s);
       return EXIT_TIMEOUT;
     }
     usleep(200);
@@ -320,7 +322,7 @@ static int wait_completions(struct conn *c, unsigned want, struct ibv_wc *recv_w
 
 /* ---- addresses ---- */
 
-static int make_addr(const char *host, const char *port, struct sockaddr_storage *ss) {
+static int make_addr(const char* host, const char* port, struct sockaddr_storage* ss) {
   struct addrinfo hints, *res;
   int r;
   memset(&hints, 0, sizeof hints);
@@ -339,11 +341,10 @@ static int make_addr(const char *host, const char *port, struct sockaddr_storage
 
 /* ---- server ---- */
 
-static int run_server(const char *bind_addr, const char *port, const char *pdata_text,
-                      int reject) {
-  struct rdma_event_channel *ch;
+static int run_server(const char* bind_addr, const char* port, const char* pdata_text, int reject) {
+  struct rdma_event_channel* ch;
   struct rdma_cm_id *listen_id = NULL, *id = NULL;
-  struct rdma_cm_event *ev;
+  struct rdma_cm_event* ev;
   struct sockaddr_storage ss;
   struct rdma_conn_param cp;
   struct conn c;
@@ -364,7 +365,7 @@ static int run_server(const char *bind_addr, const char *port, const char *pdata
     code = EXIT_SETUP;
     goto out;
   }
-  if (rdma_bind_addr(listen_id, (struct sockaddr *)&ss)) {
+  if (rdma_bind_addr(listen_id, (struct sockaddr*)&ss)) {
     say("rdma_bind_addr failed: %s", strerror(errno));
     code = EXIT_SETUP;
     goto out;
@@ -428,7 +429,7 @@ static int run_server(const char *bind_addr, const char *port, const char *pdata
       code = r;
       goto out;
     }
-    c.ah = ibv_create_ah_from_wc(c.pd, &wc, (struct ibv_grh *)c.buf[0], id->port_num);
+    c.ah = ibv_create_ah_from_wc(c.pd, &wc, (struct ibv_grh*)c.buf[0], id->port_num);
     if (!c.ah) {
       say("ibv_create_ah_from_wc failed: %s", strerror(errno));
       code = EXIT_SETUP;
@@ -465,19 +466,38 @@ out:
 
 /* ---- client ---- */
 
-static int run_client(const char *bind_addr, const char *server, const char *port,
-                      const char *pdata_text) {
-  struct rdma_event_channel *ch;
-  struct rdma_cm_id *id = NULL;
-  struct rdma_cm_event *ev;
+/* The client's DISCONNECTED event, acked 300 ms late from another thread. */
+struct late_ack {
+  pthread_t thread;
+  struct rdma_cm_event* event;
+  int started;
+  int acked;
+};
+
+static void* ack_late(void* arg) {
+  struct late_ack* late = arg;
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  __atomic_store_n(&late->acked, 1, __ATOMIC_SEQ_CST);
+  rdma_ack_cm_event(late->event);
+  return NULL;
+}
+
+static int run_client(const char* bind_addr, const char* server, const char* port,
+                      const char* pdata_text) {
+  struct rdma_event_channel* ch;
+  struct rdma_cm_id* id = NULL;
+  struct rdma_cm_event* ev;
   struct sockaddr_storage src, dst;
   struct rdma_conn_param cp;
   struct conn c;
   uint8_t pdata[256];
   uint32_t remote_qpn = 0, remote_qkey = 0;
   int plen = 0, r, code = EXIT_OK, connected = 0;
+  struct late_ack late;
 
   memset(&c, 0, sizeof c);
+  memset(&late, 0, sizeof late);
   if (pdata_text && (plen = pack_pdata(pdata_text, pdata, sizeof pdata)) < 0)
     return say("private data too long"), finish(EXIT_SETUP);
   ch = rdma_create_event_channel();
@@ -491,7 +511,7 @@ static int run_client(const char *bind_addr, const char *server, const char *por
     code = EXIT_SETUP;
     goto out;
   }
-  if (rdma_resolve_addr(id, bind_addr ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst,
+  if (rdma_resolve_addr(id, bind_addr ? (struct sockaddr*)&src : NULL, (struct sockaddr*)&dst,
                         2000)) {
     say("rdma_resolve_addr failed: %s", strerror(errno));
     code = EXIT_SETUP;
@@ -556,17 +576,30 @@ static int run_client(const char *bind_addr, const char *server, const char *por
       code = EXIT_SETUP;
       goto out;
     }
-    if ((r = expect_event(ch, RDMA_CM_EVENT_DISCONNECTED, NULL))) code = r;
+    if ((r = expect_event(ch, RDMA_CM_EVENT_DISCONNECTED, &ev))) {
+      code = r;
+    } else {
+      late.event = ev;
+      if (pthread_create(&late.thread, NULL, ack_late, &late) == 0)
+        late.started = 1;
+      else
+        rdma_ack_cm_event(ev);
+    }
   }
 
 out:
   conn_teardown(&c);
   if (id) rdma_destroy_id(id);
+  if (late.started) {
+    int waited = __atomic_load_n(&late.acked, __ATOMIC_SEQ_CST);
+    pthread_join(late.thread, NULL);
+    say("rdma_destroy_id returned after the late ack of DISCONNECTED: %s", waited ? "yes" : "no");
+  }
   rdma_destroy_event_channel(ch);
   return finish(code);
 }
 
-static int usage(const char *argv0) {
+static int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --probe\n"
           "       %s -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]\n"
@@ -575,12 +608,12 @@ static int usage(const char *argv0) {
   return EXIT_SETUP;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const char *bind_addr = NULL, *server = NULL, *port = NULL, *pdata = NULL;
   int mode = 0, reject = 0, op;
 
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
-    struct rdma_event_channel *ch = rdma_create_event_channel();
+    struct rdma_event_channel* ch = rdma_create_event_channel();
     if (!ch) {
       printf("rdma_create_event_channel failed: %s\n", strerror(errno));
       return 1;
@@ -591,18 +624,41 @@ int main(int argc, char **argv) {
   }
   while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:")) != -1) {
     switch (op) {
-    case 's': mode = 's'; break;
-    case 'c': mode = 'c'; break;
-    case 'u': ud = 1; break;
-    case 'b': bind_addr = optarg; break;
-    case 'a': server = optarg; break;
-    case 'p': port = optarg; break;
-    case 'd': pdata = optarg; break;
-    case 'r': reject = 1; break;
-    case 't': timeout_s = atoi(optarg); break;
-    case 'K': kill_at_request = 1; break;
-    case 'w': wait_at_request = atoi(optarg); break;
-    default: return usage(argv[0]);
+      case 's':
+        mode = 's';
+        break;
+      case 'c':
+        mode = 'c';
+        break;
+      case 'u':
+        ud = 1;
+        break;
+      case 'b':
+        bind_addr = optarg;
+        break;
+      case 'a':
+        server = optarg;
+        break;
+      case 'p':
+        port = optarg;
+        break;
+      case 'd':
+        pdata = optarg;
+        break;
+      case 'r':
+        reject = 1;
+        break;
+      case 't':
+        timeout_s = atoi(optarg);
+        break;
+      case 'K':
+        kill_at_request = 1;
+        break;
+      case 'w':
+        wait_at_request = atoi(optarg);
+        break;
+      default:
+        return usage(argv[0]);
     }
   }
   if (!mode || !port || (mode == 'c' && !server) || timeout_s <= 0 || optind != argc)
