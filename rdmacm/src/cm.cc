@@ -501,8 +501,10 @@ int Connect(Id* id, const rdma_conn_param* param) {
   id->ours = ParamsFrom(param, id, true);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_connect: " + described.error().ToString());
+  LogDebug("connect: described id " + std::to_string(id->handle));
   auto bytes = EncodeEndpoint(id->local);
   if (!bytes) return Errno(EINVAL, "rdma_connect: " + bytes.error().ToString());
+  LogDebug("connect: encoded id " + std::to_string(id->handle));
   Message req = Base(MsgType::kReq, id);
   req.dst = 0;
   req.params = id->ours;
@@ -513,6 +515,7 @@ int Connect(Id* id, const rdma_conn_param* param) {
   req.endpoint = std::move(*bytes);
   id->link =
       Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, AnswerTimeout());
+  LogDebug("connect: dialed id " + std::to_string(id->handle));
   id->state = IdState::kConnecting;
   id->deadline = Clock::now() + AnswerTimeout();
   id->link->Send(req);

@@ -14,6 +14,7 @@
 
 #include "cm.h"
 #include "log.h"
+#include "warm.h"
 
 namespace qpconnect::rdmacm {
 namespace asio = boost::asio;
@@ -159,6 +160,7 @@ void Link::Accept(tcp::socket socket) {
 
 void Link::Start() {
   connected_ = true;
+  LogDebug("link: tcp connected to " + peer_text_ + " id 0");
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   auto local = socket_.local_endpoint(ec);
@@ -168,12 +170,17 @@ void Link::Start() {
     Fail({LinkFailure::kProtocol, EINVAL, "QPCM_PSK_FILE: " + psk.error().ToString()});
     return;
   }
-  auto nonce = oob::RandomNonce();
-  if (!nonce) {
-    Fail({LinkFailure::kError, EIO, nonce.error().ToString()});
-    return;
+  // The nonce only feeds the key derivation: without a key it stays zero
+  // (and the first link pays no random generator's start-up).
+  plain_ = !(*psk).has_value();
+  if (!plain_) {
+    auto nonce = oob::RandomNonce();
+    if (!nonce) {
+      Fail({LinkFailure::kError, EIO, nonce.error().ToString()});
+      return;
+    }
+    nonce_.assign(nonce->begin(), nonce->end());
   }
-  nonce_.assign(nonce->begin(), nonce->end());
   Message hello;
   hello.hello_flags = (*psk).has_value() ? kHelloFlagPsk : 0;
   hello.nonce = nonce_;
@@ -215,6 +222,7 @@ bool Link::OnHello(const Message& hello) {
     sealed_ = true;
   }
   hello_seen_ = true;
+  LogDebug("link: HELLO from " + peer_text_ + " id 0");
   timer_.cancel();
   WriteNext();
   return true;
@@ -237,12 +245,14 @@ void Link::Close() {
 void Link::WriteNext() {
   if (writing_ || outbox_.empty() || failed_) return;
   // Every body queued goes out in one write (a thousand REQs of one
-  // program's loop cost one send, not a thousand); the HELLO alone first,
-  // and nothing else before the peer's HELLO.
+  // program's loop cost one send, not a thousand); the HELLO first. With a
+  // key, nothing else before the peer's HELLO (its nonce makes the keys);
+  // without, the requests follow our HELLO at once, saving a round trip (a
+  // peer that refuses our HELLO closes the link before reading them).
   wire_.clear();
   while (!outbox_.empty()) {
     bool hello = !hello_written_;
-    if (!hello && !hello_seen_) break;
+    if (!hello && !hello_seen_ && !plain_) break;
     std::string body = std::move(outbox_.front());
     outbox_.pop_front();
     if (hello) {
@@ -257,7 +267,7 @@ void Link::WriteNext() {
     }
     wire_ += FramePrefix(body.size());
     wire_ += body;
-    if (hello) break;
+    if (hello && !plain_) break;
   }
   if (wire_.empty()) return;
   writing_ = true;
@@ -269,6 +279,9 @@ void Link::WriteNext() {
                                     "write to " + self->peer_text_ + ": " + ec.message()});
                         return;
                       }
+                      // The active side's engine now waits for the peer: the
+                      // time to warm the code that will handle its answer.
+                      if (self->client_) WarmUpOnce();
                       self->WriteNext();
                     });
 }

@@ -97,11 +97,12 @@ class Link : public std::enable_shared_from_this<Link> {
   sockaddr_storage local_{};
   bool connected_ = false;   // engine thread only, as the rest below
   bool hello_seen_ = false;  // the peer's HELLO arrived
+  bool plain_ = true;        // no pre-shared key: frames need no keys, may follow our HELLO
   bool writing_ = false;
   bool hello_written_ = false;
-  // Message bodies to send; the first is our HELLO, the rest wait for the
-  // peer's (so that nothing reaches a peer that is not one of ours, and a
-  // keyed link can seal them).
+  // Message bodies to send; the first is our HELLO. On a keyed link the rest
+  // wait for the peer's (its nonce makes the keys that seal them); on a plain
+  // one they follow at once (WriteNext).
   std::deque<std::string> outbox_;
   std::string wire_;   // the frame being written
   std::string nonce_;  // ours

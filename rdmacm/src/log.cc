@@ -32,9 +32,10 @@ bool DebugOn() noexcept {
 
 void LogDebug(std::string_view line) noexcept {
   if (!DebugOn()) return;
-  static const auto start = std::chrono::steady_clock::now();
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                                  start)
+  // CLOCK_MONOTONIC, the same clock in every process on the host: two
+  // programs' stamps line up.
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now().time_since_epoch())
                 .count();
   try {
     LogLine("+" + std::to_string(us) + " us " + std::string(line));

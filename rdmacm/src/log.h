@@ -12,8 +12,9 @@ namespace qpconnect::rdmacm {
 
 void LogLine(std::string_view line) noexcept;
 
-// With QPCM_DEBUG set: one line stamped with the microseconds since the
-// library's first message, for finding where a connection's time goes.
+// With QPCM_DEBUG set: one line stamped "+N us" with CLOCK_MONOTONIC in
+// microseconds (comparable between the two programs of a run on one host),
+// for finding where a connection's time goes.
 bool DebugOn() noexcept;
 void LogDebug(std::string_view line) noexcept;
 

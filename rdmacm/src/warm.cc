@@ -1,9 +1,12 @@
 #include "warm.h"
 
 #include <boost/asio/post.hpp>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "link.h"
+#include "log.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/qp_attrs.h"
@@ -30,30 +33,59 @@ EndpointInfo MadeUp(uint8_t last) {
   return e;
 }
 
-void Run() {
+// The warm-up in steps, each posted after the last, so that the engine's
+// own work (a link's connect, a peer's HELLO) runs between them rather than
+// after all of them.
+struct Warm {
   EndpointInfo a = MadeUp(1), b = MadeUp(2);
-  auto decoded = oob::DecodeBinary(oob::EncodeBinary(b));
-  if (!decoded) return;
-  ConnectionPlan plan = PlanConnection(a, *decoded);
-  ValidationInput input;
-  input.local = &a;
-  input.remote = &*decoded;
-  input.local_plan = plan;
-  (void)Validate(input);
-  (void)verbs::BuildRtr(Transport::kRc, plan.qps[0]);
-  (void)verbs::BuildRts(Transport::kRc, plan.qps[0]);
-  Message m;
-  m.type = MsgType::kReq;
-  m.endpoint = oob::EncodeBinary(a);
-  std::string frame = EncodeFrame(m);
-  (void)DecodeBody(std::string_view(frame).substr(4));
+  std::optional<EndpointInfo> decoded;
+  ConnectionPlan plan;
+};
+
+void Step(std::shared_ptr<Warm> w, int step) {
+  switch (step) {
+    case 0: {
+      auto decoded = oob::DecodeBinary(oob::EncodeBinary(w->b));
+      if (!decoded) return;
+      w->decoded = std::move(*decoded);
+      break;
+    }
+    case 1:
+      w->plan = PlanConnection(w->a, *w->decoded);
+      break;
+    case 2: {
+      ValidationInput input;
+      input.local = &w->a;
+      input.remote = &*w->decoded;
+      input.local_plan = w->plan;
+      (void)Validate(input);
+      break;
+    }
+    case 3:
+      (void)verbs::BuildRtr(Transport::kRc, w->plan.qps[0]);
+      (void)verbs::BuildRts(Transport::kRc, w->plan.qps[0]);
+      break;
+    case 4: {
+      Message m;
+      m.type = MsgType::kReq;
+      m.endpoint = oob::EncodeBinary(w->a);
+      std::string frame = EncodeFrame(m);
+      (void)DecodeBody(std::string_view(frame).substr(4));
+      return;
+    }
+    default:
+      return;
+  }
+  LogDebug("warm-up step " + std::to_string(step) + " done id 0");
+  boost::asio::post(EngineIo(), [w = std::move(w), step] { Step(w, step + 1); });
 }
 
 }  // namespace
 
 void WarmUpOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { boost::asio::post(EngineIo(), Run); });
+  std::call_once(once,
+                 [] { boost::asio::post(EngineIo(), [] { Step(std::make_shared<Warm>(), 0); }); });
 }
 
 }  // namespace qpconnect::rdmacm
