@@ -319,7 +319,11 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
 int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   Channel* ch = ChannelOf(channel);
   if (ch == nullptr || event == nullptr) return errno = EINVAL, -1;
-  return TakeEvent(ch, event, /*hold=*/true);
+  int taken = TakeEvent(ch, event, /*hold=*/true);
+  if (taken == 0 && DebugOn())
+    LogDebug(std::string("event ") + rdma_event_str((*event)->event) + " taken id " +
+             std::to_string(EventOf(*event)->handle));
+  return taken;
 }
 
 int rdma_ack_cm_event(rdma_cm_event* event) {

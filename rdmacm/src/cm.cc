@@ -124,6 +124,14 @@ void Release(Id* id) { id->link.reset(); }
 
 void ReportDisconnected(Id* id);
 
+// How often a passive side whose program holds a request says so (MRA). The
+// active side's timeout is its own (qp-cm --timeout), unknown here: this
+// period is short enough for any timeout above a second, and costs one small
+// message per held request each time (none when the program accepts sooner).
+std::chrono::milliseconds MraPeriod() {
+  return std::min(AnswerTimeout() / 2, std::chrono::milliseconds(500));
+}
+
 // The sweep: REQs and REPs unanswered past their deadline become UNREACHABLE,
 // a DREQ unanswered becomes DISCONNECTED.
 void Sweep();
@@ -160,14 +168,31 @@ void Sweep() {
       Release(id);
       return ReportDisconnected(id);
     }
+    if (id->state == IdState::kRequest && id->link) {
+      // The program holds a request: tell the peer it is alive (MRA).
+      waiting = true;
+      if (now < id->deadline) return;
+      Message mra = Base(MsgType::kMra, id);
+      id->link->Send(mra);
+      id->deadline = now + MraPeriod();
+      return;
+    }
     if (id->state != IdState::kConnecting && id->state != IdState::kAccepted) return;
     if (now < id->deadline) {
       waiting = true;
       return;
     }
-    LogLine(std::string(id->state == IdState::kConnecting ? "no reply" : "no RTU") + " from " +
-            (id->link ? id->link->peer_text() : std::string("the peer")) + " within " +
-            std::to_string(AnswerTimeout().count()) + " ms: UNREACHABLE");
+    if (id->acknowledged)
+      LogLine("no reply from " + (id->link ? id->link->peer_text() : std::string("the peer")) +
+              " within " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(now - id->connect_started)
+                      .count()) +
+              " ms (its program received the request and never answered it): UNREACHABLE");
+    else
+      LogLine(std::string(id->state == IdState::kConnecting ? "no reply" : "no RTU") + " from " +
+              (id->link ? id->link->peer_text() : std::string("the peer")) + " within " +
+              std::to_string(AnswerTimeout().count()) + " ms: UNREACHABLE");
     if (id->state == IdState::kAccepted) QpToError(id);
     id->state = IdState::kFailed;
     Release(id);
@@ -280,6 +305,22 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
     spec.conn = Swapped(msg.params, RemoteQpn(id));
   }
   PostEvent(id, spec);
+  // While the program holds the request, the sweep tells the active side
+  // that it is alive (MRA) every MraPeriod().
+  id->deadline = Clock::now() + MraPeriod();
+  ArmSweep();
+}
+
+// The active side's REQ reached a program that has not answered yet: wait
+// longer, up to rdma_cm's own bound for that case (its MRA asks for 2^24 x
+// 4.096 us, CMA_CM_MRA_SETTING) or the answer timeout if that is longer.
+// A peer whose whole process stopped sends no MRA and times out as before.
+void OnReceiptAck(Id* id) {
+  if (id->state != IdState::kConnecting) return;
+  constexpr std::chrono::milliseconds kMraBound{68719};
+  auto bound = id->connect_started + std::max(AnswerTimeout(), kMraBound);
+  id->deadline = std::min(Clock::now() + AnswerTimeout(), bound);
+  id->acknowledged = true;
 }
 
 void OnReply(Id* id, const Message& msg) {
@@ -429,6 +470,8 @@ void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
       return OnReject(id, msg);
     case MsgType::kRtu:
       return OnReadyToUse(id);
+    case MsgType::kMra:
+      return OnReceiptAck(id);
     case MsgType::kDreq:
       if (id->state == IdState::kDisconnected || id->state == IdState::kEstablished ||
           id->state == IdState::kAccepted || id->state == IdState::kResponse)
@@ -517,7 +560,8 @@ int Connect(Id* id, const rdma_conn_param* param) {
       Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, AnswerTimeout());
   LogDebug("connect: dialed id " + std::to_string(id->handle));
   id->state = IdState::kConnecting;
-  id->deadline = Clock::now() + AnswerTimeout();
+  id->connect_started = Clock::now();
+  id->deadline = id->connect_started + AnswerTimeout();
   id->link->Send(req);
   LogDebug("REQ queued for id " + std::to_string(id->handle));
   ArmSweep();
@@ -540,6 +584,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
   id->ours = ParamsFrom(param, id, false);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_accept: " + described.error().ToString());
+  LogDebug("accept: described id " + std::to_string(id->handle));
   if (auto ok = PlanAndValidate(id, false); !ok) {
     SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
     id->state = IdState::kFailed;
@@ -547,12 +592,15 @@ int Accept(Id* id, const rdma_conn_param* param) {
     Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
     return 0;
   }
+  LogDebug("accept: validated id " + std::to_string(id->handle));
   auto bytes = EncodeEndpoint(id->local);
   if (!bytes) return Errno(EINVAL, "rdma_accept: " + bytes.error().ToString());
+  LogDebug("accept: encoded id " + std::to_string(id->handle));
   if (!IsUd(id)) {
     // As librdmacm: the passive QP is at RTS when rdma_accept returns
     // (perftest posts sends right after it).
     auto moved = QpToRtr(id);
+    LogDebug("accept: rtr id " + std::to_string(id->handle));
     if (moved) moved = QpToRts(id);
     if (!moved) {
       QpToError(id);

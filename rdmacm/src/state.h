@@ -130,8 +130,11 @@ struct Id {
   std::optional<ConnectionPlan> plan;  // what this side applies
   bool own_cqs = false;                // rdma_create_qp made the CQs
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id
-  // gets UNREACHABLE (cm.cc's sweep).
+  // gets UNREACHABLE (cm.cc's sweep); for a passive id whose program holds
+  // the request (kRequest), when the next MRA is due.
   std::chrono::steady_clock::time_point deadline{};
+  std::chrono::steady_clock::time_point connect_started{};  // active: the REQ
+  bool acknowledged = false;  // active: an MRA came (the peer's program holds the REQ)
   bool dreq_received = false;
   bool disconnect_reported = false;
   // Events rdma_get_cm_event handed out for this id and the program has not

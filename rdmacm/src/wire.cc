@@ -91,6 +91,8 @@ const char* MsgTypeName(MsgType type) {
       return "DREQ";
     case MsgType::kDrep:
       return "DREP";
+    case MsgType::kMra:
+      return "MRA";
   }
   return "unknown";
 }
@@ -163,7 +165,7 @@ Result<Message> DecodeBody(std::string_view body) {
   Reader r(body);
   Message m;
   uint8_t type = 0;
-  if (!r.U8(type) || type < 1 || type > 7)
+  if (!r.U8(type) || type < 1 || type > static_cast<uint8_t>(MsgType::kMra))
     return Error(ErrorCode::kProtocol, 0, "decode message", "type",
                  "unknown message type " + std::to_string(type));
   m.type = static_cast<MsgType>(type);

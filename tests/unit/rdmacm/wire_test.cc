@@ -40,7 +40,7 @@ Message Sample(MsgType type) {
 
 TEST(QpcmWire, EveryTypeRoundTrips) {
   for (MsgType t : {MsgType::kReq, MsgType::kRep, MsgType::kRej, MsgType::kRtu, MsgType::kDreq,
-                    MsgType::kDrep}) {
+                    MsgType::kDrep, MsgType::kMra}) {
     Message in = Sample(t);
     std::string frame = EncodeFrame(in);
     uint32_t len = 0;
