@@ -25,6 +25,13 @@
 #                     `qp-cm --timeout 2000`, still connects (the server's
 #                     library tells it the request is held: MRA, as the IB
 #                     CM does): both exit 0 after at least 5 s, no UNREACHABLE
+#   native_peer       a native cm_events server (the kernel's rdma_cm, started
+#                     before the kernel CM is taken away) listens on rxe0's
+#                     address; a client through the library asks it: REJECTED
+#                     status 8 (what a native client gets where nobody
+#                     listens: the native server has no TCP port), exit 3,
+#                     under 2 s, the log says "nobody listens at"; the native
+#                     server saw no event
 #   stray_client      while cm_events -s listens through the library, a stray
 #                     client sends "GET / HTTP/1.0" to its port and another
 #                     one connects and says nothing: the server's log names
@@ -61,7 +68,7 @@
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept stray_client no_listener validator_reject unsupported psk)
+CASES_ALL=(dead_peer stopped_peer slow_accept native_peer stray_client no_listener validator_reject unsupported psk)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
@@ -326,6 +333,32 @@ case_slow_accept() {
   expect "the client waited for the accept: 5-15 s, took $(secs "$C_US") s" between "$C_US" 5000000 15000000
 }
 
+NATIVE_PORT=7221
+native_peer_server() { # before kernel_cm_off: a native listener
+  note "native_peer: native server: $CM_EVENTS -s -b $QPC_IP0 -p $NATIVE_PORT"
+  timeout -k 3 90 "$CM_EVENTS" -s -b "$QPC_IP0" -p "$NATIVE_PORT" -t 80 -d "native" \
+    >"$WORK/native_peer.server" 2>&1 &
+  NATIVE_SPID=$!
+  PIDS+=("$NATIVE_SPID")
+  wait_line "$WORK/native_peer.server" "server: listening" 20 "$NATIVE_SPID" ||
+    echo "   the native server is not listening: $(head -n 3 "$WORK/native_peer.server" | tr '\n' '|')"
+}
+
+case_native_peer() {
+  local t=native_peer st
+  expect "the native server listens (kernel CM) on $QPC_IP0 port $NATIVE_PORT" has "$WORK/$t.server" "server: listening"
+  # rxe1's own address: the device follows from its netdev, no map
+  run_client $t 30 "$QP_CM" --log "$WORK/$t.client.qpcm.log" -- "$CM_EVENTS" -c -b "$QPC_IP1" -a "$QPC_IP0" -p "$NATIVE_PORT" -d "client" -t 15
+  st=$(event_status "$WORK/$t.client" REJECTED)
+  expect "the client printed REJECTED status 8, got '${st}'" [ "$st" = 8 ]
+  expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
+  expect "at once: under 2 s, took $(secs "$C_US") s" between "$C_US" 0 2000000
+  expect "the client's log: nobody listens at $QPC_IP0:$NATIVE_PORT" has "$WORK/$t.client.qpcm.log" "nobody listens at $QPC_IP0:$NATIVE_PORT"
+  expect "the native server printed no event" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
+  kill -TERM "$NATIVE_SPID" 2>/dev/null
+  wait "$NATIVE_SPID" 2>/dev/null
+}
+
 case_stray_client() {
   local t=stray_client port=7213 rc t0 line
   listening_server $t $port 60 -t 40 -d "server says hello" || return
@@ -488,6 +521,7 @@ case_psk() {
 
 T0=$(now)
 mgmt_net_up || die "management network"
+[[ " ${CASES[*]} " == *" native_peer "* ]] && native_peer_server
 kernel_cm_off || die "kernel CM"
 check_no_qps "before the cases"
 for c in "${CASES[@]}"; do
