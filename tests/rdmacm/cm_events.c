@@ -10,12 +10,19 @@
  *       rdma_create_event_channel once: prints "rdma_create_event_channel ok"
  *       (exit 0) or "rdma_create_event_channel failed: ERROR" (exit 1).
  *   cm_events -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]
+ *             [-N] [-L SECS]
  *       server: listens, takes ONE connect request, accepts it with PDATA
  *       (or rejects it with PDATA: -r), exchanges one message each way and,
  *       for RC, waits for the client's disconnect.
  *       -K  (failure tests) raise(SIGKILL) on itself right after printing
  *           the CONNECT_REQUEST event, before accepting: a peer that dies
  *           between request and reply
+ *       -N  (failure tests) on DISCONNECTED, destroy the id without calling
+ *           rdma_disconnect (the client still waits for the DREP), then
+ *           stay 6 s before exiting
+ *       -L  (failure tests) sleep SECS once listening, taking no event, then
+ *           destroy the listening id with the requests that came meanwhile
+ *           unseen, and exit 0 (their clients get REJECTED)
  *       -w  (failure tests) sleep SECS after printing the CONNECT_REQUEST
  *           event, before accepting (a test can stop it meanwhile)
  *   cm_events -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]
@@ -71,6 +78,8 @@ static int ud; /* RDMA_PS_UDP / UD instead of RDMA_PS_TCP / RC */
 static int timeout_s = 15;
 static int kill_at_request; /* -K */
 static int wait_at_request; /* -w SECS */
+static int no_disconnect;   /* -N */
+static int drop_listener;   /* -L SECS */
 
 static void say(const char* fmt, ...) {
   va_list ap;
@@ -376,6 +385,13 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
     goto out;
   }
   say("listening");
+  if (drop_listener > 0) {
+    sleep((unsigned)drop_listener);
+    rdma_destroy_id(listen_id);
+    listen_id = NULL;
+    say("destroyed the listening id, its requests unseen");
+    goto out;
+  }
 
   r = expect_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev);
   if (r) {
@@ -454,11 +470,20 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
     code = r;
     goto out;
   }
-  rdma_disconnect(id); /* sends the DREP; its result is not part of the output */
+  if (no_disconnect)
+    say("destroying the id without rdma_disconnect");
+  else
+    rdma_disconnect(id); /* sends the DREP; its result is not part of the output */
 
 out:
   conn_teardown(&c);
   if (id) rdma_destroy_id(id);
+  if (no_disconnect && code == EXIT_OK) {
+    /* alive, its links open: the client's DISCONNECTED can only come from
+       an answer to its DREQ, not from this process going away */
+    say("id destroyed; staying 6 s");
+    sleep(6);
+  }
   if (listen_id) rdma_destroy_id(listen_id);
   rdma_destroy_event_channel(ch);
   return finish(code);
@@ -603,6 +628,7 @@ static int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --probe\n"
           "       %s -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]\n"
+          "             [-N] [-L SECS]\n"
           "       %s -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]\n",
           argv0, argv0, argv0);
   return EXIT_SETUP;
@@ -622,7 +648,7 @@ int main(int argc, char** argv) {
     rdma_destroy_event_channel(ch);
     return 0;
   }
-  while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:")) != -1) {
+  while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:NL:")) != -1) {
     switch (op) {
       case 's':
         mode = 's';
@@ -656,6 +682,12 @@ int main(int argc, char** argv) {
         break;
       case 'w':
         wait_at_request = atoi(optarg);
+        break;
+      case 'N':
+        no_disconnect = 1;
+        break;
+      case 'L':
+        drop_listener = atoi(optarg);
         break;
       default:
         return usage(argv[0]);

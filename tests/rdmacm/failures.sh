@@ -32,6 +32,16 @@
 #                     listens: the native server has no TCP port), exit 3,
 #                     under 2 s, the log says "nobody listens at"; the native
 #                     server saw no event
+#   unanswered_dreq   the server's program destroys its id on DISCONNECTED
+#                     without rdma_disconnect (cm_events -s -N); the client,
+#                     `qp-cm --timeout 8000`, still gets DISCONNECTED from the
+#                     DREP its library sends at the destroy, both exit 0, in
+#                     under 4 s (not after the 8 s fallback), and its log has
+#                     no "no DREP from"
+#   listener_gone     the server's program destroys its listening id while a
+#                     request waits unseen (cm_events -s -L 3); the client
+#                     (`--timeout 2000`: held by MRAs meanwhile) gets REJECTED
+#                     status 28 at the destroy, 2.5-6 s after its start, exit 3
 #   stray_client      while cm_events -s listens through the library, a stray
 #                     client sends "GET / HTTP/1.0" to its port and another
 #                     one connects and says nothing: the server's log names
@@ -68,7 +78,7 @@
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept native_peer stray_client no_listener validator_reject unsupported psk)
+CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported psk)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
@@ -331,6 +341,37 @@ case_slow_accept() {
   expect "the client printed ESTABLISHED" has "$WORK/$t.client" "event RDMA_CM_EVENT_ESTABLISHED status 0"
   expect "no UNREACHABLE on either side" eval '! has "$WORK/$t.client" UNREACHABLE && ! has "$WORK/$t.server" UNREACHABLE'
   expect "the client waited for the accept: 5-15 s, took $(secs "$C_US") s" between "$C_US" 5000000 15000000
+}
+
+case_unanswered_dreq() {
+  local t=unanswered_dreq port=7222 st
+  CLIENT_OPTS=(--timeout 8000)
+  listening_server $t $port 30 -N -t 15 -d "server" || { CLIENT_OPTS=(); return; }
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  CLIENT_OPTS=()
+  expect "the server destroyed its id without rdma_disconnect" has "$WORK/$t.server" "destroying the id without rdma_disconnect"
+  expect "the client printed DISCONNECTED status 0" [ "$(event_status "$WORK/$t.client" DISCONNECTED)" = 0 ]
+  expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
+  expect "under 4 s (the DREP, not the 8 s fallback), took $(secs "$C_US") s" between "$C_US" 0 4000000
+  expect "the client's log has no 'no DREP from'" hasnt "$WORK/$t.client.qpcm.log" "no DREP from"
+}
+
+case_listener_gone() {
+  local t=listener_gone port=7223 st
+  CLIENT_OPTS=(--timeout 2000)
+  listening_server $t $port 30 -L 3 -t 15 -d "server" || { CLIENT_OPTS=(); return; }
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  CLIENT_OPTS=()
+  expect "the server destroyed its listening id" has "$WORK/$t.server" "destroyed the listening id, its requests unseen"
+  expect "the server printed no event" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
+  st=$(event_status "$WORK/$t.client" REJECTED)
+  expect "the client printed REJECTED status 28, got '${st}'" [ "$st" = 28 ]
+  expect "exits: server 0, client 3 (got $S_RC, $C_RC)" [ "$S_RC.$C_RC" = 0.3 ]
+  expect "at the destroy: 2.5-6 s after the client's start, took $(secs "$C_US") s" between "$C_US" 2500000 6000000
 }
 
 NATIVE_PORT=7221
