@@ -30,11 +30,14 @@ int Errno(int err, const std::string& why) {
   return -1;
 }
 
-// The parameters a program asked for. Without any (a NULL conn_param), as
-// librdmacm: the device's maximum depths on the active side, the request's
-// depths within the device's on the passive side, retry counts 7.
-ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
-  ConnParams c;
+// The parameters this side asks for, into `c`: the program's conn_param,
+// checked against the device's limits as librdmacm checks them
+// (RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH ask for the maximum); without one
+// (a NULL conn_param) librdmacm's defaults: the device's maximum depths on
+// the active side, the request's depths within the device's on the passive
+// side, retry counts 7. Returns "" or which depth exceeds which limit.
+std::string ParamsFrom(const rdma_conn_param* p, const Id* id, bool active, ConnParams& c) {
+  c = ConnParams{};
   ibv_device_attr attr{};
   if (id->device != nullptr) attr = id->device->attr;
   if (p == nullptr) {
@@ -44,9 +47,17 @@ ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
                       : std::min<int>(id->theirs.responder_resources, attr.max_qp_init_rd_atom);
     c.responder_resources = static_cast<uint8_t>(std::clamp(resp, 0, 255));
     c.initiator_depth = static_cast<uint8_t>(std::clamp(init, 0, 255));
-    return c;
+    return "";
   }
-  // RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH ask for the device's maximum.
+  if (id->device != nullptr) {
+    if (p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > attr.max_qp_rd_atom)
+      return "responder_resources " + std::to_string(p->responder_resources) +
+             " exceeds the device's max_qp_rd_atom " + std::to_string(attr.max_qp_rd_atom);
+    if (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > attr.max_qp_init_rd_atom)
+      return "initiator_depth " + std::to_string(p->initiator_depth) +
+             " exceeds the device's max_qp_init_rd_atom " +
+             std::to_string(attr.max_qp_init_rd_atom);
+  }
   c.responder_resources = p->responder_resources == RDMA_MAX_RESP_RES
                               ? static_cast<uint8_t>(std::min(attr.max_qp_rd_atom, 255))
                               : p->responder_resources;
@@ -58,19 +69,6 @@ ConnParams ParamsFrom(const rdma_conn_param* p, const Id* id, bool active) {
   c.rnr_retry_count = p->rnr_retry_count;
   c.srq = p->srq;
   c.qp_num = p->qp_num;
-  return c;
-}
-
-// librdmacm's check: depths within the device's limits.
-std::string CheckParams(const rdma_conn_param* p, const Id* id) {
-  if (p == nullptr || id->device == nullptr) return "";
-  const ibv_device_attr& attr = id->device->attr;
-  if (p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > attr.max_qp_rd_atom)
-    return "responder_resources " + std::to_string(p->responder_resources) +
-           " exceeds the device's max_qp_rd_atom " + std::to_string(attr.max_qp_rd_atom);
-  if (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > attr.max_qp_init_rd_atom)
-    return "initiator_depth " + std::to_string(p->initiator_depth) +
-           " exceeds the device's max_qp_init_rd_atom " + std::to_string(attr.max_qp_init_rd_atom);
   return "";
 }
 
@@ -540,8 +538,8 @@ int Connect(Id* id, const rdma_conn_param* param) {
   if (pdata.size() > ReqSpace(id))
     return Errno(EINVAL, "rdma_connect: " + std::to_string(pdata.size()) +
                              " bytes of private data, at most " + std::to_string(ReqSpace(id)));
-  if (auto bad = CheckParams(param, id); !bad.empty()) return Errno(EINVAL, "rdma_connect: " + bad);
-  id->ours = ParamsFrom(param, id, true);
+  if (auto bad = ParamsFrom(param, id, true, id->ours); !bad.empty())
+    return Errno(EINVAL, "rdma_connect: " + bad);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_connect: " + described.error().ToString());
   LogDebug("connect: described id " + std::to_string(id->handle));
@@ -580,8 +578,8 @@ int Accept(Id* id, const rdma_conn_param* param) {
   if (pdata.size() > RepSpace(id))
     return Errno(EINVAL, "rdma_accept: " + std::to_string(pdata.size()) +
                              " bytes of private data, at most " + std::to_string(RepSpace(id)));
-  if (auto bad = CheckParams(param, id); !bad.empty()) return Errno(EINVAL, "rdma_accept: " + bad);
-  id->ours = ParamsFrom(param, id, false);
+  if (auto bad = ParamsFrom(param, id, false, id->ours); !bad.empty())
+    return Errno(EINVAL, "rdma_accept: " + bad);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_accept: " + described.error().ToString());
   LogDebug("accept: described id " + std::to_string(id->handle));
