@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "address.h"
 #include "devices.h"
@@ -122,10 +123,12 @@ void Release(Id* id) { id->link.reset(); }
 
 void ReportDisconnected(Id* id);
 
-// How often a passive side whose program holds a request says so (MRA). The
+// How often a passive side whose program holds requests says so (MRA). The
 // active side's timeout is its own (qp-cm --timeout), unknown here: this
-// period is short enough for any timeout above a second, and costs one small
-// message per held request each time (none when the program accepts sooner).
+// period is short enough for any timeout above a second. One MRA per link
+// stands for every request held from that peer (a message per request made
+// a thousand held requests cost the engine, under the lock, more than the
+// accepts themselves), and none goes out when the program accepts sooner.
 std::chrono::milliseconds MraPeriod() {
   return std::min(AnswerTimeout() / 2, std::chrono::milliseconds(500));
 }
@@ -154,6 +157,7 @@ void ArmSweep() {
 void Sweep() {
   auto now = Clock::now();
   bool waiting = false;
+  std::vector<Link*> mra_sent;  // this sweep's MRAs: one per link
   ForEachId([&](Id* id) {
     if (id->state == IdState::kDisconnected && !id->disconnect_reported && id->link) {
       // A DREQ unanswered past its deadline: disconnected all the same.
@@ -170,9 +174,12 @@ void Sweep() {
       // The program holds a request: tell the peer it is alive (MRA).
       waiting = true;
       if (now < id->deadline) return;
-      Message mra = Base(MsgType::kMra, id);
-      id->link->Send(mra);
       id->deadline = now + MraPeriod();
+      if (std::find(mra_sent.begin(), mra_sent.end(), id->link.get()) != mra_sent.end()) return;
+      Message mra;
+      mra.type = MsgType::kMra;  // dst 0: every request of this link
+      id->link->Send(mra);
+      mra_sent.push_back(id->link.get());
       return;
     }
     if (id->state != IdState::kConnecting && id->state != IdState::kAccepted) return;
@@ -313,7 +320,7 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
 // longer, up to rdma_cm's own bound for that case (its MRA asks for 2^24 x
 // 4.096 us, CMA_CM_MRA_SETTING) or the answer timeout if that is longer.
 // A peer whose whole process stopped sends no MRA and times out as before.
-void OnReceiptAck(Id* id) {
+void OnReceiptAck(Id* id) {  // for each kConnecting id of the MRA's link
   if (id->state != IdState::kConnecting) return;
   constexpr std::chrono::milliseconds kMraBound{68719};
   auto bound = id->connect_started + std::max(AnswerTimeout(), kMraBound);
@@ -450,6 +457,12 @@ void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
     if (link->client()) return;  // only a listener's links take requests
     return OnRequest(link, msg);
   }
+  if (msg.type == MsgType::kMra) {  // the peer holds the requests it has of ours
+    ForEachId([&](Id* id) {
+      if (id->link == link) OnReceiptAck(id);
+    });
+    return;
+  }
   Id* id = FindId(msg.dst);
   if (id == nullptr || id->link != link) {
     // The id was destroyed meanwhile; a REQ's sender may wait for an answer.
@@ -468,8 +481,6 @@ void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
       return OnReject(id, msg);
     case MsgType::kRtu:
       return OnReadyToUse(id);
-    case MsgType::kMra:
-      return OnReceiptAck(id);
     case MsgType::kDreq:
       if (id->state == IdState::kDisconnected || id->state == IdState::kEstablished ||
           id->state == IdState::kAccepted || id->state == IdState::kResponse)

@@ -39,9 +39,10 @@ enum class MsgType : uint8_t {
   kRtu = 5,   // active -> passive: ready to use (RC)
   kDreq = 6,  // either way: disconnect
   kDrep = 7,  // reply to a DREQ
-  // passive -> active: the request reached a live program that has not
-  // answered it yet (the IB CM's MRA); sent while it waits, it keeps the
-  // active side from giving up on a slow accept (cm.cc).
+  // passive -> active, dst 0: requests from this link reached a live program
+  // that has not answered them yet (the IB CM's MRA, one per link); sent
+  // while it waits, it keeps the active side from giving up on a slow accept
+  // (cm.cc).
   kMra = 8,
 };
 const char* MsgTypeName(MsgType type);
