@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Where a cmtime connection's time goes through libqpcm (issue 29): one run of
 # stock cmtime -c N through qp-cm in the lab with QPCM_DEBUG, and from the two
-# libraries' stamped logs the medians (and 90th percentiles) of each step per
-# connection: the server's QP creation to its rdma_accept, the accept itself
-# (describe, validate, encode, RTR, RTS), the time between two accepts (the
-# server's worker creates and accepts one connection after the other), and
-# the client's reply to RTS (decode, plan, validate, RTR, RTS).
+# libraries' stamped logs, per pair of consecutive steps of an id, the median
+# and 90th percentile over the ids: on the server the request taken, its QP
+# created, the accept's describe, validate, encode, RTR and RTS; on the
+# client the connect's describe, encode and link, the reply to RTS; and the
+# time between two accepts (cmtime's server creates and accepts one
+# connection after the other).
 #
 # Usage: tools/bench/cmtime_steps.sh BUILD_DIR [N]   (default N 1000)
 set -uo pipefail
@@ -20,25 +21,34 @@ if [[ ${1:-} == --inside ]]; then
     grep -E '^(step|create qp|connect) '
   kill "$s" 2>/dev/null
   python3 - <<'PY'
-import re
-def load(p):
-    out = []
-    for l in open(p):
-        m = re.search(r'\+(\d+) us (.*?) id (\d+)', l)
-        if m: out.append((int(m.group(1)), m.group(2), m.group(3)))
-    return out
-def by(evs, key): return {i: t for t, k, i in evs if k.startswith(key)}
-def dist(name, d):
-    d = sorted(d)
-    if d: print("%-44s median %6d us   p90 %6d us   (%d)" % (name, d[len(d)//2], d[int(len(d)*.9)], len(d)))
-s, c = load('/tmp/steps_srv.log'), load('/tmp/steps_cli.log')
-q, a, r = by(s, 'qp created'), by(s, 'rdma_accept'), by(s, 'described')
-dist('server: QP created -> rdma_accept', [a[i] - q[i] for i in q if i in a])
-dist('server: rdma_accept -> REP queued', [r[i] - a[i] for i in a if i in r])
-acc = sorted(a.values())
-dist('server: between two accepts', [y - x for x, y in zip(acc, acc[1:])])
-rep, val = by(c, 'REP for'), by(c, 'validated')
-dist('client: REP received -> RTS, RTU queued', [val[i] - rep[i] for i in rep if i in val])
+import re, collections
+# Every QPCM_DEBUG stamp "+T us STEP id N" (T: CLOCK_MONOTONIC, the same in
+# both programs); per id its steps in time order, and per pair of
+# consecutive steps the median and 90th percentile over the ids.
+def report(path, who):
+    per = collections.defaultdict(list)
+    for l in open(path):
+        m = re.search(r'\+(\d+) us (.*?) id (\d+)$', l.strip())
+        if m and m.group(3) != '0':
+            per[m.group(3)].append((int(m.group(1)), m.group(2)))
+    trans = collections.defaultdict(list)
+    for evs in per.values():
+        evs.sort()
+        for (t0, a), (t1, b) in zip(evs, evs[1:]):
+            trans[(a, b)].append(t1 - t0)
+    print("%s: %d ids" % (who, len(per)))
+    for (a, b), d in sorted(trans.items(), key=lambda kv: -len(kv[1])):
+        if len(d) < len(per) // 2 or 'DISCONNECTED' in b:
+            continue
+        d.sort()
+        print("  %-36s -> %-36s median %7d us  p90 %7d us" % (a[:36], b[:36], d[len(d) // 2], d[int(len(d) * .9)]))
+    return per
+s = report('/tmp/steps_srv.log', 'server')
+acc = sorted(t for evs in s.values() for t, k in evs if k == 'rdma_accept')
+gaps = sorted(y - x for x, y in zip(acc, acc[1:]))
+if gaps:
+    print("server: between two rdma_accept calls: median %d us  p90 %d us (%d)" % (gaps[len(gaps) // 2], gaps[int(len(gaps) * .9)], len(gaps)))
+report('/tmp/steps_cli.log', 'client')
 PY
   exit 0
 fi
