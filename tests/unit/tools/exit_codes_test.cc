@@ -88,41 +88,65 @@ TEST(ExitCodes, OneRowPerStageOneColumnPerErrorCode) {
       << "a new ErrorCode needs its column in kExitTable";
 }
 
-// What each tool returned before the map, kept.
+// What each tool returned before the map (9b44bd1), one row a case.
+struct Before {
+  ExitStage stage;
+  ErrorCode code;
+  const char* attribute;
+  const char* operation;
+  ExitCode status;
+  const char* was;  // where the old mapping stood
+};
+using enum ErrorCode;
+using Stage = ExitStage;
+constexpr Before kBefore[] = {
+    // qp-connect: past the open and the channel, the stage decides.
+    {Stage::kExchange, kTimeout, "", "op", kExitExchange, "run.cc FailConnect"},
+    {Stage::kExchange, kNotFound, "", "op", kExitExchange, "run.cc FailConnect"},
+    {Stage::kTraffic, kTimeout, "", "op", kExitTraffic, "run.cc traffic"},
+    {Stage::kBarrier, kTimeout, "", "op", kExitExchange, "run.cc barriers"},
+    {Stage::kConnect, kInvalidArgument, "", "op", kExitVerbs, "run.cc FailConnect"},
+    {Stage::kValidate, kIncompatible, "", "validate", kExitValidation, "run.cc FailConnect"},
+    {Stage::kInput, kIo, "", "op", kExitUsage, "run.cc preflight, key, dump"},
+    // Opening: a bad value, a missing thing, a verbs call apart; the rest 6.
+    {Stage::kOpen, kInvalidArgument, "", "op", kExitUsage, "report.cc ExitFor(e, 6)"},
+    {Stage::kOpen, kNotFound, "", "op", kExitNoDevice, "report.cc ExitFor(e, 6)"},
+    {Stage::kOpen, kIo, "", "op", kExitVerbs, "report.cc ExitFor(e, 6)"},
+    {Stage::kOpen, kIo, "", "allocate buffers", kExitUsage, "preflight.cc ExitForOpen"},
+    {Stage::kOpen, kIo, "", "recvmsg", kExitVerbs, "qp-inspect KernelError"},
+    // The channel: a missing directory or bind address is the user's (2).
+    {Stage::kChannel, kNotFound, "", "op", kExitUsage, "run.cc MakeExchanger"},
+    {Stage::kChannel, kIo, "", "op", kExitExchange, "run.cc MakeExchanger"},
+    // The pingpong listener kept the open's three apart.
+    {Stage::kListen, kNotFound, "", "op", kExitNoDevice, "pingpong_flow.cc ExitFor(e, 4)"},
+    {Stage::kListen, kIo, "", "op", kExitExchange, "pingpong_flow.cc ExitFor(e, 4)"},
+    // --gen-psk: a write that fails is 4, anything else 2.
+    {Stage::kKeyFile, kIo, "", "op", kExitExchange, "run.cc --gen-psk"},
+    {Stage::kKeyFile, kNotFound, "", "op", kExitUsage, "run.cc --gen-psk"},
+    // The SA's answers.
+    {Stage::kPath, kInvalidArgument, "port", "op", kExitUsage, "sa_report.cc ExitForSaError"},
+    {Stage::kPath, kNotFound, "port", "op", kExitNoDevice, "sa_report.cc ExitForSaError"},
+    {Stage::kPath, kNotFound, "path", "op", kExitNoPath, "sa_report.cc ExitForSaError"},
+    {Stage::kPath, kIncompatible, "pkey", "op", kExitNoPath, "sa_report.cc ExitForSaError"},
+    {Stage::kPath, kTimeout, "", "op", kExitSa, "sa_report.cc ExitForSaError"},
+    // qp-mesh's collective verdict, every code: a timeout is the traffic's.
+    {Stage::kWhole, kInvalidArgument, "", "op", kExitUsage, "qp-mesh ExitFor"},
+    {Stage::kWhole, kNotFound, "", "op", kExitNoDevice, "qp-mesh ExitFor"},
+    {Stage::kWhole, kTimeout, "", "op", kExitTraffic, "qp-mesh ExitFor"},
+    {Stage::kWhole, kProtocol, "", "op", kExitExchange, "qp-mesh ExitFor"},
+    {Stage::kWhole, kIncompatible, "", "op", kExitValidation, "qp-mesh ExitFor"},
+    {Stage::kWhole, kVerbs, "", "op", kExitVerbs, "qp-mesh ExitFor"},
+    {Stage::kWhole, kIo, "", "op", kExitExchange, "qp-mesh ExitFor"},
+    {Stage::kWhole, kAuth, "", "op", kExitExchange, "qp-mesh ExitFor"},
+    {Stage::kWhole, kTraffic, "", "op", kExitTraffic, "qp-mesh ExitFor"},
+};
+
 TEST(ExitCodes, StatusesTheToolsGaveBeforeTheMap) {
-  // qp-connect: the stage decides past the open and the channel.
-  EXPECT_EQ(ExitStatus(ExitStage::kExchange, Err(ErrorCode::kTimeout)), kExitExchange);
-  EXPECT_EQ(ExitStatus(ExitStage::kExchange, Err(ErrorCode::kNotFound)), kExitExchange);
-  EXPECT_EQ(ExitStatus(ExitStage::kTraffic, Err(ErrorCode::kTimeout)), kExitTraffic);
-  EXPECT_EQ(ExitStatus(ExitStage::kBarrier, Err(ErrorCode::kTimeout)), kExitExchange);
-  EXPECT_EQ(ExitStatus(ExitStage::kConnect, Err(ErrorCode::kInvalidArgument)), kExitVerbs);
-  EXPECT_EQ(ExitStatus(ExitStage::kValidate, Err(ErrorCode::kIncompatible)), kExitValidation);
-  EXPECT_EQ(ExitStatus(ExitStage::kInput, Err(ErrorCode::kIo)), kExitUsage);
-  // Opening: a bad value, a missing thing and a verbs call apart; the rest is 6.
-  EXPECT_EQ(ExitStatus(ExitStage::kOpen, Err(ErrorCode::kInvalidArgument)), kExitUsage);
-  EXPECT_EQ(ExitStatus(ExitStage::kOpen, Err(ErrorCode::kNotFound)), kExitNoDevice);
-  EXPECT_EQ(ExitStatus(ExitStage::kOpen, Err(ErrorCode::kIo)), kExitVerbs);
-  EXPECT_EQ(ExitStatus(ExitStage::kOpen, Err(ErrorCode::kIo, "", "allocate buffers")), kExitUsage);
-  // The channel: a missing directory or bind address is the user's (2).
-  EXPECT_EQ(ExitStatus(ExitStage::kChannel, Err(ErrorCode::kNotFound)), kExitUsage);
-  EXPECT_EQ(ExitStatus(ExitStage::kChannel, Err(ErrorCode::kIo)), kExitExchange);
-  // The pingpong listener kept the open's three apart.
-  EXPECT_EQ(ExitStatus(ExitStage::kListen, Err(ErrorCode::kNotFound)), kExitNoDevice);
-  EXPECT_EQ(ExitStatus(ExitStage::kListen, Err(ErrorCode::kIo)), kExitExchange);
-  // --gen-psk: a write that fails is 4, anything else 2.
-  EXPECT_EQ(ExitStatus(ExitStage::kKeyFile, Err(ErrorCode::kIo)), kExitExchange);
-  EXPECT_EQ(ExitStatus(ExitStage::kKeyFile, Err(ErrorCode::kNotFound)), kExitUsage);
-  // The SA (was ExitForSaError).
-  EXPECT_EQ(ExitStatus(ExitStage::kPath, Err(ErrorCode::kInvalidArgument, "port")), kExitUsage);
-  EXPECT_EQ(ExitStatus(ExitStage::kPath, Err(ErrorCode::kNotFound, "port")), kExitNoDevice);
-  EXPECT_EQ(ExitStatus(ExitStage::kPath, Err(ErrorCode::kNotFound, "path")), kExitNoPath);
-  EXPECT_EQ(ExitStatus(ExitStage::kPath, Err(ErrorCode::kIncompatible, "pkey")), kExitNoPath);
-  EXPECT_EQ(ExitStatus(ExitStage::kPath, Err(ErrorCode::kTimeout)), kExitSa);
-  // qp-mesh's collective verdict: the code decides; a timeout is the traffic's.
-  EXPECT_EQ(ExitStatus(ExitStage::kWhole, Err(ErrorCode::kTimeout)), kExitTraffic);
-  EXPECT_EQ(ExitStatus(ExitStage::kWhole, Err(ErrorCode::kIncompatible)), kExitValidation);
-  EXPECT_EQ(ExitStatus(ExitStage::kWhole, Err(ErrorCode::kAuth)), kExitExchange);
-  EXPECT_EQ(ExitStatus(ExitStage::kWhole, Err(ErrorCode::kNotFound)), kExitNoDevice);
+  for (const Before& b : kBefore) {
+    EXPECT_EQ(ExitStatus(b.stage, Err(b.code, b.attribute, b.operation)), b.status)
+        << "as " << b.was << " gave for " << ErrorCodeName(b.code) << " " << b.attribute << " "
+        << b.operation;
+  }
 }
 
 // No tool turns an ErrorCode into an exit status itself: a switch case on an
