@@ -1,5 +1,14 @@
-// Exit statuses shared by every qpconnect tool (documented in docs/cli.md).
+// Exit statuses shared by every qpconnect tool (documented in docs/cli.md),
+// and the one map from a failed call's error to a status: which stage of a
+// tool's work failed, and the error's code, decide it (kExitTable). No tool
+// maps error codes to statuses itself.
+// Thread-safety: constant data and pure functions.
 #pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "qpconnect/result.h"
 
 namespace qpconnect::tools {
 
@@ -15,5 +24,73 @@ enum ExitCode : int {
   kExitNoPath = 8,  // qp-info --path, qp-connect --path sa: no path, or the partition refuses it
   kExitSa = 9,      // the same: no SM, the SA did not answer, or answered wrongly
 };
+
+// Every status above, in order (docs/cli.md's table lists exactly these).
+inline constexpr ExitCode kExitCodes[] = {
+    kExitOk,         kExitFindings, kExitUsage,   kExitNoDevice, kExitExchange,
+    kExitValidation, kExitVerbs,    kExitTraffic, kExitNoPath,   kExitSa,
+};
+
+// The stage of a tool's work that failed: with the error's code, it decides
+// the exit status.
+enum class ExitStage {
+  kInput,     // what the user named, checked before anything starts (a key, --dump, HOST)
+  kOpen,      // opening the device, its port and the QPs (also reading the kernel's view)
+  kChannel,   // setting up the out-of-band channel (bind, listen, a directory)
+  kListen,    // the stock pingpong dialect's listener (--wire pingpong, tcp server)
+  kExchange,  // the exchange of descriptions, and the pingpong dialect's records
+  kValidate,  // the validator, or the plan, refused before any modify
+  kConnect,   // INIT->RTR->RTS
+  kBarrier,   // a barrier with the peer (after RTS, after the traffic)
+  kTraffic,   // the verification traffic
+  kKeyFile,   // --gen-psk: writing a fresh key file
+  kPath,      // an SA PathRecord query (qp-info --path, qp-connect --path sa)
+  kWhole,     // a verdict over the whole run with no stage (qp-mesh's collective one)
+};
+inline constexpr size_t kExitStages = static_cast<size_t>(ExitStage::kWhole) + 1;
+inline constexpr size_t kErrorCodes = static_cast<size_t>(ErrorCode::kTraffic) + 1;
+
+using ExitRow = std::array<ExitCode, kErrorCodes>;
+
+// A row with one status whatever the error's code.
+constexpr ExitRow Uniform(ExitCode status) {
+  ExitRow row{};
+  row.fill(status);
+  return row;
+}
+
+// Row: ExitStage; column: ErrorCode, in their declaration order. kPath's row
+// is where the SA's attribute does not decide (see ExitStatus).
+//
+// Where a stage fixes the status whatever went wrong, its row is one status;
+// opening and the pingpong listener keep a bad value (2), a missing thing (3)
+// and a failed verbs call (6) apart. kWhole has no stage: a timeout there is
+// the traffic's (qp-mesh's only deadline is its completion wait).
+// clang-format off
+inline constexpr std::array<ExitRow, kExitStages> kExitTable = {
+    Uniform(kExitUsage),                                                              // kInput
+    //      invalid-arg  not-found      timeout        protocol       incompatible     verbs          io             auth           traffic
+    ExitRow{kExitUsage,  kExitNoDevice, kExitVerbs,    kExitVerbs,    kExitVerbs,      kExitVerbs,    kExitVerbs,    kExitVerbs,    kExitVerbs},     // kOpen
+    ExitRow{kExitUsage,  kExitUsage,    kExitExchange, kExitExchange, kExitExchange,   kExitExchange, kExitExchange, kExitExchange, kExitExchange},  // kChannel
+    ExitRow{kExitUsage,  kExitNoDevice, kExitExchange, kExitExchange, kExitExchange,   kExitVerbs,    kExitExchange, kExitExchange, kExitExchange},  // kListen
+    Uniform(kExitExchange),                                                           // kExchange
+    Uniform(kExitValidation),                                                         // kValidate
+    Uniform(kExitVerbs),                                                              // kConnect
+    Uniform(kExitExchange),                                                           // kBarrier
+    Uniform(kExitTraffic),                                                            // kTraffic
+    ExitRow{kExitUsage,  kExitUsage,    kExitUsage,    kExitUsage,    kExitUsage,      kExitUsage,    kExitExchange, kExitUsage,    kExitUsage},     // kKeyFile
+    ExitRow{kExitUsage,  kExitSa,       kExitSa,       kExitSa,       kExitSa,         kExitSa,       kExitSa,       kExitSa,       kExitSa},        // kPath
+    ExitRow{kExitUsage,  kExitNoDevice, kExitTraffic,  kExitExchange, kExitValidation, kExitVerbs,    kExitExchange, kExitExchange, kExitTraffic},   // kWhole
+};
+// clang-format on
+
+// The exit status for `e` failing `stage`: kExitTable's cell, except where
+// the error says more than its code. In kOpen, buffers the host cannot
+// allocate (operation "allocate buffers": no verbs call failed) are 2, the
+// sizes asked being the fault. In kPath, the SA's answer decides first
+// (qpconnect/sa/path_resolver.h's errors): the port ("port") is 3, no path (kNotFound "path") or a
+// partition that refuses it (kIncompatible "pkey") is 8; a bad argument is 2, anything else 9 (no
+// SM, the SA silent or answering wrongly, a umad failure, an Ethernet port).
+int ExitStatus(ExitStage stage, const Error& e);
 
 }  // namespace qpconnect::tools

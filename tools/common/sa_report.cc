@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <string>
 
-#include "exit_codes.h"
 #include "hex_text.h"
 
 namespace qpconnect::tools {
@@ -34,14 +33,6 @@ nlohmann::json PathRecordToJson(const PathRecord& r) {
           {"packet_lifetime_ns", IbTimeValue(r.packet_lifetime).count()},
           {"ack_timeout", AckTimeoutForPacketLifetime(r.packet_lifetime)},
           {"preference", r.preference}};
-}
-
-int ExitForSaError(const Error& e) {
-  if (e.code == ErrorCode::kInvalidArgument) return kExitUsage;
-  if (e.attribute == "port") return kExitNoDevice;
-  if (e.code == ErrorCode::kNotFound && e.attribute == "path") return kExitNoPath;
-  if (e.code == ErrorCode::kIncompatible && e.attribute == "pkey") return kExitNoPath;
-  return kExitSa;  // no SM, SA silent, malformed reply, umad failure, Ethernet port
 }
 
 }  // namespace qpconnect::tools

@@ -116,6 +116,244 @@ Result<HostPort> SplitHostPort(const std::string& text) {
   return hp;
 }
 
+// --NAME's number within [min, max], given to `apply`; nothing when absent.
+template <class Apply>
+Result<void> Number(const ParsedArgs& p, const char* name, unsigned long min, unsigned long max,
+                    Apply apply) {
+  if (auto v = p.Get(name)) {
+    auto n = ParseUnsigned(*v, std::string("--") + name, min, max);
+    if (!n) return std::move(n).error();
+    apply(*n);
+  }
+  return Ok();
+}
+
+// The QPs and where they live: transport (and the sizes it defaults), device,
+// port, GID and the forced MTU.
+Result<void> ParseQpSide(const ParsedArgs& p, ConnectOptions& o) {
+  auto& s = o.session;
+  if (auto t = p.Get("transport")) {
+    if (*t == "rc")
+      s.transport = Transport::kRc;
+    else if (*t == "uc")
+      s.transport = Transport::kUc;
+    else if (*t == "ud")
+      s.transport = Transport::kUd;
+    else
+      return Usage("--transport: '" + *t + "' is not rc, uc or ud");
+  }
+  s.message_size = s.transport == Transport::kUd ? 1024 : 4096;
+  s.rx_depth = 16;
+  // Its traffic has one message in flight at a time across all QPs
+  // (verbs/traffic.h): one buffer slot serves them all (issue 15).
+  s.shared_buffers = true;
+  s.device = p.Get("ib-dev").value_or("");
+  QPC_TRY(Number(p, "ib-port", 1, 255, [&](unsigned long v) { s.port = static_cast<uint8_t>(v); }));
+  QPC_TRY(Number(p, "gid-idx", 0, 65535,
+                 [&](unsigned long v) { s.gid.index = static_cast<uint16_t>(v); }));
+  if (auto f = p.Get("gid-family")) {
+    if (*f == "ipv4")
+      s.gid.family = GidFamily::kIpv4;
+    else if (*f == "ipv6")
+      s.gid.family = GidFamily::kIpv6;
+    else
+      return Usage("--gid-family: '" + *f + "' is not ipv4 or ipv6");
+  }
+  if (auto m = p.Get("mtu")) {
+    auto n = ParseUnsigned(*m, "--mtu", 256, 4096);
+    if (!n) return std::move(n).error();
+    Mtu mtu = MtuFromBytes(static_cast<int>(*n));
+    if (mtu == Mtu::kInvalid) return Usage("--mtu: " + *m + " is not 256, 512, 1024, 2048 or 4096");
+    s.mtu = mtu;  // described as forced: the plan and the peer follow it
+  }
+  return Ok();
+}
+
+// The numbers: the tcp port, sizes and counts, the deadline, and the
+// attributes a user may force (PSN, Q_Key, SL, GRH, P_Key).
+Result<void> ParseNumbers(const ParsedArgs& p, ConnectOptions& o) {
+  auto& s = o.session;
+  QPC_TRY(
+      Number(p, "port", 1, 65535, [&](unsigned long v) { o.tcp_port = static_cast<uint16_t>(v); }));
+  QPC_TRY(Number(p, "size", 1, 1UL << 30,
+                 [&](unsigned long v) { s.message_size = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "iters", 1, 100000000,
+                 [&](unsigned long v) { o.iters = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "rx-depth", 1, 65536,
+                 [&](unsigned long v) { s.rx_depth = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "qps", 1, 1UL << 20,
+                 [&](unsigned long v) { s.num_qps = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "timeout", 1, 86400,
+                 [&](unsigned long v) { o.timeout = std::chrono::seconds(v); }));
+  QPC_TRY(
+      Number(p, "psn", 0, kPsnMask, [&](unsigned long v) { s.psn = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "qkey", 0, 0xffffffffUL,
+                 [&](unsigned long v) { s.qkey = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "sl", 0, 15, [&](unsigned long v) { s.sl = static_cast<uint8_t>(v); }));
+  QPC_TRY(Number(p, "tclass", 0, 255,
+                 [&](unsigned long v) { s.traffic_class = static_cast<uint8_t>(v); }));
+  QPC_TRY(Number(p, "flow-label", 0, kFlowLabelMask,
+                 [&](unsigned long v) { s.flow_label = static_cast<uint32_t>(v); }));
+  QPC_TRY(Number(p, "pkey", 1, 0xffff,
+                 [&](unsigned long v) { s.pkey_value = static_cast<uint16_t>(v); }));
+  o.plan.message_size = s.message_size;
+  return Ok();
+}
+
+// The traffic's shape (-D, -a, -e, --report-gbits) and the provider cache
+// (QPC_PROVIDER_CACHE), then what of the shape excludes what.
+Result<void> ParseTrafficShape(const ParsedArgs& p, ConnectOptions& o) {
+  auto& s = o.session;
+  QPC_TRY(Number(p, "duration", 1, 86400,
+                 [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
+  o.sweep = p.Has("all");
+  s.completion_events = p.Has("events");
+  if (auto cache = ProviderCacheFromEnv(); !cache) {
+    return std::move(cache).error();
+  } else {
+    s.provider_cache = std::move(*cache);
+  }
+  o.report_gbits = p.Has("report-gbits");
+  if (o.duration && p.Has("iters")) {
+    return Usage("-D (a duration) and -n (an iteration count) exclude each other");
+  }
+  if (o.sweep && s.message_size < 2) {
+    return Usage("-a sweeps 2..--size bytes: --size " + std::to_string(s.message_size) +
+                 " is below 2");
+  }
+  return Ok();
+}
+
+// The out-of-band channel: --oob, HOST (and its port), --role, --oob-dir.
+Result<void> ParseChannel(const ParsedArgs& p, ConnectOptions& o) {
+  if (auto k = p.Get("oob")) {
+    if (*k == "tcp")
+      o.oob = OobKind::kTcp;
+    else if (*k == "file")
+      o.oob = OobKind::kFile;
+    else if (*k == "stdio")
+      o.oob = OobKind::kStdio;
+    else
+      return Usage("--oob: '" + *k + "' is not tcp, file, stdio or mpi");
+  }
+  if (p.positionals.size() > 1) return Usage("at most one HOST, got '" + p.positionals[1] + "'");
+  if (!p.positionals.empty()) {
+    auto hp = SplitHostPort(p.positionals.front());
+    if (!hp) return std::move(hp).error();
+    o.host = hp->host;
+    if (hp->port) {
+      if (p.Has("port") && o.tcp_port != *hp->port) {
+        return Usage("HOST '" + p.positionals.front() + "' names port " +
+                     std::to_string(*hp->port) + " but -p says " + std::to_string(o.tcp_port));
+      }
+      o.tcp_port = *hp->port;
+    }
+  }
+  if (auto r = p.Get("role")) {
+    if (*r != "server" && *r != "client")
+      return Usage("--role: '" + *r + "' is not server or client");
+    if (o.oob == OobKind::kTcp)
+      return Usage("--role is for --oob file|stdio; tcp: give HOST to be the client");
+    o.client = *r == "client";
+  } else if (o.oob != OobKind::kTcp) {
+    return Usage("--oob file|stdio needs --role server|client (the client sends first)");
+  }
+  if (o.oob == OobKind::kTcp) {
+    o.client = o.host.has_value();
+  } else if (o.host) {
+    return Usage("HOST is for --oob tcp; got '" + *o.host + "' with another channel");
+  }
+  if (o.oob == OobKind::kFile) {
+    auto dir = p.Get("oob-dir");
+    if (!dir || dir->empty())
+      return Usage("--oob file needs --oob-dir DIR (a directory both sides see)");
+    o.oob_dir = *dir;
+  } else if (p.Has("oob-dir")) {
+    return Usage("--oob-dir is for --oob file");
+  }
+  return Ok();
+}
+
+// --wire, and what the stock pingpong dialect cannot do.
+Result<void> ParseWire(const ParsedArgs& p, ConnectOptions& o) {
+  auto& s = o.session;
+  if (auto w = p.Get("wire")) {
+    if (*w == "qpc") {
+      o.wire = WireKind::kQpc;
+    } else if (*w == "pingpong") {
+      o.wire = WireKind::kPingpong;
+    } else {
+      return Usage("--wire: '" + *w + "' is not qpc or pingpong");
+    }
+  }
+  if (o.wire == WireKind::kPingpong) {
+    // The stock programs speak only TCP, one QP, no key; -m defaults to theirs.
+    if (o.oob != OobKind::kTcp) return Usage("--wire pingpong needs --oob tcp");
+    // Their loop runs -n iterations of one size: no way to tell them to stop.
+    if (o.duration) return Usage("-D is for --wire qpc (the stock pingpong loop runs -n rounds)");
+    if (o.sweep) return Usage("-a is for --wire qpc (the stock pingpong loop has one size)");
+    if (s.num_qps != 1) return Usage("--wire pingpong connects one QP (the stock programs' only)");
+    if (p.Has("psk-file")) return Usage("--wire pingpong has no authentication: drop --psk-file");
+    if (!s.mtu) s.mtu = Mtu::k1024;  // ibv_rc/uc_pingpong's default -m
+  }
+  return Ok();
+}
+
+// --path: where the path attributes come from.
+Result<void> ParsePathSource(const ParsedArgs& p, ConnectOptions& o) {
+  if (auto v = p.Get("path")) {
+    if (*v == "local") {
+      o.path = PathKind::kLocal;
+    } else if (*v == "sa") {
+      o.path = PathKind::kSa;
+    } else {
+      return Usage("--path: '" + *v + "' is not local or sa");
+    }
+  }
+  if (o.path == PathKind::kSa && o.wire == WireKind::kPingpong) {
+    return Usage("--path sa is for --wire qpc (the stock pingpong programs guess their path)");
+  }
+  o.sl_given = p.Has("sl");
+  return Ok();
+}
+
+// Names, files and switches: --session, --bind, the key, --dump, --json,
+// the gate and the proof, -v.
+Result<void> ParseFilesAndSwitches(const ParsedArgs& p, ConnectOptions& o) {
+  const auto& s = o.session;
+  o.oob_session = p.Get("session").value_or(o.oob_session);
+  o.bind_address = p.Get("bind").value_or("");
+  o.psk_file = p.Get("psk-file");
+  o.dump_file = p.Get("dump");
+  o.json = p.Has("json");
+  o.validate = !p.Has("no-validate");
+  o.verify = !p.Has("no-verify");
+  if (!o.verify && (o.duration || o.sweep || o.report_gbits || s.completion_events)) {
+    return Usage(std::string(o.duration       ? "-D"
+                             : o.sweep        ? "-a"
+                             : o.report_gbits ? "--report-gbits"
+                                              : "-e") +
+                 " shapes the traffic, which --no-verify skips: drop one of them");
+  }
+  o.verbose = p.Has("verbose");
+  return Ok();
+}
+
+// --serve / --count: a tcp server of our dialect serving peers one after another.
+Result<void> ParseServing(const ParsedArgs& p, ConnectOptions& o) {
+  QPC_TRY(
+      Number(p, "count", 1, 1000000, [&](unsigned long v) { o.count = static_cast<uint32_t>(v); }));
+  o.serve = p.Has("serve") || o.count.has_value();
+  if (o.serve) {
+    const std::string opt = p.Has("serve") ? "--serve" : "--count";
+    if (o.oob != OobKind::kTcp) return Usage(opt + " is for --oob tcp (a server that listens)");
+    if (o.client) return Usage(opt + " is for the tcp server: drop HOST");
+    if (o.wire == WireKind::kPingpong) return Usage(opt + " is for --wire qpc");
+    if (o.dump_file) return Usage(opt + ": --dump writes one peer's descriptions; drop it");
+  }
+  return Ok();
+}
+
 }  // namespace
 
 std::string ConnectHelp() {
@@ -168,192 +406,16 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
     o.gen_psk = *g;
     return o;
   }
-  auto num = [&](const char* name, unsigned long min, unsigned long max,
-                 auto apply) -> Result<void> {
-    if (auto v = p.Get(name)) {
-      auto n = ParseUnsigned(*v, std::string("--") + name, min, max);
-      if (!n) return std::move(n).error();
-      apply(*n);
-    }
-    return Ok();
-  };
-  auto& s = o.session;
-  if (auto t = p.Get("transport")) {
-    if (*t == "rc")
-      s.transport = Transport::kRc;
-    else if (*t == "uc")
-      s.transport = Transport::kUc;
-    else if (*t == "ud")
-      s.transport = Transport::kUd;
-    else
-      return Usage("--transport: '" + *t + "' is not rc, uc or ud");
-  }
-  s.message_size = s.transport == Transport::kUd ? 1024 : 4096;
-  s.rx_depth = 16;
-  // Its traffic has one message in flight at a time across all QPs
-  // (verbs/traffic.h): one buffer slot serves them all (issue 15).
-  s.shared_buffers = true;
-  s.device = p.Get("ib-dev").value_or("");
-  QPC_TRY(num("ib-port", 1, 255, [&](unsigned long v) { s.port = static_cast<uint8_t>(v); }));
-  QPC_TRY(
-      num("gid-idx", 0, 65535, [&](unsigned long v) { s.gid.index = static_cast<uint16_t>(v); }));
-  if (auto f = p.Get("gid-family")) {
-    if (*f == "ipv4")
-      s.gid.family = GidFamily::kIpv4;
-    else if (*f == "ipv6")
-      s.gid.family = GidFamily::kIpv6;
-    else
-      return Usage("--gid-family: '" + *f + "' is not ipv4 or ipv6");
-  }
-  if (auto m = p.Get("mtu")) {
-    auto n = ParseUnsigned(*m, "--mtu", 256, 4096);
-    if (!n) return std::move(n).error();
-    Mtu mtu = MtuFromBytes(static_cast<int>(*n));
-    if (mtu == Mtu::kInvalid) return Usage("--mtu: " + *m + " is not 256, 512, 1024, 2048 or 4096");
-    o.plan.mtu = mtu;
-    s.mtu = mtu;
-  }
-  QPC_TRY(num("port", 1, 65535, [&](unsigned long v) { o.tcp_port = static_cast<uint16_t>(v); }));
-  QPC_TRY(num("size", 1, 1UL << 30,
-              [&](unsigned long v) { s.message_size = static_cast<uint32_t>(v); }));
-  QPC_TRY(num("iters", 1, 100000000, [&](unsigned long v) { o.iters = static_cast<uint32_t>(v); }));
-  QPC_TRY(
-      num("rx-depth", 1, 65536, [&](unsigned long v) { s.rx_depth = static_cast<uint32_t>(v); }));
-  QPC_TRY(num("qps", 1, 1UL << 20, [&](unsigned long v) { s.num_qps = static_cast<uint32_t>(v); }));
-  QPC_TRY(num("timeout", 1, 86400, [&](unsigned long v) { o.timeout = std::chrono::seconds(v); }));
-  QPC_TRY(num("psn", 0, kPsnMask, [&](unsigned long v) { s.psn = static_cast<uint32_t>(v); }));
-  QPC_TRY(
-      num("qkey", 0, 0xffffffffUL, [&](unsigned long v) { s.qkey = static_cast<uint32_t>(v); }));
-  QPC_TRY(num("sl", 0, 15, [&](unsigned long v) { s.sl = static_cast<uint8_t>(v); }));
-  QPC_TRY(
-      num("tclass", 0, 255, [&](unsigned long v) { s.traffic_class = static_cast<uint8_t>(v); }));
-  QPC_TRY(num("flow-label", 0, kFlowLabelMask,
-              [&](unsigned long v) { s.flow_label = static_cast<uint32_t>(v); }));
-  QPC_TRY(
-      num("pkey", 1, 0xffff, [&](unsigned long v) { s.pkey_value = static_cast<uint16_t>(v); }));
-  o.plan.message_size = s.message_size;
-  QPC_TRY(
-      num("duration", 1, 86400, [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
-  o.sweep = p.Has("all");
-  s.completion_events = p.Has("events");
-  if (auto cache = ProviderCacheFromEnv(); !cache) {
-    return std::move(cache).error();
-  } else {
-    s.provider_cache = std::move(*cache);
-  }
-  o.report_gbits = p.Has("report-gbits");
-  if (o.duration && p.Has("iters")) {
-    return Usage("-D (a duration) and -n (an iteration count) exclude each other");
-  }
-  if (o.sweep && s.message_size < 2) {
-    return Usage("-a sweeps 2..--size bytes: --size " + std::to_string(s.message_size) +
-                 " is below 2");
-  }
-
-  if (auto k = p.Get("oob")) {
-    if (*k == "tcp")
-      o.oob = OobKind::kTcp;
-    else if (*k == "file")
-      o.oob = OobKind::kFile;
-    else if (*k == "stdio")
-      o.oob = OobKind::kStdio;
-    else
-      return Usage("--oob: '" + *k + "' is not tcp, file, stdio or mpi");
-  }
-  if (p.positionals.size() > 1) return Usage("at most one HOST, got '" + p.positionals[1] + "'");
-  if (!p.positionals.empty()) {
-    auto hp = SplitHostPort(p.positionals.front());
-    if (!hp) return std::move(hp).error();
-    o.host = hp->host;
-    if (hp->port) {
-      if (p.Has("port") && o.tcp_port != *hp->port) {
-        return Usage("HOST '" + p.positionals.front() + "' names port " +
-                     std::to_string(*hp->port) + " but -p says " + std::to_string(o.tcp_port));
-      }
-      o.tcp_port = *hp->port;
-    }
-  }
-  if (auto r = p.Get("role")) {
-    if (*r != "server" && *r != "client")
-      return Usage("--role: '" + *r + "' is not server or client");
-    if (o.oob == OobKind::kTcp)
-      return Usage("--role is for --oob file|stdio; tcp: give HOST to be the client");
-    o.client = *r == "client";
-  } else if (o.oob != OobKind::kTcp) {
-    return Usage("--oob file|stdio needs --role server|client (the client sends first)");
-  }
-  if (o.oob == OobKind::kTcp) {
-    o.client = o.host.has_value();
-  } else if (o.host) {
-    return Usage("HOST is for --oob tcp; got '" + *o.host + "' with another channel");
-  }
-  if (o.oob == OobKind::kFile) {
-    auto dir = p.Get("oob-dir");
-    if (!dir || dir->empty())
-      return Usage("--oob file needs --oob-dir DIR (a directory both sides see)");
-    o.oob_dir = *dir;
-  } else if (p.Has("oob-dir")) {
-    return Usage("--oob-dir is for --oob file");
-  }
-  if (auto w = p.Get("wire")) {
-    if (*w == "qpc") {
-      o.wire = WireKind::kQpc;
-    } else if (*w == "pingpong") {
-      o.wire = WireKind::kPingpong;
-    } else {
-      return Usage("--wire: '" + *w + "' is not qpc or pingpong");
-    }
-  }
-  if (o.wire == WireKind::kPingpong) {
-    // The stock programs speak only TCP, one QP, no key; -m defaults to theirs.
-    if (o.oob != OobKind::kTcp) return Usage("--wire pingpong needs --oob tcp");
-    // Their loop runs -n iterations of one size: no way to tell them to stop.
-    if (o.duration) return Usage("-D is for --wire qpc (the stock pingpong loop runs -n rounds)");
-    if (o.sweep) return Usage("-a is for --wire qpc (the stock pingpong loop has one size)");
-    if (s.num_qps != 1) return Usage("--wire pingpong connects one QP (the stock programs' only)");
-    if (p.Has("psk-file")) return Usage("--wire pingpong has no authentication: drop --psk-file");
-    if (!o.plan.mtu) {
-      o.plan.mtu = Mtu::k1024;  // ibv_rc/uc_pingpong's default -m
-      s.mtu = Mtu::k1024;
-    }
-  }
-  if (auto v = p.Get("path")) {
-    if (*v == "local") {
-      o.path = PathKind::kLocal;
-    } else if (*v == "sa") {
-      o.path = PathKind::kSa;
-    } else {
-      return Usage("--path: '" + *v + "' is not local or sa");
-    }
-  }
-  if (o.path == PathKind::kSa && o.wire == WireKind::kPingpong) {
-    return Usage("--path sa is for --wire qpc (the stock pingpong programs guess their path)");
-  }
-  o.sl_given = p.Has("sl");
-  o.oob_session = p.Get("session").value_or(o.oob_session);
-  o.bind_address = p.Get("bind").value_or("");
-  o.psk_file = p.Get("psk-file");
-  o.dump_file = p.Get("dump");
-  o.json = p.Has("json");
-  o.validate = !p.Has("no-validate");
-  o.verify = !p.Has("no-verify");
-  if (!o.verify && (o.duration || o.sweep || o.report_gbits || s.completion_events)) {
-    return Usage(std::string(o.duration       ? "-D"
-                             : o.sweep        ? "-a"
-                             : o.report_gbits ? "--report-gbits"
-                                              : "-e") +
-                 " shapes the traffic, which --no-verify skips: drop one of them");
-  }
-  o.verbose = p.Has("verbose");
-  QPC_TRY(num("count", 1, 1000000, [&](unsigned long v) { o.count = static_cast<uint32_t>(v); }));
-  o.serve = p.Has("serve") || o.count.has_value();
-  if (o.serve) {
-    const std::string opt = p.Has("serve") ? "--serve" : "--count";
-    if (o.oob != OobKind::kTcp) return Usage(opt + " is for --oob tcp (a server that listens)");
-    if (o.client) return Usage(opt + " is for the tcp server: drop HOST");
-    if (o.wire == WireKind::kPingpong) return Usage(opt + " is for --wire qpc");
-    if (o.dump_file) return Usage(opt + ": --dump writes one peer's descriptions; drop it");
-  }
+  // In this order: a command line with several faults is refused for the
+  // first one met, as ever.
+  QPC_TRY(ParseQpSide(p, o));
+  QPC_TRY(ParseNumbers(p, o));
+  QPC_TRY(ParseTrafficShape(p, o));
+  QPC_TRY(ParseChannel(p, o));
+  QPC_TRY(ParseWire(p, o));
+  QPC_TRY(ParsePathSource(p, o));
+  QPC_TRY(ParseFilesAndSwitches(p, o));
+  QPC_TRY(ParseServing(p, o));
   return o;
 }
 

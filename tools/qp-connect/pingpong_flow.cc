@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
-#include "json_document.h"
 #include "findings_json.h"
 #include "hex_text.h"
+#include "json_document.h"
 #include "preflight.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/oob/codec.h"
@@ -62,7 +62,7 @@ class PingpongFlow {
                       {"iters", o_.iters},
                       {"sl", o_.session.sl},
                       {"pkey_index", o_.session.pkey_index}};
-    if (!Ud()) j["path_mtu"] = MtuBytes(o_.plan.mtu.value_or(Mtu::k1024));
+    if (!Ud()) j["path_mtu"] = MtuBytes(o_.session.mtu.value_or(Mtu::k1024));
     return j;
   }
 
@@ -70,7 +70,7 @@ class PingpongFlow {
   std::string StockOptions() const {
     std::string s =
         "-s " + std::to_string(o_.session.message_size) + " -n " + std::to_string(o_.iters);
-    if (!Ud()) s += " -m " + std::to_string(MtuBytes(o_.plan.mtu.value_or(Mtu::k1024)));
+    if (!Ud()) s += " -m " + std::to_string(MtuBytes(o_.session.mtu.value_or(Mtu::k1024)));
     if (o_.session.sl != 0) s += " -l " + std::to_string(o_.session.sl);
     return s;
   }
@@ -79,6 +79,12 @@ class PingpongFlow {
     if (o_.verbose && !o_.json) out_ << "qp-connect: " << text << "\n";
   }
 
+  // Reports `e` as `stage` failed; returns the exit status the map gives
+  // `exit_stage` and `e` (exit_codes.h).
+  int Fail(const std::string& stage, const Error& e, ExitStage exit_stage,
+           const std::string& hint = {}) {
+    return Fail(stage, e, ExitStatus(exit_stage, e), hint);
+  }
   int Fail(const std::string& stage, Error e, int code, const std::string& hint = {}) {
     if (!hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
     report_["stage"] = stage;
@@ -124,7 +130,7 @@ class PingpongFlow {
   int Steps() {
     // HOST and --bind before the device: a name that does not resolve is a
     // usage error (exit 2), as in our dialect.
-    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, kExitUsage);
+    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, ExitStage::kInput);
     auto connector = Connector::Open(o_.session);
     if (!connector) {
       Error e = connector.error();
@@ -149,17 +155,17 @@ class PingpongFlow {
       c.host = *o_.host;
       c.port = o_.tcp_port;
       auto client = oob::PingpongClient::Create(c);
-      if (!client) return Fail("exchange", client.error(), kExitUsage);
+      if (!client) return Fail("exchange", client.error(), ExitStage::kInput);
       if (auto r = (*client)->Connect(deadline); !r)
-        return Fail("exchange", r.error(), kExitExchange);
+        return Fail("exchange", r.error(), ExitStage::kExchange);
       if (auto r = (*client)->SendOwn(own_, deadline); !r) {
-        return Fail("exchange", r.error(), kExitExchange);
+        return Fail("exchange", r.error(), ExitStage::kExchange);
       }
       auto p = (*client)->ReadPeer(deadline);
-      if (!p) return Fail("exchange", p.error(), kExitExchange);
+      if (!p) return Fail("exchange", p.error(), ExitStage::kExchange);
       peer = *p;
       if (auto r = (*client)->SendDone(deadline); !r) {
-        return Fail("exchange", r.error(), kExitExchange);
+        return Fail("exchange", r.error(), ExitStage::kExchange);
       }
       peer_host_ = *o_.host;
     } else {
@@ -167,12 +173,11 @@ class PingpongFlow {
       s.bind_address = o_.bind_address;
       s.port = o_.tcp_port;
       auto created = oob::PingpongServer::Create(s);
-      if (!created)
-        return Fail("exchange", created.error(), ExitFor(created.error(), kExitExchange));
+      if (!created) return Fail("exchange", created.error(), ExitStage::kListen);
       server = std::move(*created);
       Step("waiting for a pingpong client on port " + std::to_string(server->port()));
       auto p = server->AcceptAndReadPeer(deadline);
-      if (!p) return Fail("exchange", p.error(), kExitExchange);
+      if (!p) return Fail("exchange", p.error(), ExitStage::kExchange);
       peer = *p;
       peer_host_ = server->peer_address();
     }
@@ -183,7 +188,7 @@ class PingpongFlow {
     // Validate with what the dialect tells, and say what it could not.
     Gid local_gid = local.path.sgid ? local.path.sgid->gid : Gid{};
     remote_ = oob::EndpointFromRecord(peer, local.transport, local_gid,
-                                      o_.plan.mtu.value_or(Mtu::k1024), peer_host_);
+                                      o_.session.mtu.value_or(Mtu::k1024), peer_host_);
     PlanOptions po = o_.plan;
     po.hop_limit = Ud() ? 64 : 1;  // the stock programs' GRH hop limits
     ConnectionPlan plan = PlanConnection(local, remote_, po);
@@ -207,7 +212,7 @@ class PingpongFlow {
     PrintFindings(findings, unchecked);
     if (o_.dump_file) {
       if (auto w = WriteDump(*o_.dump_file, local, plan, remote_); !w) {
-        return Fail("dump", w.error(), kExitUsage);
+        return Fail("dump", w.error(), ExitStage::kInput);
       }
     }
     if (!connected && connected.error().operation == "validate") {
@@ -218,17 +223,17 @@ class PingpongFlow {
              << (o_.client ? "; the stock server is left waiting for its first message\n"
                            : "; closing the connection, so the stock client fails at once\n");
       }
-      return kExitValidation;
+      return ExitStatus(ExitStage::kValidate, connected.error());
     }
-    if (!connected) return Fail("connect", connected.error(), kExitVerbs);
+    if (!connected) return Fail("connect", connected.error(), ExitStage::kConnect);
     Step("QP at RTS");
     if (server) {
       // The stock server writes its record only once its QP is at RTS, and
       // the client sends as soon as it has it.
       if (auto r = server->SendOwn(own_, deadline); !r)
-        return Fail("exchange", r.error(), kExitExchange);
+        return Fail("exchange", r.error(), ExitStage::kExchange);
       if (auto r = server->ReadDone(deadline); !r)
-        return Fail("exchange", r.error(), kExitExchange);
+        return Fail("exchange", r.error(), ExitStage::kExchange);
       server.reset();
     }
     if (o_.verify) {
@@ -240,7 +245,7 @@ class PingpongFlow {
       t.pattern = verbs::TrafficPattern::kPingpong;
       auto r = verbs::RunTraffic(*connector_->session(), remote_,
                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
-      if (!r) return Fail("traffic", r.error(), kExitTraffic, TrafficHint(r.error()));
+      if (!r) return Fail("traffic", r.error(), ExitStage::kTraffic, TrafficHint(r.error()));
       TrafficFormat f;
       f.gbits = o_.report_gbits;
       f.events = o_.session.completion_events;

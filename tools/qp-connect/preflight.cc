@@ -92,9 +92,8 @@ int ExitForOpen(Error& e) {
     e.detail +=
         ": more memory than this host gives for --qps x --size (x --rx-depth and the "
         "send slots); lower --size, --qps or --rx-depth";
-    return kExitUsage;
   }
-  return ExitFor(e, kExitVerbs);
+  return ExitStatus(ExitStage::kOpen, e);
 }
 
 }  // namespace qpconnect::tools

@@ -34,9 +34,9 @@ std::optional<PreflightFault> Preflight(const ConnectOptions& o);
 Result<void> CheckResolves(const std::string& option, const std::string& host, bool passive,
                            std::chrono::milliseconds deadline);
 
-// The exit status for a failed Connector::Open: as ExitFor(e, kExitVerbs),
-// except that buffers this host cannot allocate (operation "allocate
-// buffers": no verbs call failed) are a usage error, whose detail then names
+// The exit status for a failed Connector::Open: ExitStage::kOpen's
+// (exit_codes.h; buffers this host cannot allocate, operation "allocate
+// buffers", are a usage error there), with that error's detail then naming
 // --size, --qps and --rx-depth.
 int ExitForOpen(Error& e);
 

@@ -3,25 +3,11 @@
 #include <cerrno>
 #include <fstream>
 
-#include "exit_codes.h"
 #include "qpconnect/oob/codec.h"
 
 namespace qpconnect::tools {
 
 using nlohmann::ordered_json;
-
-int ExitFor(const Error& e, int fallback) {
-  switch (e.code) {
-    case ErrorCode::kInvalidArgument:
-      return kExitUsage;
-    case ErrorCode::kNotFound:
-      return kExitNoDevice;
-    case ErrorCode::kVerbs:
-      return kExitVerbs;
-    default:
-      return fallback;
-  }
-}
 
 ordered_json SideJson(const EndpointInfo& e) {
   ordered_json qps = ordered_json::array();

@@ -12,10 +12,6 @@
 
 namespace qpconnect::tools {
 
-// The exit status for `e`: usage, no device and verbs errors have their own;
-// anything else gets `fallback` (the stage's status).
-int ExitFor(const Error& e, int fallback);
-
 // One side of the connection for the JSON report (the first 16 QPs listed).
 nlohmann::ordered_json SideJson(const EndpointInfo& e);
 

@@ -171,6 +171,11 @@ class Runner {
     if (!p.cache_error.empty()) Step("provider cache not updated: " + p.cache_error);
   }
 
+  // Reports `e` as `stage` failed; returns the exit status the map gives
+  // `exit_stage` and `e` (exit_codes.h).
+  int Fail(const std::string& stage, const Error& e, ExitStage exit_stage) {
+    return Fail(stage, e, ExitStatus(exit_stage, e));
+  }
   int Fail(const std::string& stage, const Error& e, int code) {
     progress_.Clear();
     Put("stage", stage);
@@ -271,24 +276,24 @@ class Runner {
         // Serving: no client within --timeout (or a signal while waiting for
         // one) is no peer; the loop listens again.
         no_peer_ = peer_ != 0 && e.operation.rfind("accept on port", 0) == 0;
-        return Fail("exchange", e, kExitExchange);
+        return Fail("exchange", e, ExitStage::kExchange);
       case ConnectPhase::kValidate:
-        if (path_failed_) return Fail("path", e, ExitForSaError(e));
+        if (path_failed_) return Fail("path", e, ExitStage::kPath);
         if (e.operation == "validate") {
           Put("stage", "validate");
           if (!o_.json) {
             err_ << "qp-connect: the validator found errors; nothing was modified (use "
                     "--no-validate to try anyway)\n";
           }
-          return kExitValidation;
+          return ExitStatus(ExitStage::kValidate, e);
         }
-        return Fail("connect", e, kExitValidation);
+        return Fail("connect", e, ExitStage::kValidate);
       case ConnectPhase::kConnect:
-        return Fail("connect", e, kExitVerbs);
+        return Fail("connect", e, ExitStage::kConnect);
       case ConnectPhase::kBarrier:
-        return Fail("barrier", e, kExitExchange);
+        return Fail("barrier", e, ExitStage::kBarrier);
     }
-    return Fail("connect", e, kExitVerbs);
+    return Fail("connect", e, ExitStage::kConnect);
   }
 
   // REQUIRES: the connector planned.
@@ -301,25 +306,52 @@ class Runner {
     return true;
   }
 
+  // The run, in the order the steps happen. Each step returns its failure's
+  // exit status, or nothing when the run goes on.
   int Steps() {
-    // The dump file, HOST, the key, the directory, the bind address: before
-    // the device, so that their errors are usage errors naming them (exit 2),
-    // not the device's (3) or the exchange's (4).
-    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, kExitUsage);
+    if (auto failed = OpenChannel()) return *failed;
+    if (auto failed = OpenDevice()) return *failed;
+    exchange_started_ = true;
+    auto connected = connector_->Connect(*exchanger_, ConnectorOptionsForRun());
+    if (!connected) return FailConnect(connected.error());
+    const double to_barrier_ms = MsSinceStart();
+    progress_.Clear();
+    const ConnectReport& r = *connected;
+    Record(r);
+    if (o_.dump_file && !WriteDumpOrFail()) {
+      AbortPeer("could not write the dump file");
+      return Fail("dump", *dump_error_, ExitStage::kInput);
+    }
+    TrafficTimes times;
+    if (o_.verify) {
+      if (auto failed = ProveWithTraffic(*r.remote, times)) return *failed;
+    }
+    ReportConnected(r, times, to_barrier_ms);
+    return kExitOk;
+  }
+
+  // Preflight, the key and the channel (tcp: binds and listens), before the
+  // device: the dump file, HOST, the key, the directory, the bind address
+  // are then usage errors naming them (exit 2), not the device's (3) or the
+  // exchange's (4).
+  std::optional<int> OpenChannel() {
+    if (auto fault = Preflight(o_)) return Fail(fault->stage, fault->error, ExitStage::kInput);
     std::optional<oob::Psk> psk;
     if (o_.psk_file) {
       // Missing, unreadable, too open or too short: an unusable input file.
       auto k = oob::LoadPsk(*o_.psk_file);
-      if (!k) return Fail("exchange", k.error(), kExitUsage);
+      if (!k) return Fail("exchange", k.error(), ExitStage::kInput);
       psk = std::move(*k);
     }
     auto x = MakeExchanger(o_, std::move(psk));
-    if (!x) {
-      const Error& e = x.error();
-      const bool usage = e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound;
-      return Fail("exchange", e, usage ? kExitUsage : kExitExchange);
-    }
+    if (!x) return Fail("exchange", x.error(), ExitStage::kChannel);
     exchanger_ = std::move(*x);
+    return std::nullopt;
+  }
+
+  // Opens the device (its QPs in INIT, receives posted) while a tcp client
+  // greets the server, and reports this side.
+  std::optional<int> OpenDevice() {
     // A tcp client connects to the server and greets it while the device
     // opens (issue 15): in the lab the connect and the hellos take 20-40 ms
     // and the device list alone (libibverbs loading its providers) 45 ms.
@@ -346,7 +378,7 @@ class Runner {
     connector_ = std::move(*connector);
     if (auto greeted = greeter.Wait(); !greeted) {
       Step("could not reach the server: " + greeted.error().ToString());
-      return Fail("exchange", greeted.error(), kExitExchange);
+      return Fail("exchange", greeted.error(), ExitStage::kExchange);
     }
     report_greet_ms_ = greeter.ms();
     const EndpointInfo& local = connector_->Local();
@@ -362,9 +394,14 @@ class Runner {
                             std::to_string(local.port.port_num) +
                             " is Ethernet (RoCE), which has no subnet administrator; its paths "
                             "come from the GID and the IP route (drop --path sa)"},
-                  kExitUsage);
+                  ExitStage::kInput);
     }
+    return std::nullopt;
+  }
 
+  // The connector's options: the plan, --path sa's source, the deadline, the
+  // gate, and the -v steps.
+  ConnectorOptions ConnectorOptionsForRun() {
     ConnectorOptions co;
     co.plan = o_.plan;
     if (o_.path == PathKind::kSa) {
@@ -384,84 +421,94 @@ class Runner {
       if (phase == ConnectPhase::kConnect) Record(connector_->report());
       if (phase != ConnectPhase::kValidate && what != "exchanging descriptions") Step(what);
     };
-    exchange_started_ = true;
-    auto connected = connector_->Connect(*exchanger_, co);
-    if (!connected) return FailConnect(connected.error());
-    const double to_barrier_ms = MsSinceStart();
-    progress_.Clear();
-    const ConnectReport& r = *connected;
-    Record(r);
-    if (o_.dump_file && !WriteDumpOrFail()) {
-      AbortPeer("could not write the dump file");
-      return Fail("dump", *dump_error_, kExitUsage);
-    }
-    const EndpointInfo& remote = *r.remote;
-    verbs::Session& session = *connector_->session();
+    return co;
+  }
+
+  // How long the proof took: the traffic, then the final barrier.
+  struct TrafficTimes {
     double traffic_ms = 0;
     double final_barrier_ms = 0;
-    if (o_.verify) {
-      Step("traffic: " +
-           (o_.duration ? std::to_string(o_.duration->count()) + " s of rounds"
-                        : std::to_string(o_.iters) + " round(s)") +
-           (o_.sweep ? " per size" : "") + " on each of " + std::to_string(session.num_qps()) +
-           " QP(s)");
-      const auto traffic_start = std::chrono::steady_clock::now();
-      verbs::TrafficOptions t;
-      t.iters = o_.iters;
-      t.size = o_.session.message_size;
-      t.timeout = o_.timeout;
-      if (o_.duration) t.duration = *o_.duration;
-      t.sweep = o_.sweep;
-      // A peer that died or gave up is noticed within about 100 ms, not at
-      // the completion deadline.
-      t.watch = [this] { return exchanger_->PollPeer(); };
-      if (peer_ != 0) {
-        // Serving: a signal ends the traffic at its next wait, not after -n
-        // rounds or -D seconds: the signal is looked at on every wait that
-        // does not complete at once (with -e: every 1 ms of a wait, so that
-        // it still sleeps in poll()), the peer still every 100 ms.
-        t.watch_interval = std::chrono::milliseconds(o_.session.completion_events ? 1 : 0);
-        t.watch = [this, next = std::chrono::steady_clock::time_point{}]() mutable -> Result<void> {
-          if (ServeSignal() != 0) {
-            return Error{ErrorCode::kIo, 0, "serve", "",
-                         std::string("interrupted by ") + ServeSignalName(ServeSignal())};
-          }
-          const auto now = std::chrono::steady_clock::now();
-          if (now < next) return Ok();
-          next = now + std::chrono::milliseconds(100);
-          return exchanger_->PollPeer();
-        };
-      }
-      t.on_progress = [this](std::string_view step, size_t done, size_t total) {
-        progress_.Update(step, done, total);
+  };
+
+  // The traffic's options: -n or -D, -s, -a, and the watch on the peer (and,
+  // serving, on the signals).
+  verbs::TrafficOptions TrafficOptionsForRun() {
+    verbs::TrafficOptions t;
+    t.iters = o_.iters;
+    t.size = o_.session.message_size;
+    t.timeout = o_.timeout;
+    if (o_.duration) t.duration = *o_.duration;
+    t.sweep = o_.sweep;
+    // A peer that died or gave up is noticed within about 100 ms, not at
+    // the completion deadline.
+    t.watch = [this] { return exchanger_->PollPeer(); };
+    if (peer_ != 0) {
+      // Serving: a signal ends the traffic at its next wait, not after -n
+      // rounds or -D seconds: the signal is looked at on every wait that
+      // does not complete at once (with -e: every 1 ms of a wait, so that
+      // it still sleeps in poll()), the peer still every 100 ms.
+      t.watch_interval = std::chrono::milliseconds(o_.session.completion_events ? 1 : 0);
+      t.watch = [this, next = std::chrono::steady_clock::time_point{}]() mutable -> Result<void> {
+        if (ServeSignal() != 0) {
+          return Error{ErrorCode::kIo, 0, "serve", "",
+                       std::string("interrupted by ") + ServeSignalName(ServeSignal())};
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now < next) return Ok();
+        next = now + std::chrono::milliseconds(100);
+        return exchanger_->PollPeer();
       };
-      auto tr = verbs::RunTraffic(session, remote,
-                                  o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
-      progress_.Clear();
-      if (!tr) {
-        AbortPeer("traffic failed: " + tr.error().ToString());
-        return Fail("traffic", tr.error(), kExitTraffic);
-      }
-      RecordTraffic(t, *tr, session);
-      const auto barrier_start = std::chrono::steady_clock::now();
-      traffic_ms = std::chrono::duration<double, std::milli>(barrier_start - traffic_start).count();
-      // Neither side tears down before the other finished checking.
-      if (auto b = exchanger_->Barrier("done", o_.timeout); !b) {
-        return Fail("final barrier", b.error(), kExitExchange);
-      }
-      final_barrier_ms = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - barrier_start)
-                             .count();
     }
+    t.on_progress = [this](std::string_view step, size_t done, size_t total) {
+      progress_.Update(step, done, total);
+    };
+    return t;
+  }
+
+  // The proof: the traffic on every QP, its report, then the final barrier
+  // (neither side tears down before the other finished checking).
+  std::optional<int> ProveWithTraffic(const EndpointInfo& remote, TrafficTimes& times) {
+    verbs::Session& session = *connector_->session();
+    Step("traffic: " +
+         (o_.duration ? std::to_string(o_.duration->count()) + " s of rounds"
+                      : std::to_string(o_.iters) + " round(s)") +
+         (o_.sweep ? " per size" : "") + " on each of " + std::to_string(session.num_qps()) +
+         " QP(s)");
+    const auto traffic_start = std::chrono::steady_clock::now();
+    const verbs::TrafficOptions t = TrafficOptionsForRun();
+    auto tr = verbs::RunTraffic(session, remote,
+                                o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
+    progress_.Clear();
+    if (!tr) {
+      AbortPeer("traffic failed: " + tr.error().ToString());
+      return Fail("traffic", tr.error(), ExitStage::kTraffic);
+    }
+    RecordTraffic(t, *tr, session);
+    const auto barrier_start = std::chrono::steady_clock::now();
+    times.traffic_ms =
+        std::chrono::duration<double, std::milli>(barrier_start - traffic_start).count();
+    if (auto b = exchanger_->Barrier("done", o_.timeout); !b) {
+      return Fail("final barrier", b.error(), ExitStage::kBarrier);
+    }
+    times.final_barrier_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - barrier_start)
+            .count();
+    return std::nullopt;
+  }
+
+  // Connected: the --json report's figures, or the "connected" line.
+  void ReportConnected(const ConnectReport& r, const TrafficTimes& times, double to_barrier_ms) {
     if (o_.json) {
-      RecordSuccess(r, traffic_ms, final_barrier_ms, to_barrier_ms);
-    } else {
-      out_ << "qp-connect: " << PeerPrefix() << "connected " << session.num_qps() << " "
-           << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
-           << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
-           << remote.qps[0].qpn << std::dec << "\n";
+      RecordSuccess(r, times.traffic_ms, times.final_barrier_ms, to_barrier_ms);
+      return;
     }
-    return kExitOk;
+    const verbs::Session& session = *connector_->session();
+    const EndpointInfo& local = connector_->Local();
+    const EndpointInfo& remote = *r.remote;
+    out_ << "qp-connect: " << PeerPrefix() << "connected " << session.num_qps() << " "
+         << TransportName(session.transport()) << " QP(s): " << local.identity.device << " qpn 0x"
+         << std::hex << local.qps[0].qpn << " <-> " << remote.identity.device << " qpn 0x"
+         << remote.qps[0].qpn << std::dec << "\n";
   }
 
   // --json, a connection made: the timings, the exchange's figures, the
@@ -570,7 +617,7 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
   if (o->gen_psk) {
     if (auto w = oob::GeneratePskFile(*o->gen_psk); !w) {
       err << "qp-connect: --gen-psk: " << w.error().ToString() << "\n";
-      return w.error().code == ErrorCode::kIo ? kExitExchange : kExitUsage;
+      return ExitStatus(ExitStage::kKeyFile, w.error());
     }
     out << "qp-connect: wrote a fresh " << oob::kGeneratedPskBytes << "-byte key to " << *o->gen_psk
         << " (mode 0600); copy it to the peer and give both sides --psk-file\n";

@@ -106,7 +106,7 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
   auto port = sa::QueryUmadPort(args.Get("ib-dev").value_or(""), port_num);
   if (!port) {
     err << "qp-info: " << port.error().ToString() << "\n";
-    return ExitForSaError(port.error());
+    return ExitStatus(ExitStage::kPath, port.error());
   }
   std::unique_ptr<sa::MadChannel> channel;
   if (port->link_layer != LinkLayer::kEthernet && port->state == 4 && port->sm_lid != 0) {
@@ -129,7 +129,7 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
                                 *query, options);
   if (!record) {
     err << "qp-info: " << record.error().ToString() << "\n";
-    return ExitForSaError(record.error());
+    return ExitStatus(ExitStage::kPath, record.error());
   }
   if (args.Has("json")) {
     nlohmann::ordered_json doc = JsonDocument();

@@ -107,7 +107,7 @@ int KernelError(std::ostream& err, const Error& e) {
     err << "  the kernel refused the query to this user; run qp-inspect as root (or with "
            "CAP_NET_ADMIN)\n";
   }
-  return e.code == ErrorCode::kNotFound ? kExitNoDevice : kExitVerbs;
+  return ExitStatus(ExitStage::kOpen, e);  // 3 not found, else 6 (kIo, kVerbs)
 }
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }

@@ -49,20 +49,10 @@ std::string MeshHelpText() {
   return out.str();
 }
 
-Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
-  auto parsed = ParseArgs(args, Specs());
-  if (!parsed) return std::move(parsed).error();
-  MeshCliOptions o;
-  const ParsedArgs& a = *parsed;
-  o.help = a.Has("help");
-  o.version = a.Has("version");
-  o.json = a.Has("json");
-  if (!a.positionals.empty()) {
-    return Error(ErrorCode::kInvalidArgument, 0, "qp-mesh", a.positionals.front(),
-                 "unexpected argument '" + a.positionals.front() +
-                     "' (every rank finds its peers through MPI: no host is given)");
-  }
-  MeshOptions& m = o.mesh;
+namespace {
+
+// The devices: -d, or --devices assigned round-robin, and the provider cache.
+Result<void> ParseDevices(const ParsedArgs& a, MeshOptions& m) {
   if (auto v = a.Get("ib-dev")) m.session.device = *v;
   // As qp-connect: each rank loads the device's provider first (docs/cli.md).
   if (auto cache = verbs::ProviderCacheFromEnvironment(); !cache) {
@@ -81,6 +71,11 @@ Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
       m.devices.push_back(item);
     }
   }
+  return Ok();
+}
+
+// The QPs to every other rank: port, GID, transport, count, forced MTU.
+Result<void> ParseQps(const ParsedArgs& a, MeshOptions& m) {
   if (auto v = a.Get("ib-port")) {
     auto n = ParseUnsigned(*v, "--ib-port", 1, 255);
     if (!n) return std::move(n).error();
@@ -116,9 +111,13 @@ Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
       return Error(ErrorCode::kInvalidArgument, 0, "qp-mesh", "--mtu",
                    "MTU " + *v + " is not one of 256, 512, 1024, 2048, 4096");
     }
-    m.session.mtu = mtu;
-    m.connect.plan.mtu = mtu;
+    m.session.mtu = mtu;  // described as forced: the plan and the peers follow it
   }
+  return Ok();
+}
+
+// The ping-pong on every edge: rounds, size (UD: one MTU), deadline.
+Result<void> ParseTraffic(const ParsedArgs& a, MeshOptions& m) {
   if (auto v = a.Get("iters")) {
     auto n = ParseUnsigned(*v, "--iters", 1, 1000000);
     if (!n) return std::move(n).error();
@@ -141,6 +140,27 @@ Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
     if (!n) return std::move(n).error();
     m.traffic_timeout = std::chrono::seconds(*n);
   }
+  return Ok();
+}
+
+}  // namespace
+
+Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
+  auto parsed = ParseArgs(args, Specs());
+  if (!parsed) return std::move(parsed).error();
+  MeshCliOptions o;
+  const ParsedArgs& a = *parsed;
+  o.help = a.Has("help");
+  o.version = a.Has("version");
+  o.json = a.Has("json");
+  if (!a.positionals.empty()) {
+    return Error(ErrorCode::kInvalidArgument, 0, "qp-mesh", a.positionals.front(),
+                 "unexpected argument '" + a.positionals.front() +
+                     "' (every rank finds its peers through MPI: no host is given)");
+  }
+  QPC_TRY(ParseDevices(a, o.mesh));
+  QPC_TRY(ParseQps(a, o.mesh));
+  QPC_TRY(ParseTraffic(a, o.mesh));
   return o;
 }
 

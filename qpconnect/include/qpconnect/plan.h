@@ -84,7 +84,7 @@ struct ConnectionPlan {
 
 // Choices the user may force; unset means "negotiate".
 struct PlanOptions {
-  std::optional<Mtu> mtu;  // -m: force the path MTU
+  std::optional<Mtu> mtu;  // force the path MTU unannounced (tools: describe it forced)
   std::optional<uint8_t>
       hop_limit;  // GRH hop limit (default 64 for UD, on RoCE and across IB subnets; else 1)
   uint8_t min_rnr_timer = 12;
@@ -122,7 +122,7 @@ struct PlanOptions {
 //   qkey       = local.keys.qkey; remote_qkey = local.keys.remote_qkey
 // With options.sa_path (the SA's PathRecord), as rdma_cm programs a resolved
 // route: ah.dlid = its DLID (when non-zero); ah.sl = its SL; path_mtu = the
-// smaller of the above and its MTU unless options.mtu forces one; timeout =
+// smaller of the above and its MTU unless this side forces one; timeout =
 // its packet lifetime + 1 (AckTimeoutForPacketLifetime); ah.static_rate = its
 // rate (when non-zero; ibv_rate uses the IBA codes); and when its hop
 // limit is above 1 (the path crosses routers) is_global with its hop limit,
