@@ -38,6 +38,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
   void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
+  const std::vector<Gid>& ends() const { return ends_; }
   void Close();
 
   // FramePort: each Exchange() starts on a new connection; a server drops a
@@ -418,6 +419,6 @@ uint16_t TcpExchanger::port() const { return impl_->port_; }
 
 std::string TcpExchanger::peer_address() const { return impl_->peer_; }
 
-std::vector<Gid> TcpExchanger::Addresses() const { return impl_->ends_; }
+std::vector<Gid> TcpExchanger::Addresses() const { return impl_->ends(); }
 
 }  // namespace qpconnect::oob
