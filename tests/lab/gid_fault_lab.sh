@@ -56,12 +56,37 @@ case $scenario in
       -- --timeout 20 -- -- -g 0
     ;;
   gid_changed)
+    # Both sides wait 3 s before RTR; the address goes once the client has
+    # the peer's description (its -v step), so after the exchange.
     export QPC_TEST_PAUSE_BEFORE_RTR_MS=3000
-    (sleep 1.5 && ip addr del "$QPC_IP1/24" dev "$QPC_NETDEV1") &
-    run_pair 12 any 5 \
-      --grep-server "peer aborted" \
-      --grep-client "error gid-changed-before-rtr .*::ffff:$QPC_IP1" \
-      -- -n 20 --timeout 20
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    t0=$(date +%s%N)
+    "$bin" -d "$QPC_DEV0" --oob tcp -n 20 --timeout 20 >"$work/server.out" 2>&1 &
+    spid=$!
+    sleep 0.2
+    "$bin" -v -d "$QPC_DEV1" --oob tcp -n 20 --timeout 20 "$QPC_IP0" >"$work/client.out" 2>&1 &
+    cpid=$!
+    for ((i = 0; i < 200; i++)); do
+      grep -q "received the peer's description" "$work/client.out" && break
+      sleep 0.1
+    done
+    ip addr del "$QPC_IP1/24" dev "$QPC_NETDEV1"
+    wait "$cpid"; got_c=$?
+    wait "$spid"; got_s=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "--- server: exit $got_s"; cat "$work/server.out"
+    echo "--- client: exit $got_c"; cat "$work/client.out"
+    echo "gid_fault_lab: $scenario: the pair reported after ${ms} ms (limit 12 s)"
+    rc=0
+    [[ $got_c == 5 ]] || { echo "FAIL: client exit $got_c, want 5"; rc=1; }
+    [[ $got_s != 0 ]] || { echo "FAIL: server exit 0, want a failure"; rc=1; }
+    grep -Eq "error gid-changed-before-rtr .*::ffff:$QPC_IP1.*gone from the table" "$work/client.out" ||
+      { echo "FAIL: the client does not name gid-changed-before-rtr"; rc=1; }
+    grep -q "peer aborted: its GID changed before RTR" "$work/server.out" ||
+      { echo "FAIL: the server does not name the peer's abort"; rc=1; }
+    ((ms <= 12000)) || { echo "FAIL: reported after ${ms} ms, more than 12 s"; rc=1; }
+    exit $rc
     ;;
   *)
     echo "gid_fault_lab: unknown scenario $scenario" >&2

@@ -17,9 +17,9 @@ namespace qpconnect {
 
 // nullopt when `table` (the port's valid entries, read now) still holds
 // `chosen` (same index, bytes and type); otherwise the error finding
-// "gid-changed-before-rtr" naming the entry at the exchange and what the
-// table holds now: the same GID at another index, another GID at the index,
-// or neither.
+// "gid-changed-before-rtr" (direction local; local_value the entry chosen
+// at the exchange) whose message says what the table holds now: the same GID at another index,
+// another GID at the index, or neither.
 std::optional<Finding> CheckGidUnchanged(const GidEntry& chosen,
                                          const std::vector<GidEntry>& table);
 

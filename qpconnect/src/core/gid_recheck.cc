@@ -27,13 +27,10 @@ std::optional<Finding> CheckGidUnchanged(const GidEntry& chosen,
   std::string now;
   if (moved != nullptr) {
     now = "the GID moved to index " + std::to_string(moved->index);
-    f.remote_value = GidEntryLabel(*moved);
   } else if (at_index != nullptr) {
     now = "index " + std::to_string(chosen.index) + " now holds " + GidEntryLabel(*at_index);
-    f.remote_value = GidEntryLabel(*at_index);
   } else {
     now = "the GID is gone from the table (its address removed, or the port went down)";
-    f.remote_value = "none";
   }
   f.message = "the GID chosen at the exchange, " + GidEntryLabel(chosen) +
               ", changed before RTR: " + now + "; nothing was modified";
