@@ -102,11 +102,10 @@ void HoldQpCountsEqual(std::vector<Finding>& findings, size_t local_qps, size_t 
 }
 }  // namespace
 
-// The joint GID choice (gid_pair.h) applied to both descriptions as this
-// side holds them, so that the plan and the validator see the chosen pair.
-// A connector that does not pin its GID takes part: it says so to the peer
-// (GidChoice::kJoint) before the exchange.
 namespace {
+// A connector that does not pin its GID takes part in the joint GID choice
+// (gid_pair.h): it says so to the peer (GidChoice::kJoint) before the
+// exchange.
 void TakePartInGidChoice(EndpointInfo& local) {
   if (local.port.link_layer == LinkLayer::kEthernet && local.path.sgid &&
       local.path.gid_choice == GidChoice::kOwn) {
@@ -114,6 +113,8 @@ void TakePartInGidChoice(EndpointInfo& local) {
   }
 }
 
+// The joint GID choice applied to both descriptions as this side holds them,
+// so that the plan and the validator see the chosen pair.
 void ApplyGidPair(ConnectReport& r, std::vector<Gid> oob) {
   GidPairChoice c = ChooseGidPair({&r.local, &*r.remote, std::move(oob)});
   if (c.outcome == GidPairOutcome::kChosen) {
@@ -121,6 +122,12 @@ void ApplyGidPair(ConnectReport& r, std::vector<Gid> oob) {
     r.remote->path.sgid = c.remote;
   }
   r.gid_pair = std::move(c);
+}
+
+// RecheckGid()'s refusal.
+bool IsGidChanged(const Error& e) {
+  return e.code == ErrorCode::kIncompatible && e.operation == "validate" &&
+         e.attribute == "sgid_index";
 }
 
 // The joint choice's finding among the validator's, errors first.
@@ -394,7 +401,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   if (auto c = ConnectToPeer(*r.remote, std::move(plan), options); !c) {
     Error e = std::move(c).error();
     const std::string why = e.attribute == "qps"                   ? "qp count differs"
-                            : e.attribute == "sgid_index"          ? "its GID changed before RTR"
+                            : IsGidChanged(e)                      ? "its GID changed before RTR"
                             : r.reached == ConnectPhase::kValidate ? "validation failed"
                                                                    : "modify failed";
     return fail(std::move(e), why);
