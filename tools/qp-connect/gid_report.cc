@@ -8,8 +8,13 @@ namespace qpconnect::tools {
 
 std::string GidPairLine(const GidPairChoice& choice) {
   if (choice.outcome != GidPairOutcome::kChosen) return "";
+  const size_t n = choice.others.size();
+  const std::string others = n == 0 ? ""
+                                    : "; " + std::to_string(n) +
+                                          (n == 1 ? " other pair" : " other pairs") +
+                                          " not taken (-v or --json: gid-pair-chosen says why)";
   return "qp-connect: GID pair: local " + GidEntryLabel(*choice.local) + ", remote " +
-         GidEntryLabel(*choice.remote) + " (" + choice.why + ")\n";
+         GidEntryLabel(*choice.remote) + " (" + choice.why + others + ")\n";
 }
 
 std::function<void()> PauseBeforeRtrFromEnv() {

@@ -10,8 +10,9 @@
 namespace qpconnect::tools {
 
 // "qp-connect: GID pair: local [1] ::ffff:10.0.0.1 roce-v2, remote [1]
-// ::ffff:10.0.0.2 roce-v2 (why)\n" when a pair was chosen; empty otherwise
-// (gid-pair-none is a finding and is printed as one).
+// ::ffff:10.0.0.2 roce-v2 (why; N other pairs not taken ...)\n" when a
+// pair was chosen (the gid-pair-chosen finding says why each other pair was
+// not taken); empty otherwise (gid-pair-none is a finding, printed as one).
 std::string GidPairLine(const GidPairChoice& choice);
 
 // Test hook: with QPC_TEST_PAUSE_BEFORE_RTR_MS=N in the environment (N in

@@ -106,10 +106,11 @@ std::string WhyChosen(const Candidate& c, bool link_local_only) {
         " link-local on both sides: no routable pair exists (the two ports are taken to "
         "share a link)";
   }
-  if (c.key[0] > 0)
+  if (c.key[0] > 0) {
     why += "; the out-of-band connection's two ends";
-  else if (c.key[1] > 0)
+  } else if (c.key[1] > 0) {
     why += "; the out-of-band connection's family";
+  }
   if (c.key[5] == 2) why += "; the GIDs both sides picked alone";
   return why;
 }
