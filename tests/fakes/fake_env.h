@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,15 @@ class FakeEnv : public verbs::QpEnv {
     o.host = host_;
     return verbs::DescribeFromDevice(Device(), o);
   }
+  Result<std::vector<GidEntry>> ReadGids(ibv_context& ctx, uint8_t port) override {
+    (void)ctx;
+    for (const auto& p : Device().ports) {
+      if (p.facts.port_num == port) return gids_now_ ? *gids_now_ : p.gids;
+    }
+    return std::vector<GidEntry>{};
+  }
+  // What ReadGids() returns from now on (a GID table changed under a run).
+  void SetGidsNow(std::vector<GidEntry> gids) { gids_now_ = std::move(gids); }
 
   // "<qpn hex> <target state>" per modify call that reached a fake, in order.
   const std::vector<std::string>& log() const { return log_; }
@@ -95,6 +105,7 @@ class FakeEnv : public verbs::QpEnv {
   std::map<ibv_qp*, std::unique_ptr<FakeQp>> fakes_;
   std::vector<std::string> log_;
   std::vector<ibv_ah_attr> ah_attrs_;
+  std::optional<std::vector<GidEntry>> gids_now_;  // SetGidsNow()
 };
 
 }  // namespace qpconnect::testing

@@ -12,6 +12,7 @@
 
 #include "exit_codes.h"
 #include "findings_json.h"
+#include "gid_report.h"
 #include "greeter.h"
 #include "json_document.h"
 #include "mesh_handoff.h"
@@ -236,6 +237,10 @@ class Runner {
       path_recorded_ = true;
       RecordPath(*r.sa_path, *r.plan);
     }
+    if (r.gid_pair && !gid_pair_shown_) {
+      gid_pair_shown_ = true;
+      if (!o_.json) out_ << GidPairLine(*r.gid_pair);
+    }
     if (r.plan && !findings_shown_) {
       findings_shown_ = true;
       Put("findings", [&] { return FindingsToJson(r.findings); });
@@ -417,6 +422,7 @@ class Runner {
     }
     co.timeout = o_.timeout;
     co.validate = o_.validate;
+    co.before_rtr = PauseBeforeRtrFromEnv();
     co.on_step = [this](ConnectPhase phase, std::string_view what) {
       if (phase == ConnectPhase::kConnect) Record(connector_->report());
       if (phase != ConnectPhase::kValidate && what != "exchanging descriptions") Step(what);
@@ -591,6 +597,7 @@ class Runner {
   std::optional<double> report_greet_ms_;  // Greeter::ms() when it ran
   bool aborted_ = false;                   // the peer was told (once)
   bool findings_shown_ = false;
+  bool gid_pair_shown_ = false;   // Record(): the GID pair line printed
   bool path_failed_ = false;      // --path sa: the SA query failed
   bool remote_recorded_ = false;  // Record(): the peer's side is in the report
   bool path_recorded_ = false;    // Record(): the SA's path is in the report

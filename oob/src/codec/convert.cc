@@ -239,6 +239,7 @@ void EndpointToProto(const EndpointInfo& info, Form form, v1::Endpoint* out) {
   path->set_src_path_bits(a.src_path_bits);
   path->set_path_mtu_forced(a.path_mtu_forced);
   path->set_path_from_sa(a.path_from_sa);
+  path->set_gid_choice(FromEnum<v1::GidChoice>(a.gid_choice));
 
   v1::Keys* keys = out->mutable_keys();
   keys->set_pkey(info.keys.pkey);
@@ -302,6 +303,7 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
   path.use_grh = a.use_grh();
   path.path_mtu_forced = a.path_mtu_forced();
   path.path_from_sa = a.path_from_sa();
+  QPC_TRY(ToEnum(a.gid_choice(), &path.gid_choice, CheckGidChoice, path_at, "gid_choice"));
   if (a.has_sgid()) {
     Result<GidEntry> sgid = GidEntryFromProto(a.sgid(), path_at + "sgid");
     if (!sgid) return std::move(sgid).error();

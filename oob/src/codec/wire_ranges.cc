@@ -130,6 +130,13 @@ Result<void> CheckGidType(int64_t v, const std::string& field) {
   return Ok();
 }
 
+Result<void> CheckGidChoice(int64_t v, const std::string& field) {
+  if (v < 0 || v > 2) {
+    return BadEnumError(field, v, "GID choice", "0=own, 1=joint, 2=pinned");
+  }
+  return Ok();
+}
+
 Result<void> CheckGidFamily(int64_t v, const std::string& field) {
   if (v < 0 || v > 2) {
     return BadEnumError(field, v, "GID family", "0=unspecified, 1=ipv4, 2=ipv6");

@@ -54,6 +54,7 @@ Result<void> CheckTransport(int64_t v, const std::string& field);
 Result<void> CheckLinkLayer(int64_t v, const std::string& field);
 Result<void> CheckMtu(int64_t v, const std::string& field);
 Result<void> CheckGidType(int64_t v, const std::string& field);
+Result<void> CheckGidChoice(int64_t v, const std::string& field);
 Result<void> CheckGidFamily(int64_t v, const std::string& field);
 
 // Checks a diagnostic string: at most `cap` bytes, valid UTF-8, no control

@@ -38,6 +38,7 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
   void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
+  const std::vector<Gid>& ends() const { return ends_; }
   void Close();
 
   // FramePort: each Exchange() starts on a new connection; a server drops a
@@ -80,6 +81,26 @@ class TcpExchanger::Impl final : public internal::StreamPort {
 
   Result<void> Accept(Clock::time_point deadline, Clock::duration total);
   Result<void> Connect(Clock::time_point deadline, Clock::duration total);
+
+  // The connection's two ends as GIDs (Addresses()), set once connected.
+  void NoteEnds() {
+    error_code ignored;
+    ends_ = {AddressGid(socket_.local_endpoint(ignored).address()),
+             AddressGid(socket_.remote_endpoint(ignored).address())};
+  }
+  static Gid AddressGid(const asio::ip::address& a) {
+    Gid g{};
+    if (a.is_v4()) {
+      g[10] = g[11] = 0xff;
+      const auto b = a.to_v4().to_bytes();
+      std::copy(b.begin(), b.end(), g.begin() + 12);
+    } else {
+      const auto b = a.to_v6().to_bytes();
+      std::copy(b.begin(), b.end(), g.begin());
+    }
+    return g;
+  }
+  std::vector<Gid> ends_;
 
   asio::io_context io_;
   std::optional<tcp::acceptor> acceptor_;
@@ -177,6 +198,7 @@ Result<void> TcpExchanger::Impl::Accept(Clock::time_point deadline, Clock::durat
   error_code ignored;
   peer_ = EndpointText(socket_.remote_endpoint(ignored));
   socket_.set_option(tcp::no_delay(true), ignored);
+  NoteEnds();
   return Ok();
 }
 
@@ -202,6 +224,7 @@ Result<void> TcpExchanger::Impl::Connect(Clock::time_point deadline, Clock::dura
       error_code ignored;
       peer_ = EndpointText(connected);
       socket_.set_option(tcp::no_delay(true), ignored);
+      NoteEnds();
       return Ok();
     }
     const bool refused = ec == asio::error::connection_refused;
@@ -395,5 +418,7 @@ void TcpExchanger::Close() { impl_->Close(); }
 uint16_t TcpExchanger::port() const { return impl_->port_; }
 
 std::string TcpExchanger::peer_address() const { return impl_->peer_; }
+
+std::vector<Gid> TcpExchanger::Addresses() const { return impl_->ends(); }
 
 }  // namespace qpconnect::oob

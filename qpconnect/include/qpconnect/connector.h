@@ -40,6 +40,7 @@
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/exchanger.h"
+#include "qpconnect/gid_pair.h"
 #include "qpconnect/gid_select.h"
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
@@ -84,7 +85,12 @@ struct ConnectReport {
   // The PathRecord ConnectorOptions::path_source gave; plan->from_sa names
   // the attributes taken from it.
   std::optional<PathRecord> sa_path;
-  std::vector<Finding> findings;               // the validator's, on the plan above
+  // The joint GID choice (gid_pair.h), made after the exchange (RoCE): when
+  // chosen, local.path.sgid and remote->path.sgid above are the pair.
+  std::optional<GidPairChoice> gid_pair;
+  // The validator's, on the plan above; then the joint choice's
+  // (gid-pair-chosen, gid-pair-none) and gid-changed-before-rtr.
+  std::vector<Finding> findings;
   ConnectPhase reached = ConnectPhase::kOpen;  // the last phase entered
   bool connected = false;                      // every QP at RTS and the barrier passed
   PhaseTimings timings;
@@ -120,6 +126,10 @@ struct ConnectorOptions {
   // Called after each QP's RTR and RTS ("rtr"/"rts", done, total). May be
   // empty (owning mode: the session's own on_progress is used then).
   verbs::ProgressFn on_progress;
+  // Called after the validation gate, right before the GID table is read
+  // again and the QPs move to RTR. Tests widen that window with it
+  // (qp-connect's QPC_TEST_PAUSE_BEFORE_RTR_MS). May be empty.
+  std::function<void()> before_rtr;
 };
 
 // Adopted mode: one QP the caller created and keeps owning.
@@ -196,11 +206,14 @@ class Connector {
   // Owning mode: the session (buffers, post/poll helpers); nullptr if adopted.
   verbs::Session* session();
 
-  // The flow: Exchange -> PlanConnection -> Validate -> (gate) -> RTR/RTS ->
-  // Barrier. Returns the report on success. Errors:
+  // The flow: Exchange -> joint GID choice (RoCE, gid_pair.h) ->
+  // PlanConnection -> Validate -> (gate) -> GID table read again -> RTR/RTS
+  // -> Barrier. Returns the report on success. Errors:
   //   the exchanger's (kTimeout, kProtocol, kIncompatible, kAuth, kIo)
-  //   kIncompatible  validation refused (findings in report()), or the QP
-  //                  counts differ; the peer is told (Abort)
+  //   kIncompatible  validation refused (findings in report()), the QP
+  //                  counts differ, or the chosen GID changed before RTR
+  //                  (gid-changed-before-rtr, attribute "sgid_index");
+  //                  the peer is told (Abort)
   //   kVerbs         a transition or address handle was refused (the refusal
   //                  names transition, mask, values, cause and the findings);
   //                  the peer is told

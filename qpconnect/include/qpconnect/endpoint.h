@@ -87,6 +87,15 @@ constexpr uint32_t kQpnMask = 0xffffff;
 constexpr uint32_t kFlowLabelMask = 0xfffff;  // the GRH flow label is 20 bits
 constexpr uint16_t kMaxSgidIndex = 255;       // ibv_global_route.sgid_index is 8 bits
 
+// How a side's GID in use (PathParams::sgid) was chosen, published so that
+// both sides compute the same GID pair (gid_pair.h).
+//   kOwn     chosen by this side alone and kept: a peer that does not take
+//            part in the joint choice (older qpconnect, a trace, a dump)
+//   kJoint   chosen automatically; the joint choice may replace it
+//   kPinned  given by the user (-g, GidPreference::index) and kept
+enum class GidChoice : uint8_t { kOwn = 0, kJoint = 1, kPinned = 2 };
+const char* GidChoiceName(GidChoice c);  // "own", "joint", "pinned"
+
 // Facts of the port a side's QPs use; stated once per exchange.
 struct PortFacts {
   uint8_t port_num = 1;
@@ -115,8 +124,9 @@ struct PathParams {
   // ConnectorOptions::path_source), so the peer's validator expects the
   // SA's values, not the negotiated ones, in this side's plan.
   bool path_from_sa = false;
-  bool use_grh = false;          // is_global
-  std::optional<GidEntry> sgid;  // GID in use (index, bytes, type, family)
+  bool use_grh = false;                    // is_global
+  std::optional<GidEntry> sgid;            // GID in use (index, bytes, type, family)
+  GidChoice gid_choice = GidChoice::kOwn;  // how sgid was chosen
   uint8_t sl = 0;
   uint8_t traffic_class = 0;
   uint8_t hop_limit = 1;

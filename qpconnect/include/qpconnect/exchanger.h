@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <string_view>
+#include <vector>
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
@@ -98,6 +99,11 @@ class Exchanger {
   // framing under them (stdio's text line, the file exchanger's files) is
   // not counted. The default moved nothing it knows of.
   virtual ExchangeStats stats() const { return {}; }
+  // After a successful Exchange(): the two ends of the channel as GIDs (IPv4
+  // as ::ffff:a.b.c.d), this side's first, for the joint GID choice
+  // (gid_pair.h prefers the pair the channel ran over). The default, and a
+  // channel without addresses (files, stdio): empty.
+  virtual std::vector<Gid> Addresses() const { return {}; }
 };
 
 // True for the error of a wait that Cancel() or the process-wide interrupt

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../verbs/connect_peer.h"
+#include "qpconnect/gid_recheck.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
@@ -101,6 +102,46 @@ void HoldQpCountsEqual(std::vector<Finding>& findings, size_t local_qps, size_t 
 }
 }  // namespace
 
+namespace {
+// A connector that does not pin its GID takes part in the joint GID choice
+// (gid_pair.h): it says so to the peer (GidChoice::kJoint) before the
+// exchange.
+void TakePartInGidChoice(EndpointInfo& local) {
+  if (local.port.link_layer == LinkLayer::kEthernet && local.path.sgid &&
+      local.path.gid_choice == GidChoice::kOwn) {
+    local.path.gid_choice = GidChoice::kJoint;
+  }
+}
+
+// The joint GID choice applied to both descriptions as this side holds them,
+// so that the plan and the validator see the chosen pair.
+void ApplyGidPair(ConnectReport& r, std::vector<Gid> oob) {
+  GidPairChoice c = ChooseGidPair({&r.local, &*r.remote, std::move(oob)});
+  if (c.outcome == GidPairOutcome::kChosen) {
+    r.local.path.sgid = c.local;
+    r.remote->path.sgid = c.remote;
+  }
+  r.gid_pair = std::move(c);
+}
+
+// RecheckGid()'s refusal.
+bool IsGidChanged(const Error& e) {
+  return e.code == ErrorCode::kIncompatible && e.operation == "validate" &&
+         e.attribute == "sgid_index";
+}
+
+// The joint choice's finding among the validator's, errors first.
+void AddGidPairFinding(ConnectReport& r) {
+  if (!r.gid_pair) return;
+  auto f = GidPairFinding(*r.gid_pair);
+  if (!f) return;
+  r.findings.push_back(std::move(*f));
+  std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
+    return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+  });
+}
+}  // namespace
+
 // The QPs being connected, owned (a Session) or adopted (the caller's).
 class Connector::Impl {
  public:
@@ -120,6 +161,21 @@ class Connector::Impl {
 
   size_t NumQps() const { return session ? session->num_qps() : adopted.size(); }
   ibv_qp* Qp(size_t i) const { return session ? session->qp(i) : adopted.at(i); }
+
+  // The GID this side chose, read again from the port right before RTR
+  // (gid_recheck.h): a change is the error finding gid-changed-before-rtr
+  // and kIncompatible (operation "validate"), nothing modified.
+  Result<void> RecheckGid() {
+    if (!report.local.path.sgid || NumQps() == 0) return Ok();
+    auto now = env->ReadGids(*Qp(0)->context, report.local.port.port_num);
+    if (!now) return std::move(now).error();
+    auto f = CheckGidUnchanged(*report.local.path.sgid, *now);
+    if (!f) return Ok();
+    const std::string text = FindingToString(*f);
+    report.findings.insert(report.findings.begin(), std::move(*f));
+    return Error{ErrorCode::kIncompatible, 0, "validate", "sgid_index",
+                 "the GID table changed before RTR; nothing was modified (" + text + ")"};
+  }
 
   Result<void> Transition(const ConnectionPlan& plan, const std::string& hint,
                           const verbs::ProgressFn& progress) {
@@ -158,6 +214,7 @@ Result<std::unique_ptr<Connector>> Connector::Open(const verbs::SessionOptions& 
   impl->report.timings.create = st.create;
   impl->report.timings.init = st.init;
   impl->transport = impl->session->transport();
+  if (options.qp_env != nullptr) impl->env = options.qp_env;
   impl->report.local = impl->session->Local();
   return std::unique_ptr<Connector>(new Connector(std::move(impl)));
 }
@@ -314,6 +371,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
 
   // Published, so that the peer's validator expects the SA's path here.
   r.local.path.path_from_sa = static_cast<bool>(options.path_source);
+  TakePartInGidChoice(r.local);
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
     PhaseClock clock(r.timings.exchange);
@@ -324,6 +382,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   }
   step(ConnectPhase::kExchange, "received the peer's description: " + r.remote->identity.host +
                                     " " + r.remote->identity.device);
+  ApplyGidPair(r, exchanger.Addresses());
 
   PlanOptions plan_options = options.plan;
   if (options.path_source) {
@@ -342,6 +401,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   if (auto c = ConnectToPeer(*r.remote, std::move(plan), options); !c) {
     Error e = std::move(c).error();
     const std::string why = e.attribute == "qps"                   ? "qp count differs"
+                            : IsGidChanged(e)                      ? "its GID changed before RTR"
                             : r.reached == ConnectPhase::kValidate ? "validation failed"
                                                                    : "modify failed";
     return fail(std::move(e), why);
@@ -374,6 +434,7 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
     const ValidationInput input{&r.local, &*r.remote, *r.plan, std::nullopt};
     r.findings = r.sa_path ? Validate(input, *r.sa_path) : Validate(input);
     HoldQpCountsEqual(r.findings, num_qps(), r.remote->qps.size());
+    AddGidPairFinding(r);
   }
   if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
   if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {
@@ -381,6 +442,9 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
                  "this side has " + std::to_string(num_qps()) + " QPs, the peer " +
                      std::to_string(r.remote->qps.size()) + " (use the same --qps on both sides)"};
   }
+
+  if (options.before_rtr) options.before_rtr();
+  QPC_TRY(impl_->RecheckGid());
 
   step(ConnectPhase::kConnect, "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
   PhaseClock clock(r.timings.connect);

@@ -132,4 +132,16 @@ const char* GidFamilyName(GidFamily f) {
   return "unspecified";
 }
 
+const char* GidChoiceName(GidChoice c) {
+  switch (c) {
+    case GidChoice::kJoint:
+      return "joint";
+    case GidChoice::kPinned:
+      return "pinned";
+    case GidChoice::kOwn:
+      break;
+  }
+  return "own";
+}
+
 }  // namespace qpconnect

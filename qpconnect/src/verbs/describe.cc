@@ -104,6 +104,9 @@ Result<LocalDescription> DescribeFromDevice(
   l.path.path_mtu_forced = o.mtu.has_value();
   l.path.use_grh = port->facts.link_layer == LinkLayer::kEthernet || port->facts.grh_required;
   l.path.sgid = sgid;
+  // Pinned: kept by the joint GID choice (gid_pair.h); otherwise a connector
+  // that applies the joint choice publishes kJoint (connector.cc).
+  l.path.gid_choice = o.gid.index && sgid ? GidChoice::kPinned : GidChoice::kOwn;
   l.path.sl = o.sl;
   l.path.traffic_class = o.traffic_class;
   l.path.flow_label = o.flow_label;

@@ -1,5 +1,8 @@
 #include "qpconnect/verbs/qp_control.h"
 
+#include <string>
+
+#include "qpconnect/verbs/device_query.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
@@ -15,6 +18,13 @@ class VerbsQpEnv final : public QpEnv {
   }
   Result<LocalDescription> Describe(ibv_context& ctx, const DescribeOptions& options) override {
     return DescribeLocal(ctx, options);
+  }
+  Result<std::vector<GidEntry>> ReadGids(ibv_context& ctx, uint8_t port) override {
+    ibv_port_attr pa{};
+    if (int rc = ibv_query_port(&ctx, port, &pa); rc != 0) {
+      return VerbsError("ibv_query_port " + std::to_string(port), rc);
+    }
+    return QueryGids(ctx, port, static_cast<uint32_t>(pa.gid_tbl_len));
   }
 };
 

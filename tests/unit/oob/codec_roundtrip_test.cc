@@ -54,6 +54,7 @@ TEST(CodecRoundTrip, ExtremeValuesSurvive) {
   e.path.sl = 15;
   e.path.flow_label = 0xfffff;
   e.path.path_from_sa = true;
+  e.path.gid_choice = GidChoice::kPinned;
   e.path.traffic_class = 255;
   e.path.hop_limit = 0;  // 0 must not become the core default (1)
   e.path.src_path_bits = 127;

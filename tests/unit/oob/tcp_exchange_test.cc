@@ -267,6 +267,11 @@ TEST(TcpExchanger, ExchangesOneQpEachWay) {
   EXPECT_EQ(*rs, MakeEndpoint("c", 1));
   EXPECT_NE(server->peer_address().find("127.0.0.1:"), std::string::npos);
   EXPECT_EQ(client->peer_address(), "127.0.0.1:" + std::to_string(server->port()));
+  // The two ends, for the joint GID choice: IPv4 as ::ffff:a.b.c.d.
+  const std::vector<Gid> ends = {*GidFromString("::ffff:127.0.0.1"),
+                                 *GidFromString("::ffff:127.0.0.1")};
+  EXPECT_EQ(client->Addresses(), ends);
+  EXPECT_EQ(server->Addresses(), ends);
 }
 
 TEST(TcpExchanger, ExchangesTenThousandQpsWithPsk) {

@@ -305,5 +305,48 @@ TEST(RecycleSteps, AFailureAtTheRecycledInitNamesTheTransition) {
   EXPECT_EQ(times.qps, 0u);
 }
 
+// Issue 31: the joint GID choice moves a peer that picked its link-local GID
+// alone to the routable pair both tables hold; the plan addresses it.
+TEST(ConnectorFlow, JointGidChoiceAddressesTheChosenPair) {
+  Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
+  auto c = a.Adopt();
+  ASSERT_TRUE(c) << c.error().ToString();
+  EndpointInfo peer = PeerOf(IBV_QPT_RC, 1);
+  peer.gid_table.insert(peer.gid_table.begin(), fakes::RoceV2Gid(0, "fe80::2"));
+  peer.path.sgid = peer.gid_table.front();  // picked link-local alone
+  peer.path.gid_choice = GidChoice::kJoint;
+  ScriptedExchanger x(peer);
+  auto r = (*c)->Connect(x, Quick());
+  ASSERT_TRUE(r) << r.error().ToString();
+  ASSERT_TRUE(r->gid_pair);
+  EXPECT_EQ(r->gid_pair->outcome, GidPairOutcome::kChosen);
+  EXPECT_EQ(GidToString(r->plan->qps[0].ah.dgid), "::ffff:10.99.0.2");
+  EXPECT_EQ(r->local.path.gid_choice, GidChoice::kJoint);
+  bool named = false;
+  for (const auto& f : r->findings) named |= f.id == "gid-pair-chosen";
+  EXPECT_TRUE(named);
+}
+
+// Issue 31: the chosen GID gone from the table before RTR is named, nothing
+// is modified and the peer is told.
+TEST(ConnectorFlow, GidChangedBeforeRtrRefusesAndTellsThePeer) {
+  Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
+  auto c = a.Adopt();
+  ASSERT_TRUE(c) << c.error().ToString();
+  ScriptedExchanger x(PeerOf(IBV_QPT_RC, 1));
+  ConnectorOptions o = Quick();
+  o.before_rtr = [&a] { a.env.SetGidsNow({fakes::RoceV2Gid(0, "fe80::1")}); };
+  auto r = (*c)->Connect(x, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kIncompatible);
+  EXPECT_EQ(r.error().attribute, "sgid_index");
+  EXPECT_EQ(a.env.fake(a.qps[0]).state(), IBV_QPS_INIT);
+  ASSERT_EQ(x.aborts().size(), 1u);
+  EXPECT_EQ(x.aborts()[0], "its GID changed before RTR");
+  const auto& f = (*c)->report().findings;
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().id, "gid-changed-before-rtr");
+}
+
 }  // namespace
 }  // namespace qpconnect

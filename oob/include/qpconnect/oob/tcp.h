@@ -130,6 +130,8 @@ class TcpExchanger : public Exchanger {
   // the connection or sent an abort; Ok otherwise.
   Result<void> PollPeer() override;
   ExchangeStats stats() const override;
+  // This side's address and the peer's of the current or last connection.
+  std::vector<Gid> Addresses() const override;
 
   // Closes the connection (not a persistent server's listener). Idempotent.
   void Close();

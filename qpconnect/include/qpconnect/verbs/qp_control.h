@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "qpconnect/result.h"
 #include "qpconnect/verbs/describe.h"
@@ -67,7 +68,12 @@ class QpEnv {
   // DescribeLocal(ctx, options) (verbs/describe.h): the same errors.
   virtual Result<LocalDescription> Describe(ibv_context& ctx, const DescribeOptions& options) = 0;
 
-  // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal.
+  // The valid entries of `port`'s GID table as they are now (the connector
+  // reads them again right before RTR). kVerbs naming the failed query.
+  virtual Result<std::vector<GidEntry>> ReadGids(ibv_context& ctx, uint8_t port) = 0;
+
+  // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal,
+  // QueryGids.
   static QpEnv& Default();
 };
 

@@ -1,0 +1,272 @@
+#include "qpconnect/gid_pair.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+namespace qpconnect {
+namespace {
+
+bool IsRoce(GidType t) { return t == GidType::kRoceV1 || t == GidType::kRoceV2; }
+
+// An entry an address vector can send from.
+bool Usable(const GidEntry& g) {
+  return IsRoce(g.type) && g.index <= kMaxSgidIndex && !IsZeroGid(g.gid) && !IsMulticastGid(g.gid);
+}
+
+GidFamily Family(const GidEntry& g) {
+  return g.family != GidFamily::kUnspecified ? g.family : FamilyOfGid(g.gid, g.type);
+}
+
+// The order both sides compute alike: by identity, port, first QPN, table.
+bool LocalFirst(const EndpointInfo& l, const EndpointInfo& r) {
+  auto key = [](const EndpointInfo& e) {
+    return std::make_tuple(e.identity.node_guid, e.identity.host, e.identity.device,
+                           e.port.port_num, e.qps.empty() ? 0u : e.qps.front().qpn);
+  };
+  return key(l) <= key(r);
+}
+
+std::vector<const GidEntry*> AllUsable(const EndpointInfo& e) {
+  std::vector<const GidEntry*> out;
+  for (const auto& g : e.gid_table) {
+    if (Usable(g)) out.push_back(&g);
+  }
+  return out;
+}
+
+// Why (l, r) cannot carry traffic, ignoring pins; empty when it can.
+std::string Incompatible(const GidEntry& l, const GidEntry& r) {
+  if (l.type != r.type) {
+    return std::string("types differ (") + GidTypeName(l.type) + " / " + GidTypeName(r.type) +
+           "): neither side sees the other's packets";
+  }
+  if (l.type != GidType::kRoceV2) return "";  // v1 has no IP header
+  if (Family(l) != Family(r)) {
+    return std::string("families differ (") + GidFamilyName(Family(l)) + " / " +
+           GidFamilyName(Family(r)) + ")";
+  }
+  if (IsLinkLocalGid(l.gid) != IsLinkLocalGid(r.gid)) {
+    return "one address is link-local, the other routable: a link-local address reaches only "
+           "its own link";
+  }
+  return "";
+}
+
+bool BothLinkLocal(const GidEntry& l, const GidEntry& r) {
+  return IsLinkLocalGid(l.gid) && IsLinkLocalGid(r.gid);
+}
+
+// Ranking components, larger is better; each symmetric in the two sides.
+constexpr size_t kKeys = 6;
+using Key = std::array<int, kKeys>;
+constexpr std::array<const char*, kKeys> kLoses = {
+    "not the out-of-band connection's two ends",
+    "not the out-of-band connection's family",
+    "roce-v1 (v2 preferred)",
+    "link-local (a routable pair preferred)",
+    "ipv6 (ipv4 preferred when nothing else decides)",
+    "not the GIDs the two sides picked alone"};
+
+struct Candidate {
+  const GidEntry* l;
+  const GidEntry* r;
+  std::string rejected;
+  Key key{};
+  std::pair<int, int> order;  // indices, in the order both sides compute alike
+};
+
+// 1 when the pair is exactly the out-of-band connection's two ends. Both
+// sides see the same two ends unless an address is translated between them
+// (NAT), and then neither sees its pair as them: symmetric either way.
+int IsOobPair(const GidEntry& l, const GidEntry& r, const std::vector<Gid>& oob) {
+  if (oob.size() != 2) return 0;
+  return (l.gid == oob[0] && r.gid == oob[1]) || (l.gid == oob[1] && r.gid == oob[0]) ? 1 : 0;
+}
+
+Key Rank(const GidEntry& l, const GidEntry& r, const GidPairInput& in) {
+  const std::optional<GidEntry>& ls = in.local->path.sgid;
+  const std::optional<GidEntry>& rs = in.remote->path.sgid;
+  const bool oob_family_known = !in.oob_addresses.empty();
+  const GidFamily oob_family = oob_family_known
+                                   ? FamilyOfGid(in.oob_addresses.front(), GidType::kRoceV2)
+                                   : GidFamily::kUnspecified;
+  return {IsOobPair(l, r, in.oob_addresses),
+          oob_family_known && Family(l) == oob_family ? 1 : 0,
+          l.type == GidType::kRoceV2 ? 1 : 0,
+          IsLinkLocalGid(l.gid) ? 0 : 1,
+          Family(l) == GidFamily::kIpv4 ? 1 : 0,
+          (ls && ls->index == l.index ? 1 : 0) + (rs && rs->index == r.index ? 1 : 0)};
+}
+
+std::string WhyChosen(const Candidate& c, bool link_local_only) {
+  std::string why = std::string(GidTypeName(c.l->type)) + " " + GidFamilyName(Family(*c.l));
+  if (link_local_only) {
+    why +=
+        " link-local on both sides: no routable pair exists (the two ports are taken to "
+        "share a link)";
+  }
+  if (c.key[0] > 0) {
+    why += "; the out-of-band connection's two ends";
+  } else if (c.key[1] > 0) {
+    why += "; the out-of-band connection's family";
+  }
+  if (c.key[5] == 2) why += "; the GIDs both sides picked alone";
+  return why;
+}
+
+std::string PinReason(const char* side, const EndpointInfo& e) {
+  return std::string("the ") + side + " side pinned GID index " +
+         std::to_string(e.path.sgid ? e.path.sgid->index : 0) + " (-g)";
+}
+
+bool Pinned(const EndpointInfo& e) {
+  return e.path.gid_choice == GidChoice::kPinned && e.path.sgid.has_value();
+}
+
+}  // namespace
+
+const char* GidPairOutcomeName(GidPairOutcome o) {
+  switch (o) {
+    case GidPairOutcome::kChosen:
+      return "chosen";
+    case GidPairOutcome::kNone:
+      return "none";
+    case GidPairOutcome::kNotApplied:
+      break;
+  }
+  return "not-applied";
+}
+
+std::string GidEntryLabel(const GidEntry& e) {
+  return "[" + std::to_string(e.index) + "] " + GidToString(e.gid) + " " + GidTypeName(e.type);
+}
+
+GidPairChoice ChooseGidPair(const GidPairInput& in) {
+  const EndpointInfo& local = *in.local;
+  const EndpointInfo& remote = *in.remote;
+  GidPairChoice out;
+  if (local.port.link_layer != LinkLayer::kEthernet ||
+      remote.port.link_layer != LinkLayer::kEthernet) {
+    out.why = "not RoCE on both sides: each side's GID is kept";
+    return out;
+  }
+  if (local.path.gid_choice == GidChoice::kOwn || remote.path.gid_choice == GidChoice::kOwn) {
+    out.why = std::string("the ") +
+              (local.path.gid_choice == GidChoice::kOwn ? "local" : "remote") +
+              " side does not take part in the joint choice: each side's GID is kept";
+    return out;
+  }
+  if (Pinned(local) && Pinned(remote)) {
+    out.why = "both sides pinned their GID (-g): kept, and judged by the validator";
+    return out;
+  }
+  const auto ls = AllUsable(local);
+  const auto rs = AllUsable(remote);
+  if (ls.empty() || rs.empty()) {
+    out.why = std::string("the ") + (ls.empty() ? "local" : "remote") +
+              " side published no usable RoCE GID: each side's GID is kept";
+    return out;
+  }
+
+  // A routable compatible pair anywhere (pins aside) rules link-local out.
+  const std::pair<const GidEntry*, const GidEntry*> routable = [&] {
+    for (const GidEntry* l : ls) {
+      for (const GidEntry* r : rs) {
+        if (Incompatible(*l, *r).empty() && !BothLinkLocal(*l, *r)) return std::pair{l, r};
+      }
+    }
+    return std::pair<const GidEntry*, const GidEntry*>{nullptr, nullptr};
+  }();
+
+  const bool local_first = LocalFirst(local, remote);
+  std::vector<Candidate> all;
+  for (const GidEntry* l : ls) {
+    for (const GidEntry* r : rs) {
+      Candidate c{l, r, "", Rank(*l, *r, in), {}};
+      c.order = local_first ? std::pair{int{l->index}, int{r->index}}
+                            : std::pair{int{r->index}, int{l->index}};
+      if (Pinned(local) && l->index != local.path.sgid->index) {
+        c.rejected = PinReason("local", local);
+      } else if (Pinned(remote) && r->index != remote.path.sgid->index) {
+        c.rejected = PinReason("remote", remote);
+      } else if (std::string why = Incompatible(*l, *r); !why.empty()) {
+        c.rejected = std::move(why);
+      } else if (BothLinkLocal(*l, *r) && routable.first != nullptr) {
+        c.rejected =
+            "link-local: the descriptions cannot show both ports share a link, and a "
+            "routable pair exists (" +
+            GidToString(routable.first->gid) + " / " + GidToString(routable.second->gid) + ")";
+      }
+      all.push_back(std::move(c));
+    }
+  }
+  auto better = [](const Candidate& a, const Candidate& b) {
+    if (a.key != b.key) return a.key > b.key;
+    return a.order < b.order;  // lower indices first
+  };
+  const Candidate* best = nullptr;
+  for (const auto& c : all) {
+    if (c.rejected.empty() && (best == nullptr || better(c, *best))) best = &c;
+  }
+  for (const auto& c : all) {
+    if (&c == best) continue;
+    GidPairVerdict v{*c.l, *c.r, c.rejected.empty(), c.rejected};
+    if (v.compatible) {
+      v.why = "ranked lower: a pair of lower indices was taken";
+      for (size_t k = 0; k < kKeys; ++k) {
+        if (c.key[k] != best->key[k]) {
+          v.why = std::string("ranked lower: ") + kLoses[k];
+          break;
+        }
+      }
+    }
+    out.others.push_back(std::move(v));
+  }
+  if (best == nullptr) {
+    out.outcome = GidPairOutcome::kNone;
+    out.why = "no compatible GID pair in the two tables: each side keeps its own GID";
+    return out;
+  }
+  out.outcome = GidPairOutcome::kChosen;
+  out.local = *best->l;
+  out.remote = *best->r;
+  out.why = WhyChosen(*best, BothLinkLocal(*best->l, *best->r));
+  return out;
+}
+
+std::optional<Finding> GidPairFinding(const GidPairChoice& choice, size_t max_listed) {
+  if (choice.outcome == GidPairOutcome::kNotApplied) return std::nullopt;
+  Finding f;
+  f.transports = kAllTransports;
+  f.attribute = "sgid_index";
+  std::string others;
+  size_t listed = 0;
+  for (const auto& v : choice.others) {
+    if (listed == max_listed) {
+      others += "; and " + std::to_string(choice.others.size() - listed) + " more";
+      break;
+    }
+    others += (listed++ == 0 ? "" : "; ") + GidToString(v.local.gid) + " / " +
+              GidToString(v.remote.gid) + ": " + v.why;
+  }
+  if (choice.outcome == GidPairOutcome::kChosen) {
+    f.id = "gid-pair-chosen";
+    f.severity = Severity::kInfo;
+    f.local_value = GidEntryLabel(*choice.local);
+    f.remote_value = GidEntryLabel(*choice.remote);
+    f.message = "both sides send from this GID pair: " + choice.why +
+                (others.empty() ? "" : " (not taken: " + others + ")");
+    f.fix = "none needed; pin -g on both sides to choose another pair";
+    return f;
+  }
+  f.id = "gid-pair-none";
+  f.severity = Severity::kWarning;
+  f.message = choice.why + " (" + others + ")";
+  f.fix =
+      "give both ports an address of one family on a common network (RoCE v2), or pin -g on "
+      "both sides to entries of one type and family";
+  return f;
+}
+
+}  // namespace qpconnect

@@ -1,0 +1,193 @@
+#include "qpconnect/gid_pair.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace qpconnect {
+namespace {
+
+GidEntry Entry(uint16_t index, const char* text, GidType type = GidType::kRoceV2) {
+  Gid g = *GidFromString(text);
+  return {index, g, type, FamilyOfGid(g, type), "veth0"};
+}
+
+// An rxe-like RoCE side: [0] link-local, [1] ::ffff:10.99.0.<octet>, the
+// IPv4 entry picked alone, open to the joint choice.
+EndpointInfo Side(int octet, uint64_t guid) {
+  EndpointInfo e;
+  e.identity = {"host" + std::to_string(octet), "rxe" + std::to_string(octet), guid};
+  e.port.link_layer = LinkLayer::kEthernet;
+  const std::string ll = "fe80::aff:fe63:" + std::to_string(octet);
+  const std::string v4 = "::ffff:10.99.0." + std::to_string(octet);
+  e.gid_table = {Entry(0, ll.c_str()), Entry(1, v4.c_str())};
+  e.path.sgid = e.gid_table[1];
+  e.path.gid_choice = GidChoice::kJoint;
+  e.qps.push_back({0x11, 0, std::nullopt});
+  return e;
+}
+
+// The IPv4 address removed: only the link-local entry left, picked alone.
+void LoseIpv4(EndpointInfo& e) {
+  e.gid_table.resize(1);
+  e.path.sgid = e.gid_table[0];
+}
+
+GidPairChoice Choose(const EndpointInfo& l, const EndpointInfo& r, std::vector<Gid> oob = {}) {
+  return ChooseGidPair({&l, &r, std::move(oob)});
+}
+
+TEST(ChooseGidPair, BothIpv4TakesTheIpv4Pair) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  auto c = Choose(a, b);
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(c.local->index, 1);
+  EXPECT_EQ(c.remote->index, 1);
+  // The other three pairs are named: link-local ruled out, families differ.
+  ASSERT_EQ(c.others.size(), 3u);
+  for (const auto& v : c.others) EXPECT_FALSE(v.compatible) << v.why;
+  EXPECT_NE(c.others[0].why.find("link-local"), std::string::npos) << c.others[0].why;
+  EXPECT_NE(c.others[1].why.find("families differ"), std::string::npos) << c.others[1].why;
+}
+
+TEST(ChooseGidPair, OneSideLostIpv4TakesTheLinkLocalPair) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  LoseIpv4(b);
+  auto c = Choose(a, b);
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(GidToString(c.local->gid), "fe80::aff:fe63:1");
+  EXPECT_EQ(GidToString(c.remote->gid), "fe80::aff:fe63:2");
+  EXPECT_NE(c.why.find("no routable pair"), std::string::npos) << c.why;
+  ASSERT_EQ(c.others.size(), 1u);
+  EXPECT_NE(c.others[0].why.find("families differ (ipv4 / ipv6)"), std::string::npos);
+}
+
+TEST(ChooseGidPair, PrefersRoceV2OverV1) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  for (auto* e : {&a, &b}) {
+    const GidEntry v4 = e->gid_table[1];
+    e->gid_table = {Entry(2, GidToString(v4.gid).c_str(), GidType::kRoceV1), v4};
+    e->path.sgid = e->gid_table[0];  // both picked v1 alone
+  }
+  auto c = Choose(a, b);
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(c.local->type, GidType::kRoceV2);
+  EXPECT_EQ(c.remote->type, GidType::kRoceV2);
+  bool v1_named = false;
+  for (const auto& v : c.others) {
+    if (v.compatible) v1_named |= v.why == "ranked lower: roce-v1 (v2 preferred)";
+  }
+  EXPECT_TRUE(v1_named);
+}
+
+TEST(ChooseGidPair, PrefersTheOutOfBandAddresses) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  a.gid_table.push_back(Entry(2, "2001:db8::1"));
+  b.gid_table.push_back(Entry(2, "2001:db8::2"));
+  auto c = Choose(a, b, {*GidFromString("2001:db8::1"), *GidFromString("2001:db8::2")});
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(c.local->index, 2);
+  EXPECT_NE(c.why.find("out-of-band connection's two ends"), std::string::npos) << c.why;
+  // Without the out-of-band addresses IPv4 wins, as SelectGid's default.
+  EXPECT_EQ(Choose(a, b).local->index, 1);
+}
+
+TEST(ChooseGidPair, PinnedIndexOnOneSideConstrainsThePeer) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  b.gid_table.push_back(Entry(2, "2001:db8::2"));
+  b.path.sgid = b.gid_table[2];
+  b.path.gid_choice = GidChoice::kPinned;
+  a.gid_table.push_back(Entry(2, "2001:db8::1"));
+  auto c = Choose(a, b);
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(c.remote->index, 2);
+  EXPECT_EQ(GidToString(c.local->gid), "2001:db8::1");
+  for (const auto& v : c.others) {
+    if (v.remote.index != 2) {
+      EXPECT_EQ(v.why, "the remote side pinned GID index 2 (-g)");
+    }
+  }
+}
+
+TEST(ChooseGidPair, PinnedLinkLocalIsNotFollowedWhereARoutablePairExists) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  b.path.sgid = b.gid_table[0];  // -g 0 on the client: link-local
+  b.path.gid_choice = GidChoice::kPinned;
+  auto c = Choose(a, b);
+  EXPECT_EQ(c.outcome, GidPairOutcome::kNone);
+  auto f = GidPairFinding(c);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, "gid-pair-none");
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->message.find("routable pair exists"), std::string::npos) << f->message;
+}
+
+TEST(ChooseGidPair, NoCompatiblePairNamesEachRejection) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  a.gid_table = {Entry(1, "::ffff:10.99.0.1", GidType::kRoceV1)};  // v1 only
+  a.path.sgid = a.gid_table[0];
+  LoseIpv4(b);  // v2 link-local only
+  auto c = Choose(a, b);
+  ASSERT_EQ(c.outcome, GidPairOutcome::kNone);
+  ASSERT_EQ(c.others.size(), 1u);
+  EXPECT_NE(c.others[0].why.find("types differ (roce-v1 / roce-v2)"), std::string::npos);
+  auto f = GidPairFinding(c);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->message.find("::ffff:10.99.0.1 / fe80::aff:fe63:2: types differ"), std::string::npos)
+      << f->message;
+}
+
+TEST(ChooseGidPair, BothSidesComputeTheSamePair) {
+  // Two IPv4 entries a side, at different indices, that tie on everything
+  // but their indices (neither side picked one of them alone).
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  a.gid_table.push_back(Entry(3, "::ffff:10.98.0.1"));
+  b.gid_table = {b.gid_table[0], Entry(4, "::ffff:10.98.0.2"), Entry(5, "::ffff:10.99.0.2")};
+  a.path.sgid = a.gid_table[0];
+  b.path.sgid = b.gid_table[0];
+  const std::vector<Gid> oob = {*GidFromString("::ffff:127.0.0.1")};
+  auto ab = Choose(a, b, oob);
+  auto ba = Choose(b, a, oob);
+  ASSERT_EQ(ab.outcome, GidPairOutcome::kChosen) << ab.why;
+  ASSERT_EQ(ba.outcome, GidPairOutcome::kChosen) << ba.why;
+  EXPECT_EQ(*ab.local, *ba.remote);
+  EXPECT_EQ(*ab.remote, *ba.local);
+  EXPECT_EQ(ab.local->index, 1);
+  EXPECT_EQ(ab.remote->index, 4);
+  EXPECT_EQ(ab.others.size(), ba.others.size());
+  // One side without its IPv4 entries: the same link-local pair from both.
+  LoseIpv4(b);
+  ab = Choose(a, b, oob);
+  ba = Choose(b, a, oob);
+  ASSERT_EQ(ab.outcome, GidPairOutcome::kChosen) << ab.why;
+  EXPECT_EQ(*ab.local, *ba.remote);
+  EXPECT_EQ(*ab.remote, *ba.local);
+}
+
+TEST(ChooseGidPair, NotAppliedWithAPeerThatDoesNotTakePart) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  b.path.gid_choice = GidChoice::kOwn;
+  EXPECT_EQ(Choose(a, b).outcome, GidPairOutcome::kNotApplied);
+  EXPECT_FALSE(GidPairFinding(Choose(a, b)));
+  b.path.gid_choice = GidChoice::kPinned;
+  a.path.gid_choice = GidChoice::kPinned;
+  EXPECT_EQ(Choose(a, b).outcome, GidPairOutcome::kNotApplied);
+  a.port.link_layer = LinkLayer::kInfiniBand;
+  a.path.gid_choice = GidChoice::kJoint;
+  EXPECT_EQ(Choose(a, b).outcome, GidPairOutcome::kNotApplied);
+}
+
+TEST(GidPairFinding, NamesTheChosenPairAndTheOthers) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  auto f = GidPairFinding(Choose(a, b));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, "gid-pair-chosen");
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_EQ(f->local_value, "[1] ::ffff:10.99.0.1 roce-v2");
+  EXPECT_NE(f->message.find("not taken: fe80::aff:fe63:1 / fe80::aff:fe63:2: link-local"),
+            std::string::npos)
+      << f->message;
+}
+
+}  // namespace
+}  // namespace qpconnect
