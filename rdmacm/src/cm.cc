@@ -129,6 +129,10 @@ void ReportDisconnected(Id* id);
 // stands for every request held from that peer (a message per request made
 // a thousand held requests cost the engine, under the lock, more than the
 // accepts themselves), and none goes out when the program accepts sooner.
+// How long rdma_cm lets a held request wait: its MRA asks for 2^24 x 4.096 us
+// (CMA_CM_MRA_SETTING).
+constexpr std::chrono::milliseconds kMraBound{68719};
+
 std::chrono::milliseconds MraPeriod() {
   return std::min(AnswerTimeout() / 2, std::chrono::milliseconds(500));
 }
@@ -184,6 +188,17 @@ void Sweep() {
     }
     if (id->state != IdState::kConnecting && id->state != IdState::kAccepted) return;
     if (now < id->deadline) {
+      waiting = true;
+      return;
+    }
+    // A passive id whose RTU is late while the peer keeps sending: the RTU
+    // is queued behind the peer's other frames on the one link (ten thousand
+    // REQs of cmtime's burst, read before it), or the peer is busy with its
+    // replies; it waits, up to the bound an MRA gives a request.
+    if (id->state == IdState::kAccepted && id->link &&
+        now - id->link->last_heard() < AnswerTimeout() &&
+        now - id->connect_started < std::max(AnswerTimeout(), kMraBound)) {
+      id->deadline = now + AnswerTimeout();
       waiting = true;
       return;
     }
@@ -322,7 +337,6 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
 // A peer whose whole process stopped sends no MRA and times out as before.
 void OnReceiptAck(Id* id) {  // for each kConnecting id of the MRA's link
   if (id->state != IdState::kConnecting) return;
-  constexpr std::chrono::milliseconds kMraBound{68719};
   auto bound = id->connect_started + std::max(AnswerTimeout(), kMraBound);
   id->deadline = std::min(Clock::now() + AnswerTimeout(), bound);
   id->acknowledged = true;
@@ -634,7 +648,8 @@ int Accept(Id* id, const rdma_conn_param* param) {
     Release(id);
   } else {
     id->state = IdState::kAccepted;
-    id->deadline = Clock::now() + AnswerTimeout();
+    id->connect_started = Clock::now();
+    id->deadline = id->connect_started + AnswerTimeout();
     ArmSweep();
   }
   return 0;

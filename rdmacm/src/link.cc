@@ -326,6 +326,7 @@ bool Link::TakeFrames() {
 }
 
 bool Link::OnFrame(std::string body) {
+  last_heard_ = std::chrono::steady_clock::now();
   if (hello_seen_ && sealed_) {
     auto plain = oob::AeadOpen(recv_key_, Iv(recv_seq_++), client_ ? "qpcm s" : "qpcm c", body);
     if (!plain) {

@@ -72,6 +72,10 @@ class Link : public std::enable_shared_from_this<Link> {
 
   bool client() const { return client_; }
   const std::string& peer_text() const { return peer_text_; }
+  // When the last frame came from the peer (engine thread only: the sweep
+  // runs there too). A peer still sending is alive, whatever it has not
+  // answered yet: its answer may be queued behind its other frames.
+  std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
   // Server side: the placement of local(), computed once (under Lock()).
@@ -97,7 +101,8 @@ class Link : public std::enable_shared_from_this<Link> {
   sockaddr_storage local_{};
   bool connected_ = false;   // engine thread only, as the rest below
   bool hello_seen_ = false;  // the peer's HELLO arrived
-  bool plain_ = true;        // no pre-shared key: frames need no keys, may follow our HELLO
+  std::chrono::steady_clock::time_point last_heard_{};
+  bool plain_ = true;  // no pre-shared key: frames need no keys, may follow our HELLO
   bool writing_ = false;
   bool hello_written_ = false;
   // Message bodies to send; the first is our HELLO. On a keyed link the rest

@@ -133,7 +133,7 @@ struct Id {
   // gets UNREACHABLE (cm.cc's sweep); for a passive id whose program holds
   // the request (kRequest), when the next MRA is due.
   std::chrono::steady_clock::time_point deadline{};
-  std::chrono::steady_clock::time_point connect_started{};  // active: the REQ
+  std::chrono::steady_clock::time_point connect_started{};  // the REQ (active), the REP (passive)
   bool acknowledged = false;  // active: an MRA came (the peer's program holds the REQ)
   bool dreq_received = false;
   bool disconnect_reported = false;
