@@ -329,14 +329,28 @@ case_stopped_peer() {
   CLIENT_OPTS=()
 }
 
-case_slow_accept() {
-  local t=slow_accept port=7220
-  CLIENT_OPTS=(--timeout 2000)
-  listening_server $t $port 60 -w 5 -t 20 -d "server" || { CLIENT_OPTS=(); return; }
-  client_words $t $port -d "client" -t 20
-  run_client $t 30 "${WORDS[@]}"
-  wait_server
+# pair_run TAG PORT CLIENT_TIMEOUT_MS [SERVER OPTIONS...]: a cm_events
+# server with the options (-t 20 -d server), a client through `qp-cm
+# --timeout CLIENT_TIMEOUT_MS` (-t 20 -d client), both waited for; 1 if the
+# server never listened.
+pair_run() {
+  local tag=$1 port=$2 ms=$3 rc=0
+  shift 3
+  CLIENT_OPTS=(--timeout "$ms")
+  if listening_server "$tag" "$port" 60 "$@" -t 20 -d "server"; then
+    client_words "$tag" "$port" -d "client" -t 20
+    run_client "$tag" 30 "${WORDS[@]}"
+    wait_server
+  else
+    rc=1
+  fi
   CLIENT_OPTS=()
+  return $rc
+}
+
+case_slow_accept() {
+  local t=slow_accept
+  pair_run $t 7220 2000 -w 5 || return
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
   expect "the client printed ESTABLISHED" has "$WORK/$t.client" "event RDMA_CM_EVENT_ESTABLISHED status 0"
   expect "no UNREACHABLE on either side" eval '! has "$WORK/$t.client" UNREACHABLE && ! has "$WORK/$t.server" UNREACHABLE'
@@ -344,13 +358,8 @@ case_slow_accept() {
 }
 
 case_unanswered_dreq() {
-  local t=unanswered_dreq port=7222 st
-  CLIENT_OPTS=(--timeout 8000)
-  listening_server $t $port 30 -N -t 15 -d "server" || { CLIENT_OPTS=(); return; }
-  client_words $t $port -d "client" -t 15
-  run_client $t 30 "${WORDS[@]}"
-  wait_server
-  CLIENT_OPTS=()
+  local t=unanswered_dreq
+  pair_run $t 7222 8000 -N || return
   expect "the server destroyed its id without rdma_disconnect" has "$WORK/$t.server" "destroying the id without rdma_disconnect"
   expect "the client printed DISCONNECTED status 0" [ "$(event_status "$WORK/$t.client" DISCONNECTED)" = 0 ]
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
@@ -359,13 +368,8 @@ case_unanswered_dreq() {
 }
 
 case_listener_gone() {
-  local t=listener_gone port=7223 st
-  CLIENT_OPTS=(--timeout 2000)
-  listening_server $t $port 30 -L 3 -t 15 -d "server" || { CLIENT_OPTS=(); return; }
-  client_words $t $port -d "client" -t 15
-  run_client $t 30 "${WORDS[@]}"
-  wait_server
-  CLIENT_OPTS=()
+  local t=listener_gone st
+  pair_run $t 7223 2000 -L 3 || return
   expect "the server destroyed its listening id" has "$WORK/$t.server" "destroyed the listening id, its requests unseen"
   expect "the server printed no event" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
   st=$(event_status "$WORK/$t.client" REJECTED)
