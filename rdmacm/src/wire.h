@@ -27,7 +27,10 @@
 
 namespace qpconnect::rdmacm {
 
-inline constexpr uint16_t kWireVersion = 1;
+// 2: MRA (type 8) and, without a key, requests right behind the HELLO; a
+// version-1 peer would drop the link at its first MRA, so the HELLO refuses
+// the pairing instead, naming both versions.
+inline constexpr uint16_t kWireVersion = 2;
 inline constexpr uint32_t kMaxBody = 1u << 20;
 inline constexpr char kHelloMagic[4] = {'Q', 'P', 'C', 'M'};
 
