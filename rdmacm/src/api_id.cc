@@ -141,6 +141,23 @@ int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context,
   return 0;
 }
 
+namespace {
+
+// What an id holds in the library, freed with it: its queued events, its
+// handle, a synchronous id's kept event and channel, the path record.
+// REQUIRES: Lock() held, the id forgotten by its peer (Forget).
+void FreeId(Id* id) {
+  DropEvents(id);
+  UnregisterId(id);
+  if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);
+  if (id->own_channel != nullptr) FreeChannel(id->own_channel);
+  std::free(id->pub.route.path_rec);
+  id->magic = 0;
+  delete id;
+}
+
+}  // namespace
+
 int rdma_destroy_id(rdma_cm_id* cm_id) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
@@ -170,10 +187,7 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   }
   for (Id* child : children) {
     Forget(child);
-    DropEvents(child);
-    UnregisterId(child);
-    child->magic = 0;
-    delete child;
+    FreeId(child);
   }
   Forget(id);
   if (auto listener = std::move(id->listener)) {
@@ -182,13 +196,7 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
     listener->Close();
     lock.lock();
   }
-  DropEvents(id);
-  UnregisterId(id);
-  if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);
-  if (id->own_channel != nullptr) FreeChannel(id->own_channel);
-  std::free(id->pub.route.path_rec);
-  id->magic = 0;
-  delete id;
+  FreeId(id);
   return 0;
 }
 
