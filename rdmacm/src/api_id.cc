@@ -138,6 +138,7 @@ int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context,
   id->pub.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
   RegisterId(id);
   *out = &id->pub;
+  WarmUpOnce();  // while the program resolves and creates its QPs
   return 0;
 }
 

@@ -6,14 +6,17 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "address.h"
 #include "devices.h"
 #include "events.h"
+#include "id_part.h"
 #include "log.h"
 #include "qp.h"
 #include "qpconnect/oob/codec.h"
+#include "qpconnect/verbs/describe.h"
 
 namespace qpconnect::rdmacm {
 namespace {
@@ -221,11 +224,56 @@ void Sweep() {
   if (waiting) ArmSweep();
 }
 
-Result<EndpointInfo> DecodeEndpoint(const std::string& bytes) { return oob::DecodeBinary(bytes); }
+// The base of this side's description (id_part.h): its number and bytes,
+// encoded once per described device port.
+struct WireBase {
+  uint32_t number = 0;
+  std::string bytes;
+};
 
-Result<std::string> EncodeEndpoint(const EndpointInfo& info) {
-  QPC_TRY(oob::CheckWireRanges(info));
-  return oob::EncodeBinary(info);
+Result<const WireBase*> BaseOf(const Id* id) {
+  static std::map<const verbs::LocalDescription*, WireBase> bases;  // under Lock()
+  static uint32_t next = 1;
+  if (id->described == nullptr)
+    return Error(ErrorCode::kInvalidArgument, EINVAL, "describe", "", "the id is not described");
+  if (auto it = bases.find(id->described); it != bases.end()) return &it->second;
+  EndpointInfo base = id->described->endpoint;
+  ApplyIdPart(base, IdPart{});  // a placeholder QP: each REQ/REP carries its own
+  QPC_TRY(oob::CheckWireRanges(base));
+  auto [pos, inserted] = bases.emplace(id->described, WireBase{next++, oob::EncodeBinary(base)});
+  return &pos->second;
+}
+
+// Names this side's base in `msg` (with its bytes, the first time `link`
+// carries it) and the id's PSN.
+void PutBase(Message& msg, const Id* id, const WireBase& base, Link& link) {
+  msg.base = base.number;
+  msg.psn = id->psn & kPsnMask;
+  if (link.bases_sent.insert(base.number).second) msg.endpoint = base.bytes;
+}
+
+// The peer's description from a REQ or REP: its base (decoded by the engine
+// when the message brought one, else one the link brought before) with the
+// message's per-id part.
+Result<EndpointInfo> PeerDescription(Link& link, const Message& msg,
+                                     std::optional<Result<EndpointInfo>>& decoded) {
+  if (decoded) {
+    if (!*decoded) return std::move(*decoded).error();
+    if (link.peer_bases.size() >= Link::kMaxBases && link.peer_bases.count(msg.base) == 0)
+      return Error(
+          ErrorCode::kProtocol, 0, "read description", "base",
+          "more than " + std::to_string(Link::kMaxBases) + " description bases on one link");
+    link.peer_bases[msg.base] = std::move(**decoded);
+  }
+  auto it = link.peer_bases.find(msg.base);
+  if (it == link.peer_bases.end())
+    return Error(ErrorCode::kProtocol, 0, "read description", "base",
+                 "base " + std::to_string(msg.base) + " was never sent on this link");
+  auto part = IdPartOf(msg);
+  if (!part) return std::move(part).error();
+  EndpointInfo remote = it->second;
+  ApplyIdPart(remote, *part);
+  return remote;
 }
 
 // --- messages -------------------------------------------------------------
@@ -255,7 +303,8 @@ Id* FindListener(const sockaddr_storage& local) {
   return found;
 }
 
-void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
+void OnRequest(const std::shared_ptr<Link>& link, const Message& msg,
+               std::optional<Result<EndpointInfo>>& decoded) {
   LogDebug("REQ from " + link->peer_text());
   Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
@@ -273,7 +322,7 @@ void OnRequest(const std::shared_ptr<Link>& link, const Message& msg) {
     return refuse(kRejectInvalidServiceId, "the listener's port space is " +
                                                std::to_string(listener->pub.ps) +
                                                ", the request's " + std::to_string(msg.port_space));
-  auto remote = DecodeEndpoint(msg.endpoint);
+  auto remote = PeerDescription(*link, msg, decoded);
   if (!remote)
     return refuse(kRejectConsumer, "its description does not decode: " + remote.error().ToString());
   // Where the client reached this process decides the device.
@@ -342,12 +391,12 @@ void OnReceiptAck(Id* id) {  // for each kConnecting id of the MRA's link
   id->acknowledged = true;
 }
 
-void OnReply(Id* id, const Message& msg) {
+void OnReply(Id* id, const Message& msg, std::optional<Result<EndpointInfo>>& decoded) {
   if (id->state != IdState::kConnecting) return;
   LogDebug("REP for id " + std::to_string(id->handle));
   id->peer_handle = msg.src;
   id->theirs = msg.params;
-  auto remote = DecodeEndpoint(msg.endpoint);
+  auto remote = PeerDescription(*id->link, msg, decoded);
   if (!remote) {
     LogLine("the peer's reply does not decode: " + remote.error().ToString());
     SendReject(id, kRejectConsumer, "your description does not decode");
@@ -466,10 +515,15 @@ std::chrono::milliseconds AnswerTimeout() {
 }
 
 void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
+  // A base's bytes decode before the lock: the program's threads need not
+  // wait for it.
+  std::optional<Result<EndpointInfo>> decoded;
+  if ((msg.type == MsgType::kReq || msg.type == MsgType::kRep) && !msg.endpoint.empty())
+    decoded = oob::DecodeBinary(msg.endpoint);
   auto lock = Lock();
   if (msg.type == MsgType::kReq) {
     if (link->client()) return;  // only a listener's links take requests
-    return OnRequest(link, msg);
+    return OnRequest(link, msg, decoded);
   }
   if (msg.type == MsgType::kMra) {  // the peer holds the requests it has of ours
     ForEachId([&](Id* id) {
@@ -490,7 +544,7 @@ void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) {
   }
   switch (msg.type) {
     case MsgType::kRep:
-      return OnReply(id, msg);
+      return OnReply(id, msg, decoded);
     case MsgType::kRej:
       return OnReject(id, msg);
     case MsgType::kRtu:
@@ -568,8 +622,8 @@ int Connect(Id* id, const rdma_conn_param* param) {
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_connect: " + described.error().ToString());
   LogDebug("connect: described id " + std::to_string(id->handle));
-  auto bytes = EncodeEndpoint(id->local);
-  if (!bytes) return Errno(EINVAL, "rdma_connect: " + bytes.error().ToString());
+  auto base = BaseOf(id);
+  if (!base) return Errno(EINVAL, "rdma_connect: " + base.error().ToString());
   LogDebug("connect: encoded id " + std::to_string(id->handle));
   Message req = Base(MsgType::kReq, id);
   req.dst = 0;
@@ -578,9 +632,9 @@ int Connect(Id* id, const rdma_conn_param* param) {
   req.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
   std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
   req.private_data.assign(pdata);
-  req.endpoint = std::move(*bytes);
   id->link =
       Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, AnswerTimeout());
+  PutBase(req, id, **base, *id->link);
   LogDebug("connect: dialed id " + std::to_string(id->handle));
   id->state = IdState::kConnecting;
   id->connect_started = Clock::now();
@@ -616,8 +670,8 @@ int Accept(Id* id, const rdma_conn_param* param) {
     return 0;
   }
   LogDebug("accept: validated id " + std::to_string(id->handle));
-  auto bytes = EncodeEndpoint(id->local);
-  if (!bytes) return Errno(EINVAL, "rdma_accept: " + bytes.error().ToString());
+  auto base = BaseOf(id);
+  if (!base) return Errno(EINVAL, "rdma_accept: " + base.error().ToString());
   LogDebug("accept: encoded id " + std::to_string(id->handle));
   if (!IsUd(id)) {
     // As librdmacm: the passive QP is at RTS when rdma_accept returns
@@ -641,7 +695,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
   rep.params.qp_num = id->local.qps[0].qpn;
   rep.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
   rep.private_data.assign(pdata);
-  rep.endpoint = std::move(*bytes);
+  PutBase(rep, id, **base, *id->link);
   id->link->Send(rep);
   if (IsUd(id)) {
     id->state = IdState::kEstablished;

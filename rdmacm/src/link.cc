@@ -14,7 +14,6 @@
 
 #include "cm.h"
 #include "log.h"
-#include "warm.h"
 
 namespace qpconnect::rdmacm {
 namespace asio = boost::asio;
@@ -279,9 +278,6 @@ void Link::WriteNext() {
                                     "write to " + self->peer_text_ + ": " + ec.message()});
                         return;
                       }
-                      // The active side's engine now waits for the peer: the
-                      // time to warm the code that will handle its answer.
-                      if (self->client_) WarmUpOnce();
                       self->WriteNext();
                     });
 }

@@ -30,11 +30,14 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "address.h"
+#include "qpconnect/endpoint.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
 #include "wire.h"
@@ -81,6 +84,11 @@ class Link : public std::enable_shared_from_this<Link> {
   // Server side: the placement of local(), computed once (under Lock()).
   std::optional<Placement> placement;
   std::optional<Error> placement_error;
+  // Description bases (id_part.h), under Lock(): those of the peer, decoded,
+  // by its numbers (at most kMaxBases), and the numbers of ours it has.
+  static constexpr size_t kMaxBases = 64;
+  std::map<uint32_t, EndpointInfo> peer_bases;
+  std::set<uint32_t> bases_sent;
 
   Link(boost::asio::ip::tcp::socket socket, bool client);
 

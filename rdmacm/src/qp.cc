@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "devices.h"
+#include "id_part.h"
 #include "log.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/validate.h"
@@ -179,15 +180,17 @@ Result<void> DescribeSide(Id* id) {
       Describe(*id->device, id->pub.port_num,
                id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
   if (!described) return std::move(described).error();
+  id->described = *described;
   id->local = (*described)->endpoint;
-  id->local.transport = TransportOf(id);
-  id->local.keys.qkey = id->local.transport == Transport::kUd ? RDMA_UDP_QKEY : 0;
-  id->local.rd_atomic.max_rd_atomic = id->ours.initiator_depth;
-  id->local.rd_atomic.max_dest_rd_atomic = id->ours.responder_resources;
   if (id->psn == 0) id->psn = verbs::RandomPsn();
-  uint32_t qpn = id->pub.qp != nullptr ? id->pub.qp->qp_num : id->ours.qp_num;
-  id->local.qps.clear();
-  verbs::AddQps(id->local, {qpn & kQpnMask}, id->psn);
+  IdPart part;
+  part.transport = TransportOf(id);
+  part.qkey = part.transport == Transport::kUd ? RDMA_UDP_QKEY : 0;
+  part.initiator_depth = id->ours.initiator_depth;
+  part.responder_resources = id->ours.responder_resources;
+  part.qpn = (id->pub.qp != nullptr ? id->pub.qp->qp_num : id->ours.qp_num) & kQpnMask;
+  part.psn = id->psn & kPsnMask;
+  ApplyIdPart(id->local, part);
   return {};
 }
 

@@ -27,6 +27,10 @@
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
 
+namespace qpconnect::verbs {
+struct LocalDescription;
+}
+
 namespace qpconnect::rdmacm {
 
 class Link;
@@ -125,7 +129,10 @@ struct Id {
   uint32_t peer_handle = 0;
   ConnParams ours, theirs;
   uint32_t psn = 0;
-  EndpointInfo local;                  // this side's description (one QP)
+  EndpointInfo local;  // this side's description (one QP)
+  // The device port's description `local` was made from (devices.h's cache):
+  // its base goes to the peer once per link (id_part.h).
+  const verbs::LocalDescription* described = nullptr;
   std::optional<EndpointInfo> remote;  // the peer's, once received
   std::optional<ConnectionPlan> plan;  // what this side applies
   bool own_cqs = false;                // rdma_create_qp made the CQs

@@ -1,11 +1,13 @@
 #include "warm.h"
 
-#include <boost/asio/post.hpp>
-#include <memory>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <thread>
 
-#include "link.h"
 #include "log.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/validate.h"
@@ -33,20 +35,18 @@ EndpointInfo MadeUp(uint8_t last) {
   return e;
 }
 
-// The warm-up in steps, each posted after the last, so that the engine's
-// own work (a link's connect, a peer's HELLO) runs between them rather than
-// after all of them.
 struct Warm {
   EndpointInfo a = MadeUp(1), b = MadeUp(2);
   std::optional<EndpointInfo> decoded;
   ConnectionPlan plan;
 };
 
-void Step(std::shared_ptr<Warm> w, int step) {
+// One step of the warm-up; false after the last.
+bool Step(Warm* w, int step) {
   switch (step) {
     case 0: {
       auto decoded = oob::DecodeBinary(oob::EncodeBinary(w->b));
-      if (!decoded) return;
+      if (!decoded) return false;
       w->decoded = std::move(*decoded);
       break;
     }
@@ -71,21 +71,40 @@ void Step(std::shared_ptr<Warm> w, int step) {
       m.endpoint = oob::EncodeBinary(w->a);
       std::string frame = EncodeFrame(m);
       (void)DecodeBody(std::string_view(frame).substr(4));
-      return;
+      break;
     }
     default:
-      return;
+      return false;
   }
   LogDebug("warm-up step " + std::to_string(step) + " done id 0");
-  boost::asio::post(EngineIo(), [w = std::move(w), step] { Step(w, step + 1); });
+  return true;
+}
+
+std::atomic<bool> stop{false};
+std::thread* worker = nullptr;  // never freed: joined at exit
+pid_t worker_pid = 0;
+
+// At exit, before the static objects the warm-up uses are destroyed (this
+// handler was registered after they were made): stop after the current
+// step and wait for it. A forked child has no such thread to wait for.
+void JoinAtExit() {
+  stop = true;
+  if (worker != nullptr && worker->joinable() && getpid() == worker_pid) worker->join();
 }
 
 }  // namespace
 
 void WarmUpOnce() {
   static std::once_flag once;
-  std::call_once(once,
-                 [] { boost::asio::post(EngineIo(), [] { Step(std::make_shared<Warm>(), 0); }); });
+  std::call_once(once, [] {
+    worker_pid = getpid();
+    worker = new std::thread([] {
+      Warm w;
+      for (int step = 0; !stop && Step(&w, step); ++step) {
+      }
+    });
+    std::atexit(JoinAtExit);
+  });
 }
 
 }  // namespace qpconnect::rdmacm

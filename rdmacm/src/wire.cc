@@ -11,7 +11,7 @@ namespace {
 //   others: u32 dst, u32 src, u16 port_space, u8 qp_type,
 //           u8 responder_resources, u8 initiator_depth, u8 flow_control,
 //           u8 retry_count, u8 rnr_retry_count, u8 srq, u32 qp_num, u32 qkey,
-//           u16 reason, u8 family (0, 4 or 6), u16 port, 16 bytes address,
+//           u32 psn, u32 base, u16 reason, u8 family (0, 4 or 6), u16 port, 16 bytes address,
 //           u16 length + private data (<= 255), u16 length + text (<= 1024),
 //           u32 length + endpoint (<= kMaxBody)
 constexpr size_t kMaxPrivate = 255;
@@ -131,6 +131,8 @@ std::string EncodeBody(const Message& m) {
     w.U8(m.params.srq);
     w.U32(m.params.qp_num);
     w.U32(m.qkey);
+    w.U32(m.psn);
+    w.U32(m.base);
     w.U16(m.reason);
     uint8_t addr[16] = {};
     uint16_t port = 0;
@@ -195,7 +197,8 @@ Result<Message> DecodeBody(std::string_view body) {
       !r.U8(m.params.responder_resources) || !r.U8(m.params.initiator_depth) ||
       !r.U8(m.params.flow_control) || !r.U8(m.params.retry_count) ||
       !r.U8(m.params.rnr_retry_count) || !r.U8(m.params.srq) || !r.U32(m.params.qp_num) ||
-      !r.U32(m.qkey) || !r.U16(m.reason) || !r.U8(family) || !r.U16(port) || !r.Bytes(16, addr))
+      !r.U32(m.qkey) || !r.U32(m.psn) || !r.U32(m.base) || !r.U16(m.reason) || !r.U8(family) ||
+      !r.U16(port) || !r.Bytes(16, addr))
     return Malformed(m.type, "header", "truncated");
   if (!r.U16(pd_len) || pd_len > kMaxPrivate || !r.Bytes(pd_len, pd))
     return Malformed(m.type, "private_data",

@@ -29,8 +29,9 @@ namespace qpconnect::rdmacm {
 
 // 2: MRA (type 8) and, without a key, requests right behind the HELLO; a
 // version-1 peer would drop the link at its first MRA, so the HELLO refuses
-// the pairing instead, naming both versions.
-inline constexpr uint16_t kWireVersion = 2;
+// the pairing instead, naming both versions. 3: a REQ/REP carries its QP's
+// PSN and names its description's base, sent once per link (id_part.h).
+inline constexpr uint16_t kWireVersion = 3;
 inline constexpr uint32_t kMaxBody = 1u << 20;
 inline constexpr char kHelloMagic[4] = {'Q', 'P', 'C', 'M'};
 
@@ -62,13 +63,18 @@ struct Message {
   uint16_t port_space = 0;
   uint8_t qp_type = 0;  // enum ibv_qp_type
   ConnParams params;
-  uint32_t qkey = 0;    // UD: the sender QP's Q_Key
+  uint32_t qkey = 0;  // UD: the sender QP's Q_Key
+  uint32_t psn = 0;   // REQ, REP: the sender QP's send PSN (24-bit)
+  // REQ, REP: the sender's number for its description's base (the part ids
+  // on one device port share); `endpoint` holds the base's bytes the first
+  // time a link carries that number, and is empty after.
+  uint32_t base = 0;
   uint16_t reason = 0;  // REJ: the status the receiver's REJECTED event gets
   // REQ: the active side's address as its program sees it (family, port and
   // address; AF_INET or AF_INET6).
   sockaddr_storage src_addr{};
   std::string private_data;
-  std::string endpoint;  // oob::EncodeBinary bytes (REQ, REP)
+  std::string endpoint;  // oob::EncodeBinary bytes of a base (REQ, REP), or empty
   std::string text;      // REJ: why, for the receiver's log
 };
 

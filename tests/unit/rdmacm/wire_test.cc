@@ -27,6 +27,8 @@ Message Sample(MsgType type) {
   m.params.rnr_retry_count = 5;
   m.params.qp_num = 0x123456;
   m.qkey = RDMA_UDP_QKEY;
+  m.psn = 0xabcdef;
+  m.base = 7;
   m.reason = 28;
   auto& sin = reinterpret_cast<sockaddr_in&>(m.src_addr);
   sin.sin_family = AF_INET;
@@ -55,6 +57,8 @@ TEST(QpcmWire, EveryTypeRoundTrips) {
     EXPECT_EQ(out->params.responder_resources, 4);
     EXPECT_EQ(out->params.initiator_depth, 3);
     EXPECT_EQ(out->qkey, in.qkey);
+    EXPECT_EQ(out->psn, 0xabcdefu);
+    EXPECT_EQ(out->base, 7u);
     EXPECT_EQ(out->reason, 28);
     EXPECT_EQ(out->private_data, in.private_data);
     EXPECT_EQ(out->endpoint, in.endpoint);
@@ -103,8 +107,9 @@ TEST(QpcmWire, ALengthBeyondTheBodyIsRefusedBeforeUse) {
   std::string body = Body(EncodeFrame(Sample(MsgType::kRep)));
   // The private data's length field follows the fixed header: dst 4, src 4,
   // port space 2, QP type 1, six one-byte parameters, qp_num 4, Q_Key 4,
-  // reason 2, family 1, port 2, address 16 = 46 bytes after the type byte.
-  size_t at = 1 + 46;
+  // psn 4, base 4, reason 2, family 1, port 2, address 16 = 54 bytes after
+  // the type byte.
+  size_t at = 1 + 54;
   body[at] = '\x00';
   body[at + 1] = '\xff';  // 255 bytes claimed, 11 there (and text/endpoint after)
   auto out = DecodeBody(body);
