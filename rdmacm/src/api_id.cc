@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "address.h"
@@ -165,27 +167,42 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   if (id == nullptr) return -1;
   // librdmacm's contract: the program acks every event it took for this id
   // first, and rdma_destroy_id waits until it has (another thread may still
-  // be handling one; rping's event thread is).
-  if (id->unacked > 0) {
-    const uint32_t handle = id->handle;
-    bool said = false;
-    while ((id = FindId(handle)) != nullptr && id->unacked > 0) {
-      if (AckedCv().wait_for(lock, std::chrono::seconds(5)) == std::cv_status::timeout && !said) {
-        LogLine("rdma_destroy_id: waiting for the program to ack " + std::to_string(id->unacked) +
-                " event(s) it took for this id (librdmacm waits for them too)");
-        said = true;
-      }
-    }
-    if (id == nullptr) return errno = EINVAL, -1;  // destroyed by another thread meanwhile
-  }
-  // Requests this listener received that the program never saw: refused
-  // (the clients get REJECTED at once) and their ids freed with it.
+  // be handling one; rping's event thread is). Its queued events, and those
+  // of requests this listener received that the program never saw, are
+  // dropped under the channel's lock in the same step that reads the count,
+  // so no rdma_get_cm_event can hold the id after it; while this waits (the
+  // lock released), the engine may queue more, hence the loop.
+  const uint32_t handle = id->handle;
   std::vector<Id*> children;
-  if (Channel* ch = ChannelOf(id->pub.channel)) {
-    for (Event* e : ch->queue)
-      if (e->ev.listen_id == &id->pub && e->ev.id != &id->pub)
-        children.push_back(reinterpret_cast<Id*>(e->ev.id));
+  const auto started = std::chrono::steady_clock::now();
+  bool said = false;
+  for (;;) {
+    uint32_t unacked = 0;
+    if (Channel* ch = ChannelOf(id->pub.channel)) {
+      std::lock_guard<std::mutex> guard(ch->mu);
+      size_t known = children.size();
+      for (Event* e : ch->queue)
+        if (e->ev.listen_id == &id->pub && e->ev.id != &id->pub)
+          children.push_back(reinterpret_cast<Id*>(e->ev.id));
+      DropEventsLocked(ch, id);
+      for (size_t i = known; i < children.size(); ++i) DropEventsLocked(ch, children[i]);
+      unacked = id->unacked.load();
+    } else {
+      unacked = id->unacked.load();
+    }
+    if (unacked == 0) break;
+    // An ack lowers the count without the lock and notifies; one that
+    // lands between this check and the wait is seen at the next poll.
+    AckedCv().wait_for(lock, std::chrono::milliseconds(50));
+    if ((id = FindId(handle)) == nullptr) return errno = EINVAL, -1;  // destroyed meanwhile
+    if (!said && std::chrono::steady_clock::now() - started > std::chrono::seconds(5)) {
+      LogLine("rdma_destroy_id: waiting for the program to ack " + std::to_string(unacked) +
+              " event(s) it took for this id (librdmacm waits for them too)");
+      said = true;
+    }
   }
+  // The requests the program never saw: refused (the clients get REJECTED
+  // at once) and their ids freed with it.
   for (Id* child : children) {
     Forget(child);
     FreeId(child);
@@ -338,6 +355,10 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
 int rdma_ack_cm_event(rdma_cm_event* event) {
   Event* e = EventOf(event);
   if (e == nullptr) return -1;
+  if (e->holder != nullptr) {  // taken by rdma_get_cm_event: no lock needed
+    AckEvent(e);
+    return 0;
+  }
   auto lock = Lock();
   // A synchronous id keeps its last event in id->event; acked, it is gone.
   if (Id* id = FindId(e->handle); id != nullptr && id->pub.event == event) id->pub.event = nullptr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace qpconnect::rdmacm {
 
@@ -20,8 +21,11 @@ Channel* NewChannel(bool private_to_id) {
 }
 
 void FreeChannel(Channel* channel) {
-  for (Event* e : channel->queue) FreeEvent(e);
-  channel->queue.clear();
+  {
+    std::lock_guard<std::mutex> guard(channel->mu);
+    for (Event* e : channel->queue) FreeEvent(e);
+    channel->queue.clear();
+  }
   close(channel->pub.fd);
   channel->magic = 0;
   delete channel;
@@ -59,13 +63,17 @@ void PostEvent(Id* id, const EventSpec& spec) {
     c.srq = spec.conn.srq;
     c.qp_num = spec.conn.qp_num;
   }
-  channel->queue.push_back(e);
+  {
+    std::lock_guard<std::mutex> guard(channel->mu);
+    channel->queue.push_back(e);
+  }
   uint64_t one = 1;
   (void)!write(channel->pub.fd, &one, sizeof one);
 }
 
 void MoveEvents(Id* id, Channel* from, Channel* to) {
   if (from == nullptr || to == nullptr || from == to) return;
+  std::scoped_lock guard(from->mu, to->mu);
   auto& q = from->queue;
   for (auto it = q.begin(); it != q.end();) {
     if ((*it)->ev.id == &id->pub) {
@@ -82,6 +90,11 @@ void MoveEvents(Id* id, Channel* from, Channel* to) {
 void DropEvents(Id* id) {
   auto* channel = reinterpret_cast<Channel*>(id->pub.channel);
   if (channel == nullptr) return;
+  std::lock_guard<std::mutex> guard(channel->mu);
+  DropEventsLocked(channel, id);
+}
+
+void DropEventsLocked(Channel* channel, Id* id) {
   auto& q = channel->queue;
   for (auto it = q.begin(); it != q.end();) {
     if ((*it)->ev.id == &id->pub || (*it)->ev.listen_id == &id->pub) {
@@ -101,19 +114,19 @@ int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold) {
       if (errno == EINTR) continue;
       return -1;  // EAGAIN when the program set O_NONBLOCK
     }
-    auto lock = Lock();
+    std::lock_guard<std::mutex> guard(channel->mu);
     if (channel->queue.empty()) continue;  // an event moved or dropped after it was counted
     Event* e = channel->queue.front();
     channel->queue.pop_front();
     if (hold) {
-      // A queued event's ids are alive: destroying either drops it first.
+      // A queued event's ids are alive: rdma_destroy_id drops it under `mu`
+      // first, and then waits for what was raised here.
       rdma_cm_id* holder =
           e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id != nullptr
               ? e->ev.listen_id
               : e->ev.id;
-      Id* id = reinterpret_cast<Id*>(holder);
-      ++id->unacked;
-      e->held_by = id->handle;
+      e->holder = reinterpret_cast<Id*>(holder);
+      e->holder->unacked.fetch_add(1);
     }
     *out = &e->ev;
     return 0;
@@ -121,11 +134,12 @@ int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold) {
 }
 
 void AckEvent(Event* event) {
-  if (event->held_by != 0) {
-    if (Id* id = FindId(event->held_by); id != nullptr && id->unacked > 0 && --id->unacked == 0)
-      AckedCv().notify_all();
-  }
+  Id* holder = event->holder;
   FreeEvent(event);
+  // The id may be freed once the count is zero: nothing of it is touched
+  // after. A destroy waiting for it polls as well, so a notify that comes
+  // between its check and its wait costs it one poll period at most.
+  if (holder != nullptr && holder->unacked.fetch_sub(1) == 1) AckedCv().notify_all();
 }
 
 void FreeEvent(Event* event) {

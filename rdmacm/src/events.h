@@ -5,8 +5,10 @@
 // events wait (poll/epoll work on it, and O_NONBLOCK set by the program makes
 // rdma_get_cm_event() fail with EAGAIN, as librdmacm's does).
 //
-// Thread-safety: PostEvent, MoveEvents and DropEvents REQUIRE Lock() held;
-// NewChannel and TakeEvent take it themselves.
+// Thread-safety: PostEvent, MoveEvents and DropEvents REQUIRE Lock() held
+// (they take the channel's `mu` too); TakeEvent, and AckEvent for an event it
+// held, take only the channel's `mu` (or nothing), so that a program's event
+// thread never waits for the library's lock.
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -45,14 +47,16 @@ void PostEvent(Id* id, const EventSpec& spec);
 void MoveEvents(Id* id, Channel* from, Channel* to);
 // Frees `id`'s events still queued on its channel (rdma_destroy_id).
 void DropEvents(Id* id);
+// The same, with `channel->mu` held by the caller.
+void DropEventsLocked(Channel* channel, Id* id);
 
 // rdma_get_cm_event: waits (unless the fd is O_NONBLOCK: -1, EAGAIN) for the
 // next event on `channel`. 0 and *out set, or -1 with errno. With `hold`, the
 // event counts as unacked on its id (the listener for CONNECT_REQUEST) until
 // AckEvent, which rdma_destroy_id waits for.
 int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false);
-// rdma_ack_cm_event: releases the id the event held and frees it.
-// REQUIRES: Lock() held.
+// rdma_ack_cm_event: frees the event and releases the id it held (no lock
+// needed). An event nobody holds (a synchronous id's): REQUIRES Lock() held.
 void AckEvent(Event* event);
 // Frees an event nobody holds (queued, or kept by a synchronous id).
 void FreeEvent(Event* event);

@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -53,13 +54,17 @@ inline constexpr int kRejectConsumer = 28;         // the peer called rdma_rejec
 inline constexpr int kSidrUnsupported = 1;  // nobody listens there
 inline constexpr int kSidrReject = 2;       // refused
 
+struct Id;
+
 struct Event {
   rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
   uint32_t magic;
   uint32_t handle;  // ev.id's, to find it without touching an id destroyed since
-  // Once rdma_get_cm_event hands the event out: the handle of the id it holds
-  // open until acked (the listener for CONNECT_REQUEST, else ev.id); 0 before.
-  uint32_t held_by = 0;
+  // Once rdma_get_cm_event hands the event out: the id it holds open until
+  // acked (the listener for CONNECT_REQUEST, else ev.id; rdma_destroy_id
+  // waits for its `unacked` to drop to zero); nullptr before, and for a
+  // synchronous id's events.
+  Id* holder = nullptr;
   uint8_t data[256];  // the private data ev.param points into
 };
 
@@ -67,7 +72,11 @@ struct Channel {
   rdma_event_channel pub;  // first member; pub.fd is an eventfd (semaphore mode)
   uint32_t magic;
   bool private_to_id = false;  // made for a synchronous id, freed with it
-  std::deque<Event*> queue;    // posted, not yet taken by rdma_get_cm_event
+  // Posted, not yet taken by rdma_get_cm_event; guarded by `mu` (taken
+  // alone by rdma_get_cm_event, inside Lock() by everything else), so that a
+  // program's event thread does not queue behind the library's lock.
+  std::mutex mu;
+  std::deque<Event*> queue;
 };
 
 enum class IdState : uint8_t {
@@ -145,13 +154,16 @@ struct Id {
   bool dreq_received = false;
   bool disconnect_reported = false;
   // Events rdma_get_cm_event handed out for this id and the program has not
-  // acked: rdma_destroy_id waits for them, as librdmacm's does.
-  uint32_t unacked = 0;
+  // acked: rdma_destroy_id waits for them, as librdmacm's does. Raised under
+  // the channel's `mu` only while an event naming the id is queued; lowered
+  // by rdma_ack_cm_event without Lock().
+  std::atomic<uint32_t> unacked{0};
 };
 
 // The lock over everything in this header.
 std::unique_lock<std::mutex> Lock();
-// Signalled (under Lock) whenever an id's `unacked` count drops to zero.
+// Notified (without Lock(): a waiter polls too) whenever an id's `unacked`
+// count drops to zero.
 std::condition_variable& AckedCv();
 
 // Handle -> id, for messages from peers. Ids register at creation.
