@@ -70,7 +70,7 @@ int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
-  LogDebug("create_qp locked id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("create_qp locked id " + std::to_string(id->handle));
   return CreateQp(id, pd, qp_init_attr);
 }
 

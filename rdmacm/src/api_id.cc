@@ -346,9 +346,9 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   Channel* ch = ChannelOf(channel);
   if (ch == nullptr || event == nullptr) return errno = EINVAL, -1;
   int taken = TakeEvent(ch, event, /*hold=*/true);
-  if (taken == 0 && DebugOn())
-    LogDebug(std::string("event ") + rdma_event_str((*event)->event) + " taken id " +
-             std::to_string(EventOf(*event)->handle));
+  if (taken == 0)
+    QPCM_DEBUG_LINE(std::string("event ") + rdma_event_str((*event)->event) + " taken id " +
+                    std::to_string(EventOf(*event)->handle));
   return taken;
 }
 

@@ -305,7 +305,7 @@ Id* FindListener(const sockaddr_storage& local) {
 
 void OnRequest(const std::shared_ptr<Link>& link, const Message& msg,
                std::optional<Result<EndpointInfo>>& decoded) {
-  LogDebug("REQ from " + link->peer_text());
+  QPCM_DEBUG_LINE("REQ from " + link->peer_text());
   Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
     LogLine("refused a connection request from " + link->peer_text() + ": " + why);
@@ -393,7 +393,7 @@ void OnReceiptAck(Id* id) {  // for each kConnecting id of the MRA's link
 
 void OnReply(Id* id, const Message& msg, std::optional<Result<EndpointInfo>>& decoded) {
   if (id->state != IdState::kConnecting) return;
-  LogDebug("REP for id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("REP for id " + std::to_string(id->handle));
   id->peer_handle = msg.src;
   id->theirs = msg.params;
   auto remote = PeerDescription(*id->link, msg, decoded);
@@ -442,7 +442,7 @@ void OnReply(Id* id, const Message& msg, std::optional<Result<EndpointInfo>>& de
     return Post(id, RDMA_CM_EVENT_CONNECT_ERROR,
                 -(moved.error().sys_errno ? moved.error().sys_errno : EINVAL));
   }
-  LogDebug("validated, RTR, RTS for id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("validated, RTR, RTS for id " + std::to_string(id->handle));
   Message rtu = Base(MsgType::kRtu, id);
   id->link->Send(rtu);
   id->state = IdState::kEstablished;
@@ -609,7 +609,7 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
 }
 
 int Connect(Id* id, const rdma_conn_param* param) {
-  LogDebug("rdma_connect id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("rdma_connect id " + std::to_string(id->handle));
   if (id->state != IdState::kRouteResolved && id->state != IdState::kAddrResolved)
     return Errno(EINVAL, std::string("rdma_connect: the id is ") + IdStateName(id->state) +
                              ", not route resolved");
@@ -621,10 +621,10 @@ int Connect(Id* id, const rdma_conn_param* param) {
     return Errno(EINVAL, "rdma_connect: " + bad);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_connect: " + described.error().ToString());
-  LogDebug("connect: described id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("connect: described id " + std::to_string(id->handle));
   auto base = BaseOf(id);
   if (!base) return Errno(EINVAL, "rdma_connect: " + base.error().ToString());
-  LogDebug("connect: encoded id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("connect: encoded id " + std::to_string(id->handle));
   Message req = Base(MsgType::kReq, id);
   req.dst = 0;
   req.params = id->ours;
@@ -635,18 +635,18 @@ int Connect(Id* id, const rdma_conn_param* param) {
   id->link =
       Link::Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, AnswerTimeout());
   PutBase(req, id, **base, *id->link);
-  LogDebug("connect: dialed id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("connect: dialed id " + std::to_string(id->handle));
   id->state = IdState::kConnecting;
   id->connect_started = Clock::now();
   id->deadline = id->connect_started + AnswerTimeout();
   id->link->Send(req);
-  LogDebug("REQ queued for id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("REQ queued for id " + std::to_string(id->handle));
   ArmSweep();
   return 0;
 }
 
 int Accept(Id* id, const rdma_conn_param* param) {
-  LogDebug("rdma_accept id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("rdma_accept id " + std::to_string(id->handle));
   if (id->state != IdState::kRequest) {
     if (id->state == IdState::kFailed)
       return Errno(ECONNRESET, "rdma_accept: the peer went away before the accept");
@@ -661,7 +661,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
     return Errno(EINVAL, "rdma_accept: " + bad);
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_accept: " + described.error().ToString());
-  LogDebug("accept: described id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("accept: described id " + std::to_string(id->handle));
   if (auto ok = PlanAndValidate(id, false); !ok) {
     SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
     id->state = IdState::kFailed;
@@ -669,15 +669,15 @@ int Accept(Id* id, const rdma_conn_param* param) {
     Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
     return 0;
   }
-  LogDebug("accept: validated id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("accept: validated id " + std::to_string(id->handle));
   auto base = BaseOf(id);
   if (!base) return Errno(EINVAL, "rdma_accept: " + base.error().ToString());
-  LogDebug("accept: encoded id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("accept: encoded id " + std::to_string(id->handle));
   if (!IsUd(id)) {
     // As librdmacm: the passive QP is at RTS when rdma_accept returns
     // (perftest posts sends right after it).
     auto moved = QpToRtr(id);
-    LogDebug("accept: rtr id " + std::to_string(id->handle));
+    QPCM_DEBUG_LINE("accept: rtr id " + std::to_string(id->handle));
     if (moved) moved = QpToRts(id);
     if (!moved) {
       QpToError(id);
@@ -689,7 +689,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
                    "rdma_accept: " + moved.error().ToString());
     }
   }
-  LogDebug("described, validated, RTR, RTS for id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("described, validated, RTR, RTS for id " + std::to_string(id->handle));
   Message rep = Base(MsgType::kRep, id);
   rep.params = id->ours;
   rep.params.qp_num = id->local.qps[0].qpn;

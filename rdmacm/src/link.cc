@@ -159,7 +159,7 @@ void Link::Accept(tcp::socket socket) {
 
 void Link::Start() {
   connected_ = true;
-  LogDebug("link: tcp connected to " + peer_text_ + " id 0");
+  QPCM_DEBUG_LINE("link: tcp connected to " + peer_text_ + " id 0");
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   auto local = socket_.local_endpoint(ec);
@@ -221,7 +221,7 @@ bool Link::OnHello(const Message& hello) {
     sealed_ = true;
   }
   hello_seen_ = true;
-  LogDebug("link: HELLO from " + peer_text_ + " id 0");
+  QPCM_DEBUG_LINE("link: HELLO from " + peer_text_ + " id 0");
   timer_.cancel();
   WriteNext();
   return true;
@@ -271,8 +271,9 @@ void Link::WriteNext() {
   if (wire_.empty()) return;
   writing_ = true;
   asio::async_write(socket_, asio::buffer(wire_),
-                    [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                    [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
                       self->writing_ = false;
+                      QPCM_DEBUG_LINE("link: wrote " + std::to_string(n) + " bytes id 0");
                       if (ec) {
                         self->Fail({LinkFailure::kClosed, ec.value(),
                                     "write to " + self->peer_text_ + ": " + ec.message()});
@@ -290,6 +291,7 @@ void Link::ReadMore() {
       asio::buffer(inbox_.data() + have, kChunk),
       [self = shared_from_this(), have](const boost::system::error_code& ec, size_t n) {
         if (self->failed_) return;
+        QPCM_DEBUG_LINE("link: read " + std::to_string(n) + " bytes id 0");
         self->inbox_.resize(have + n);
         if (ec) {
           self->Fail({LinkFailure::kClosed, ec.value(),

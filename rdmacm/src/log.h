@@ -19,3 +19,11 @@ bool DebugOn() noexcept;
 void LogDebug(std::string_view line) noexcept;
 
 }  // namespace qpconnect::rdmacm
+
+// LogDebug(TEXT), TEXT built only with QPCM_DEBUG set: the stamps sit on the
+// connection path, where building a dozen strings per connection for nothing
+// is a cost under the lab's emulator.
+#define QPCM_DEBUG_LINE(text)                                                \
+  do {                                                                       \
+    if (::qpconnect::rdmacm::DebugOn()) ::qpconnect::rdmacm::LogDebug(text); \
+  } while (0)

@@ -116,7 +116,7 @@ int Finish(Id* id, ibv_qp* qp, ibv_pd* pd) {
   }
   id->pub.qp = qp;
   id->pub.pd = pd;
-  LogDebug("qp created id " + std::to_string(id->handle));
+  QPCM_DEBUG_LINE("qp created id " + std::to_string(id->handle));
   if (auto moved = FirstMoves(id); !moved) {
     int err = moved.error().sys_errno;
     id->pub.qp = nullptr;

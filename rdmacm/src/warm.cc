@@ -76,7 +76,7 @@ bool Step(Warm* w, int step) {
     default:
       return false;
   }
-  LogDebug("warm-up step " + std::to_string(step) + " done id 0");
+  QPCM_DEBUG_LINE("warm-up step " + std::to_string(step) + " done id 0");
   return true;
 }
 
