@@ -26,7 +26,8 @@
  *       -w  (failure tests) sleep SECS after printing the CONNECT_REQUEST
  *           event, before accepting (a test can stop it meanwhile)
  *   cm_events -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]
- *       client: resolves, connects with PDATA, exchanges one message each way
+ *       client: resolves, connects with PDATA, exchanges one message each way (RC: the
+ *       server's first, then its own)
  *       and, for RC, disconnects; it acks the DISCONNECTED event from another
  *       thread 300 ms later while its main thread destroys the id, and prints
  *       whether rdma_destroy_id waited for that ack (librdmacm's contract:
@@ -299,9 +300,8 @@ static int post_send(struct conn* c, const char* text, uint32_t remote_qpn, uint
 }
 
 /* Polls (bounded) until the completions in `want` (bit 1 receive, bit 2 send)
- * have all arrived, then prints them in a fixed order (send, then receive),
- * whatever order they came in. */
-static int wait_completions(struct conn* c, unsigned want, struct ibv_wc* recv_wc) {
+ * have all arrived; prints only a failure. */
+static int await_completions(struct conn* c, unsigned want, struct ibv_wc* recv_wc) {
   double deadline = now_s() + timeout_s;
   unsigned seen = 0;
   struct ibv_wc wc;
@@ -324,9 +324,20 @@ static int wait_completions(struct conn* c, unsigned want, struct ibv_wc* recv_w
     }
     usleep(200);
   }
+  return 0;
+}
+
+/* The completions in `want`, in a fixed order (send, then receive), whatever
+ * order they came in. */
+static void print_completions(struct conn* c, unsigned want) {
   if (want & 2) say("send done");
   if (want & 1) say("recv \"%.*s\"", MSG_SIZE, c->buf[0] + (ud ? GRH_SIZE : 0));
-  return 0;
+}
+
+static int wait_completions(struct conn* c, unsigned want, struct ibv_wc* recv_wc) {
+  int r = await_completions(c, want, recv_wc);
+  if (r == 0) print_completions(c, want);
+  return r;
 }
 
 /* ---- addresses ---- */
@@ -590,10 +601,27 @@ static int run_client(const char* bind_addr, const char* server, const char* por
   }
   rdma_ack_cm_event(ev);
 
-  if ((r = post_send(&c, "client message", remote_qpn, remote_qkey)) ||
-      (r = wait_completions(&c, 3, NULL))) {
-    code = r;
-    goto out;
+  if (ud) {
+    if ((r = post_send(&c, "client message", remote_qpn, remote_qkey)) ||
+        (r = wait_completions(&c, 3, NULL))) {
+      code = r;
+      goto out;
+    }
+  } else {
+    /* RC: the server's message first, then ours, so that the server's send
+     * has long been acknowledged when we disconnect. Sent at once, a receive
+     * completing could be followed by our QP's move to ERROR before its
+     * responder acknowledged the server's message (rxe completes before it
+     * acknowledges), and the server's send then failed with "transport retry
+     * counter exceeded" (lab_rdmacm_fail_unanswered_dreq, once). The output
+     * is the same. */
+    if ((r = await_completions(&c, 1, NULL)) ||
+        (r = post_send(&c, "client message", remote_qpn, remote_qkey)) ||
+        (r = await_completions(&c, 2, NULL))) {
+      code = r;
+      goto out;
+    }
+    print_completions(&c, 3);
   }
   if (connected) {
     if (rdma_disconnect(id)) {

@@ -49,6 +49,8 @@ prog_digest() {
     echo "exit: server $s, client $c"
   done <"$WORK/$1.rcs"
 }
+# A scenario that ran into the lab's timeout (124) or its own (exit 2).
+native_timed_out() { awk '$2 == 124 || $3 == 124 || $2 == 2 || $3 == 2 {f = 1} END {exit !f}' "$WORK/native.rcs"; }
 prog_ok() {
   if prog_digest "$1" | diff -u "$EXPECTED" - >"$WORK/$1.expected.diff"; then
     return 0
