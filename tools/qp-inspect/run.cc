@@ -15,12 +15,15 @@
 
 #include "cli_args.h"
 #include "exit_codes.h"
-#include "format.h"
-#include "snapshot_json.h"
+#include "qpconnect/observe/snapshot_json.h"
+#include "qpconnect/observe/snapshot_text.h"
 #include "version.h"
 
 namespace qpconnect::tools::inspect {
 namespace {
+
+using kernel::KernelReader;
+using kernel::NlDevice;
 
 constexpr double kDefaultInterval = 1.0;
 
@@ -139,7 +142,7 @@ Environment RealEnvironment(KernelReader* reader) {
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::unique_ptr<KernelReader> reader = MakeNetlinkReader();
+  std::unique_ptr<KernelReader> reader = kernel::MakeNetlinkReader();
   return Run(args, RealEnvironment(reader.get()), out, err);
 }
 

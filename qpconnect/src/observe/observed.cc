@@ -1,5 +1,5 @@
 // Names of the observed-QP model's enumerations (observed.h).
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
 
 namespace qpconnect {
 

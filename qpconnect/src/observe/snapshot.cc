@@ -1,4 +1,4 @@
-#include "qpconnect/snapshot.h"
+#include "qpconnect/observe/snapshot.h"
 
 #include <string>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "trace_judge.h"
+#include "qpconnect/observe/trace_judge.h"
 
 #include <infiniband/verbs.h>
 
@@ -9,14 +9,14 @@
 #include <optional>
 #include <utility>
 
+#include "qpconnect/observe/trace_reader.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_state_table.h"
 #include "qpconnect/verbs/transition.h"
-#include "trace_reader.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 using verbs::QpState;
@@ -372,4 +372,4 @@ Verdict JudgeObservation(const Observation& observation) {
   return v;
 }
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

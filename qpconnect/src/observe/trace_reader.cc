@@ -1,4 +1,4 @@
-#include "trace_reader.h"
+#include "qpconnect/observe/trace_reader.h"
 
 #include <infiniband/verbs.h>
 
@@ -14,7 +14,7 @@
 #include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 using nlohmann::json;
@@ -575,4 +575,4 @@ int AppliedMask(const ObservedQp& qp) {
   return mask;
 }
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/observe/trace_judge.h"
+#include "qpconnect/observe/trace_reader.h"
 #include "run.h"
-#include "trace_judge.h"
-#include "trace_reader.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 std::string Path(const std::string& name) {
@@ -163,7 +163,7 @@ Outcome RunCli(const std::vector<std::string>& args) {
   std::ostringstream e;
   std::istringstream in;
   Outcome r;
-  r.code = qp_validate::Run(args, in, o, e);
+  r.code = tools::qp_validate::Run(args, in, o, e);
   r.out = o.str();
   r.err = e.str();
   return r;
@@ -252,4 +252,4 @@ TEST(QpValidateTraces, RefusesTransportWithTraces) {
 }
 
 }  // namespace
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace
