@@ -2,12 +2,15 @@
 // findings, failed transitions explained, QPs without a peer; and
 // `qp-validate TRACE...` through Run(), in-process: text, JSON, exit statuses.
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qpconnect/observe/trace_judge.h"
@@ -51,6 +54,35 @@ TEST(TraceJudge, NamesThePathMtuRuleForPingpongsWithDifferentM) {
   EXPECT_TRUE(v.pairs[0].failures.empty());
   EXPECT_TRUE(v.lone.empty());
   EXPECT_EQ(v.errors, 1u);
+}
+
+// Whether a failed modify was a move of the QP state machine at all is read
+// from the state table (verbs/qp_state_table.h): RTS->SQD is one, RTR->INIT
+// is not.
+TEST(TraceJudge, ReadsTheStateMachineFromTheStateTable) {
+  ObservedQp q;
+  q.qpn = 7;
+  q.type_name = "RC";
+  q.transport = Transport::kRc;
+  q.state = "RTS";
+  for (auto [from, to] : {std::pair{"RTS", "SQD"}, {"RTR", "INIT"}, {"SQD", "SQD"}}) {
+    ObservedTransition t;
+    t.from = from;
+    t.to = to;
+    t.mask = IBV_QP_STATE;
+    t.result = EINVAL;
+    t.sys_errno = EINVAL;
+    q.transitions.push_back(t);
+  }
+  Observation o;
+  o.qps.push_back(q);
+  const Verdict v = JudgeObservation(o);
+  ASSERT_EQ(v.lone.size(), 1u);
+  ASSERT_EQ(v.lone[0].failures.size(), 3u);
+  EXPECT_EQ(v.lone[0].failures[0].mask_problem, "");
+  EXPECT_EQ(v.lone[0].failures[1].mask_problem,
+            "RTR->INIT is not a transition of the QP state machine (ibv_modify_qp(3))");
+  EXPECT_EQ(v.lone[0].failures[2].mask_problem, "");
 }
 
 TEST(TraceJudge, FindsNoErrorInCleanStockRuns) {
