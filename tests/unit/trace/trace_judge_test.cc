@@ -60,22 +60,12 @@ TEST(TraceJudge, NamesThePathMtuRuleForPingpongsWithDifferentM) {
 // from the state table (verbs/qp_state_table.h): RTS->SQD is one, RTR->INIT
 // is not.
 TEST(TraceJudge, ReadsTheStateMachineFromTheStateTable) {
-  ObservedQp q;
-  q.qpn = 7;
-  q.type_name = "RC";
-  q.transport = Transport::kRc;
-  q.state = "RTS";
-  for (auto [from, to] : {std::pair{"RTS", "SQD"}, {"RTR", "INIT"}, {"SQD", "SQD"}}) {
-    ObservedTransition t;
-    t.from = from;
-    t.to = to;
-    t.mask = IBV_QP_STATE;
-    t.result = EINVAL;
-    t.sys_errno = EINVAL;
-    q.transitions.push_back(t);
-  }
   Observation o;
-  o.qps.push_back(q);
+  ObservedQp& q = o.qps.emplace_back();
+  q.transport = Transport::kRc;
+  for (auto [from, to] : {std::pair{"RTS", "SQD"}, {"RTR", "INIT"}, {"SQD", "SQD"}}) {
+    q.transitions.push_back({from, to, IBV_QP_STATE, {}, EINVAL, EINVAL});
+  }
   const Verdict v = JudgeObservation(o);
   ASSERT_EQ(v.lone.size(), 1u);
   ASSERT_EQ(v.lone[0].failures.size(), 3u);

@@ -30,6 +30,14 @@ struct QpTransitionRule {
   int optional;
 };
 
+// What a move into RTS may send besides the state, per transport: from RTR,
+// RTS or SQD (and, for UD, from SQE).
+inline constexpr int kRcIntoRtsOptional = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+                                          IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE;
+inline constexpr int kUcIntoRtsOptional =
+    IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE;
+inline constexpr int kUdIntoRtsOptional = IBV_QP_CUR_STATE | IBV_QP_QKEY;
+
 // Required: ibv_modify_qp(3)'s "Required attributes" tables. Optional: the IB
 // spec's QP state transition table (IBA vol. 1, 11.2.5), restricted to what
 // the connector and the programs it traces use. Any state may go to RESET or
@@ -61,12 +69,11 @@ inline constexpr QpTransitionRule kQpStateTable[] = {
     {Transport::kRc, QpState::kRtr, QpState::kRts,
      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
          IBV_QP_MAX_QP_RD_ATOMIC,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-         IBV_QP_PATH_MIG_STATE},
+     kRcIntoRtsOptional},
     {Transport::kUc, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE},
+     kUcIntoRtsOptional},
     {Transport::kUd, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
-     IBV_QP_CUR_STATE | IBV_QP_QKEY},
+     kUdIntoRtsOptional},
     // any -> RESET, any -> ERR
     {Transport::kRc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
     {Transport::kUc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
@@ -74,43 +81,32 @@ inline constexpr QpTransitionRule kQpStateTable[] = {
     {Transport::kRc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
     {Transport::kUc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
     {Transport::kUd, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
-    // INIT -> INIT
+    // The other moves, per transport: the state alone required.
     {Transport::kRc, QpState::kInit, QpState::kInit, IBV_QP_STATE,
      IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
-    {Transport::kUc, QpState::kInit, QpState::kInit, IBV_QP_STATE,
-     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
-    {Transport::kUd, QpState::kInit, QpState::kInit, IBV_QP_STATE,
-     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
-    // RTS -> RTS
-    {Transport::kRc, QpState::kRts, QpState::kRts, IBV_QP_STATE,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
-         IBV_QP_MIN_RNR_TIMER},
-    {Transport::kUc, QpState::kRts, QpState::kRts, IBV_QP_STATE,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE},
-    {Transport::kUd, QpState::kRts, QpState::kRts, IBV_QP_STATE, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-    // RTS -> SQD
+    {Transport::kRc, QpState::kRts, QpState::kRts, IBV_QP_STATE, kRcIntoRtsOptional},
     {Transport::kRc, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
-    {Transport::kUc, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
-    {Transport::kUd, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
-    // SQD -> RTS
-    {Transport::kRc, QpState::kSqd, QpState::kRts, IBV_QP_STATE,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-         IBV_QP_PATH_MIG_STATE},
-    {Transport::kUc, QpState::kSqd, QpState::kRts, IBV_QP_STATE,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE},
-    {Transport::kUd, QpState::kSqd, QpState::kRts, IBV_QP_STATE, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-    // SQD -> SQD
+    {Transport::kRc, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kRcIntoRtsOptional},
     {Transport::kRc, QpState::kSqd, QpState::kSqd, IBV_QP_STATE,
      IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
          IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |
          IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE},
+    {Transport::kUc, QpState::kInit, QpState::kInit, IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {Transport::kUc, QpState::kRts, QpState::kRts, IBV_QP_STATE, kUcIntoRtsOptional},
     {Transport::kUc, QpState::kSqd, QpState::kSqd, IBV_QP_STATE,
      IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE},
-    {Transport::kUd, QpState::kSqd, QpState::kSqd, IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
-    // SQE -> RTS
+    {Transport::kUc, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {Transport::kUc, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kUcIntoRtsOptional},
     {Transport::kUc, QpState::kSqe, QpState::kRts, IBV_QP_STATE,
      IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS},
-    {Transport::kUd, QpState::kSqe, QpState::kRts, IBV_QP_STATE, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {Transport::kUd, QpState::kInit, QpState::kInit, IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+    {Transport::kUd, QpState::kRts, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
+    {Transport::kUd, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {Transport::kUd, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
+    {Transport::kUd, QpState::kSqd, QpState::kSqd, IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    {Transport::kUd, QpState::kSqe, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
 };
 
 // The rule for a `transport` QP from `from` to `to` (a row with `from`
