@@ -1,7 +1,7 @@
 # Installs the libraries, headers, the qpconnect CMake package
 # (find_package(qpconnect) -> qpconnect::shared, and the static qpconnect::core,
-# qpconnect::qpconnect, qpconnect::oob, qpconnect::sa, qpconnect::mesh and,
-# built with MPI, qpconnect::mesh_mpi) and the pkg-config file qpconnect.pc
+# qpconnect::qpconnect, qpconnect::oob, qpconnect::sa, qpconnect::observe,
+# qpconnect::mesh and, built with MPI, qpconnect::mesh_mpi) and the pkg-config file qpconnect.pc
 # (the shared library). docs/packaging.md.
 include(CMakePackageConfigHelpers)
 set(QPC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/qpconnect)
@@ -12,9 +12,10 @@ list(APPEND QPC_EXPORTED qpc_dep_protobuf qpc_dep_crypto)
 if(TARGET qpconnect_oob)
   list(APPEND QPC_EXPORTED qpconnect_oob)
 endif()
-# SA PathRecords (qpconnect::sa) and the mesh (qpconnect::mesh, and
-# qpconnect::mesh_mpi when MPI was found: the package then finds MPI too).
-list(APPEND QPC_EXPORTED qpconnect_sa qpconnect_mesh)
+# SA PathRecords (qpconnect::sa), observation (qpconnect::observe: traces,
+# snapshots and dumps, the trace and live judges) and the mesh (qpconnect::mesh,
+# and qpconnect::mesh_mpi when MPI was found: the package then finds MPI too).
+list(APPEND QPC_EXPORTED qpconnect_sa qpconnect_observe qpconnect_mesh)
 set(QPC_PACKAGE_NEEDS_MPI OFF)
 if(TARGET qpconnect_mesh_mpi)
   list(APPEND QPC_EXPORTED qpconnect_mesh_mpi)

@@ -41,14 +41,16 @@ class FakeQp : public verbs::QpControl {
     if (!(mask & IBV_QP_STATE)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     ibv_qp_state next = attr.qp_state;
     if (!Allowed(state_, next)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
+    const bool forward = !Sideways(state_, next);
     int allowed = IBV_QP_STATE;
-    for (int bit : Required(next)) {
+    for (int bit : forward ? Required(next) : std::vector<int>{IBV_QP_STATE}) {
       if (!(mask & bit)) return verbs::VerbsError("ibv_modify_qp", EINVAL);
       allowed |= bit;
     }
-    // Forward transitions take only their required and optional attributes.
-    if (next == IBV_QPS_INIT || next == IBV_QPS_RTR || next == IBV_QPS_RTS) {
-      for (int bit : Optional(next)) allowed |= bit;
+    // Forward transitions, and the moves within and between INIT, RTS, SQD
+    // and SQE, take only their required and optional attributes.
+    if (next == IBV_QPS_INIT || next == IBV_QPS_RTR || next == IBV_QPS_RTS || next == IBV_QPS_SQD) {
+      for (int bit : forward ? Optional(next) : SidewaysOptional(state_, next)) allowed |= bit;
       if ((mask & ~allowed) != 0) return verbs::VerbsError("ibv_modify_qp", EINVAL);
     }
     state_ = next;
@@ -72,10 +74,49 @@ class FakeQp : public verbs::QpControl {
   const std::vector<std::pair<ibv_qp_attr, int>>& calls() const { return calls_; }
 
  private:
-  static bool Allowed(ibv_qp_state from, ibv_qp_state to) {
+  bool Allowed(ibv_qp_state from, ibv_qp_state to) const {
     return (from == IBV_QPS_RESET && to == IBV_QPS_INIT) ||
            (from == IBV_QPS_INIT && to == IBV_QPS_RTR) ||
-           (from == IBV_QPS_RTR && to == IBV_QPS_RTS) || to == IBV_QPS_RESET || to == IBV_QPS_ERR;
+           (from == IBV_QPS_RTR && to == IBV_QPS_RTS) || to == IBV_QPS_RESET || to == IBV_QPS_ERR ||
+           Sideways(from, to);
+  }
+
+  // The moves off the RESET->INIT->RTR->RTS path (IBA vol. 1, 11.2.5): they
+  // require the state alone. SQE exists for UC and UD QPs only.
+  bool Sideways(ibv_qp_state from, ibv_qp_state to) const {
+    return (from == IBV_QPS_INIT && to == IBV_QPS_INIT) ||
+           (from == IBV_QPS_RTS && (to == IBV_QPS_RTS || to == IBV_QPS_SQD)) ||
+           (from == IBV_QPS_SQD && (to == IBV_QPS_RTS || to == IBV_QPS_SQD)) ||
+           (from == IBV_QPS_SQE && to == IBV_QPS_RTS && type_ != IBV_QPT_RC);
+  }
+
+  // Their optional attributes, the IB spec's "Optional" column as the
+  // kernel's qp_state_table lists it (drivers/infiniband/core/verbs.c).
+  std::vector<int> SidewaysOptional(ibv_qp_state from, ibv_qp_state to) const {
+    const bool ud = type_ == IBV_QPT_UD;
+    const bool rc = type_ == IBV_QPT_RC;
+    if (from == IBV_QPS_INIT) {
+      return {IBV_QP_PKEY_INDEX, IBV_QP_PORT, ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS};
+    }
+    if (to == IBV_QPS_SQD && from == IBV_QPS_RTS) return {IBV_QP_EN_SQD_ASYNC_NOTIFY};
+    if (to == IBV_QPS_SQD) {  // SQD -> SQD
+      if (ud) return {IBV_QP_PKEY_INDEX, IBV_QP_QKEY};
+      std::vector<int> o = {IBV_QP_AV, IBV_QP_ALT_PATH, IBV_QP_ACCESS_FLAGS, IBV_QP_PKEY_INDEX,
+                            IBV_QP_PATH_MIG_STATE};
+      if (rc) {
+        o.insert(o.end(),
+                 {IBV_QP_PORT, IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY,
+                  IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER});
+      }
+      return o;
+    }
+    // -> RTS from RTS, SQD or SQE.
+    if (ud) return {IBV_QP_CUR_STATE, IBV_QP_QKEY};
+    if (from == IBV_QPS_SQE) return {IBV_QP_CUR_STATE, IBV_QP_ACCESS_FLAGS};
+    std::vector<int> o = {IBV_QP_CUR_STATE, IBV_QP_ACCESS_FLAGS, IBV_QP_ALT_PATH,
+                          IBV_QP_PATH_MIG_STATE};
+    if (rc) o.push_back(IBV_QP_MIN_RNR_TIMER);
+    return o;
   }
 
   // The man page's "Required attributes" tables, one row per next state.

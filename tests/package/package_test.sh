@@ -83,6 +83,7 @@ expect_from_prefix "$work/cxx/c_shared"
 "$work/cxx/c_shared" || fail "c_shared (qpconnect::shared) exited $?"
 "$work/cxx/c_static" || fail "c_static (static parts) exited $?"
 "$work/cxx/c_mesh_sa" || fail "c_mesh_sa (qpconnect::mesh, qpconnect::sa) exited $?"
+"$work/cxx/c_observe" || fail "c_observe (qpconnect::observe) exited $?"
 
 # The C consumer, through pkg-config and the C API.
 [[ -f "$includedir/qpconnect/qpconnect.h" ]] ||

@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
-#include "netlink.h"
-#include "qpconnect/live_judge.h"
-#include "qpconnect/pairing.h"
-#include "qpconnect/snapshot.h"
-#include "snapshot_json.h"
+#include "qpconnect/observe/live_judge.h"
+#include "qpconnect/observe/netlink.h"
+#include "qpconnect/observe/pairing.h"
+#include "qpconnect/observe/snapshot.h"
+#include "qpconnect/observe/snapshot_json.h"
+#include "qpconnect/observe/snapshot_text.h"
 
 namespace {
 
@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
         sample.at_seconds = s;
         sample.qps.reserve(qps);
         for (const auto& r : replies[s]) {
-          qpconnect::tools::inspect::ParseQpMessage(reinterpret_cast<const nlmsghdr*>(r.data()),
-                                                    &sample.qps);
+          qpconnect::kernel::ParseQpMessage(reinterpret_cast<const nlmsghdr*>(r.data()),
+                                            &sample.qps);
         }
         for (KernelQp& q : sample.qps) {
           q.comm = "bench";
@@ -132,11 +132,11 @@ int main(int argc, char** argv) {
       }
     });
     std::string table;
-    t.table = Ms([&] { table = qpconnect::tools::inspect::FormatSnapshotText(snap); });
+    t.table = Ms([&] { table = qpconnect::FormatSnapshotText(snap); });
     std::string text;
-    t.write = Ms([&] { text = qpconnect::tools::SnapshotToText(snap); });
+    t.write = Ms([&] { text = qpconnect::SnapshotToText(snap); });
     qpconnect::Result<Snapshot> back = qpconnect::Error{};
-    t.read = Ms([&] { back = qpconnect::tools::SnapshotFromJson(text); });
+    t.read = Ms([&] { back = qpconnect::SnapshotFromJson(text); });
     if (!back) {
       std::fprintf(stderr, "read failed: %s\n", back.error().ToString().c_str());
       return 1;

@@ -15,12 +15,16 @@
 
 #include "cli_args.h"
 #include "exit_codes.h"
-#include "format.h"
-#include "snapshot_json.h"
+#include "qpconnect/observe/sampling.h"
+#include "qpconnect/observe/snapshot_json.h"
+#include "qpconnect/observe/snapshot_text.h"
 #include "version.h"
 
 namespace qpconnect::tools::inspect {
 namespace {
+
+using kernel::KernelReader;
+using kernel::NlDevice;
 
 constexpr double kDefaultInterval = 1.0;
 
@@ -139,7 +143,7 @@ Environment RealEnvironment(KernelReader* reader) {
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::unique_ptr<KernelReader> reader = MakeNetlinkReader();
+  std::unique_ptr<KernelReader> reader = kernel::MakeNetlinkReader();
   return Run(args, RealEnvironment(reader.get()), out, err);
 }
 
@@ -218,37 +222,15 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
   snapshot.host = env.hostname();
   snapshot.tool = FirstLine(VersionText("qp-inspect"));
   snapshot.taken_at = env.utc_now();
-  const int samples = interval ? 2 : 1;
-  const double start = env.monotonic_seconds();
-  size_t listed_before_filter = 0;
-  bool kernel_qps_seen = false;
-  for (int s = 0; s < samples; ++s) {
-    if (s > 0) env.sleep(*interval);
-    const double at = env.monotonic_seconds() - start;
-    Result<KernelSample> sample = env.reader->Sample(devices, &snapshot.notes);
-    if (!sample) return KernelError(err, sample.error());
-    sample->at_seconds = s == 0 ? 0 : at;
-    listed_before_filter = sample->qps.size();
-    for (const KernelQp& q : sample->qps) kernel_qps_seen |= q.pid == 0 && !q.comm.empty();
-    if (filter.ByProcess()) {
-      std::erase_if(sample->qps, [&](const KernelQp& q) { return !filter.Keeps(q); });
-    }
-    snapshot.samples.push_back(std::move(*sample));
-  }
-
-  // A user QP without a pid: the kernel withholds it when the owner is
-  // outside this PID namespace (or exiting).
-  const auto& last_qps = snapshot.samples.back().qps;
-  const auto unowned = std::count_if(last_qps.begin(), last_qps.end(), [](const KernelQp& q) {
-    return q.pid == 0 && q.comm.empty();
-  });
-  if (unowned != 0) {
-    snapshot.notes.push_back(std::to_string(unowned) +
-                             " QP(s) have no pid: the kernel withholds it when the owning process "
-                             "is outside this process's PID namespace (a container, unshare "
-                             "--pid) or exiting; run qp-inspect in the jobs' PID namespace, or "
-                             "the host's, to see their pid and command");
-  }
+  kernel::SamplingPlan plan;
+  plan.devices = devices;
+  plan.interval = interval;
+  if (filter.ByProcess()) plan.keep = [&](const KernelQp& q) { return filter.Keeps(q); };
+  Result<kernel::SamplingCounts> counts =
+      kernel::TakeSamples(*env.reader, plan, {env.monotonic_seconds, env.sleep}, &snapshot);
+  if (!counts) return KernelError(err, counts.error());
+  const size_t listed_before_filter = counts->listed;
+  const bool kernel_qps_seen = counts->kernel_qps_seen;
   if (listed_before_filter == 0) {
     err << "qp-inspect: the kernel's resource tracker lists no QP on " << Names(devices)
         << ". Either none exists, or they belong to processes outside this process's PID "

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "netlink.h"
+#include "qpconnect/observe/netlink.h"
 
 namespace qpconnect::tools::inspect {
 
 // What Run() reads the world through; tests pass fakes.
 struct Environment {
-  KernelReader* reader = nullptr;             // REQUIRED
+  kernel::KernelReader* reader = nullptr;     // REQUIRED
   std::function<double()> monotonic_seconds;  // a steady clock
   std::function<void(double seconds)> sleep;  // waits between samples
   std::function<std::string()> hostname;      // this host's name
@@ -33,7 +33,7 @@ struct Environment {
 };
 
 // The environment of a real run: netlink, the steady clock, sleep, uname.
-Environment RealEnvironment(KernelReader* reader);
+Environment RealEnvironment(kernel::KernelReader* reader);
 
 // Runs qp-inspect with `args` (argv without argv[0]); returns the exit status.
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

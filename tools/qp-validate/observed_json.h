@@ -1,4 +1,4 @@
-// One JSON shape for an observed QP (qpconnect/observed.h), whichever source
+// One JSON shape for an observed QP (qpconnect/observe/observed.h), whichever source
 // saw it: a qp-trace trace, a qp-inspect snapshot or a dump. qp-validate's
 // trace and snapshot modes both print it (docs/json.md,
 // docs/schemas/qp-validate.schema.json "observed_qp").
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
 
 namespace qpconnect::tools::qp_validate {
 

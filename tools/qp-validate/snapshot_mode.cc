@@ -1,7 +1,6 @@
 #include "snapshot_mode.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -12,14 +11,12 @@
 #include "findings_text.h"
 #include "json_document.h"
 #include "observed_json.h"
-#include "qpconnect/live_judge.h"
+#include "qpconnect/observe/dump.h"
+#include "qpconnect/observe/judge.h"
+#include "qpconnect/observe/snapshot_json.h"
+#include "qpconnect/observe/trace_reader.h"
 #include "qpconnect/oob/codec.h"
-#include "qpconnect/pairing.h"
 #include "qpconnect/validate.h"
-#include "qpconnect/verbs/qp_attrs.h"
-#include "snapshot_json.h"
-#include "trace_judge.h"
-#include "trace_reader.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {
@@ -38,48 +35,6 @@ std::string Seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
   return buf;
-}
-
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// A dump (or endpoint) file's local QPs as observed QPs: each with its
-// description and, when the dump holds the plan, the attributes applied.
-void AddDump(const oob::Dump& dump, const std::string& name, Observation* obs) {
-  const EndpointInfo& e = dump.local.endpoint;
-  for (size_t i = 0; i < e.qps.size(); ++i) {
-    ObservedQp q;
-    q.source = ObservedSource::kDump;
-    q.origin = name;
-    q.host = e.identity.host;
-    q.device = e.identity.device;
-    q.port = e.port.port_num;
-    q.qpn = e.qps[i].qpn;
-    q.transport = e.transport;
-    q.type_name = Upper(TransportName(e.transport));
-    q.endpoint = e;
-    q.endpoint->qps = {e.qps[i]};
-    if (dump.local.plan && i < dump.local.plan->qps.size()) {
-      q.applied = dump.local.plan->qps[i];
-      if (e.transport != Transport::kUd) q.dest_qpn = q.applied->dest_qp_num;
-      // The dump holds the plan qp-connect applied, with the required masks
-      // of ibv_modify_qp(3): what the validator's trace judgement reads.
-      const std::pair<const char*, verbs::QpState> steps[] = {{"RESET", verbs::QpState::kInit},
-                                                              {"INIT", verbs::QpState::kRtr},
-                                                              {"RTR", verbs::QpState::kRts}};
-      for (const auto& [from, to] : steps) {
-        ObservedTransition t;
-        t.from = from;
-        t.to = verbs::QpStateName(to);
-        t.mask = verbs::MasksFor(e.transport, to).required;
-        t.attrs = *q.applied;
-        q.transitions.push_back(std::move(t));
-      }
-    }
-    obs->qps.push_back(std::move(q));
-  }
 }
 
 Json LiveFindingJson(const Observation& obs, const LiveFinding& f) {
@@ -125,34 +80,8 @@ void PrintLiveFinding(std::ostream& out, const Observation& obs, const LiveFindi
   if (!f.finding.fix.empty()) out << pad << "fix: " << f.finding.fix << "\n";
 }
 
-// The QPs and pairs that are no snapshot's: judged by the validator's rules
-// as the trace mode judges them.
-struct OfflinePart {
-  Observation obs;
-  trace::Verdict verdict;
-  bool present = false;
-};
-
-OfflinePart JudgeOffline(const Observation& obs, const Pairing& pairing) {
-  OfflinePart part;
-  std::vector<bool> live(obs.qps.size(), false);
-  for (size_t i = 0; i < obs.qps.size(); ++i) {
-    live[i] = obs.qps[i].source == ObservedSource::kSnapshot;
-  }
-  for (const ObservedPair& p : pairing.pairs) {
-    if (live[p.a] || live[p.b]) live[p.a] = live[p.b] = true;  // judged live
-  }
-  for (size_t i = 0; i < obs.qps.size(); ++i) {
-    if (!live[i]) part.obs.qps.push_back(obs.qps[i]);
-  }
-  if (part.obs.qps.empty()) return part;
-  part.present = true;
-  part.verdict = trace::JudgeObservation(part.obs);
-  return part;
-}
-
 void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
-               const Pairing& pairing, const LiveReport& live, const OfflinePart& offline,
+               const Pairing& pairing, const LiveReport& live, const OfflineJudgement& offline,
                size_t errors, size_t warnings, size_t infos) {
   const bool hosts = std::any_of(obs.qps.begin(), obs.qps.end(), [&](const ObservedQp& q) {
     return q.host != obs.qps.front().host;
@@ -233,7 +162,7 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
 }
 
 void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
-               const Pairing& pairing, const LiveReport& live, const OfflinePart& offline,
+               const Pairing& pairing, const LiveReport& live, const OfflineJudgement& offline,
                size_t errors, size_t warnings, size_t infos, int code) {
   Json in = Json::array();
   for (const Input& i : inputs) {
@@ -359,7 +288,7 @@ int RunSnapshotMode(const std::vector<std::string>& files, bool json, const Read
             << ": not a snapshot, a trace or an endpoint/dump file: " << d.error().detail << "\n";
         return kExitUsage;
       }
-      AddDump(*d, in.name, &obs);
+      AddDump(d->local.endpoint, d->local.plan, in.name, &obs);
       const EndpointInfo& e = d->local.endpoint;
       in.what = (e.identity.host.empty() ? "?" : e.identity.host) + " " + e.identity.device +
                 (d->local.plan ? ", applied attributes" : ", description only");
@@ -373,24 +302,12 @@ int RunSnapshotMode(const std::vector<std::string>& files, bool json, const Read
     return kExitUsage;
   }
 
-  const Pairing pairing = PairObservedQps(obs);
-  const LiveReport live = JudgeLive(obs, pairing);
-  const OfflinePart offline = JudgeOffline(obs, pairing);
-  std::vector<Finding> live_findings;
-  for (const LiveFinding& f : live.findings) live_findings.push_back(f.finding);
-  size_t errors = CountSeverity(live_findings, Severity::kError);
-  size_t warnings = CountSeverity(live_findings, Severity::kWarning);
-  size_t infos = CountSeverity(live_findings, Severity::kInfo);
-  if (offline.present) {
-    errors += offline.verdict.errors;
-    warnings += offline.verdict.warnings;
-    infos += offline.verdict.infos;
-  }
-  const int code = errors != 0 ? kExitFindings : kExitOk;
+  const ObservationVerdict v = JudgeObserved(obs);
+  const int code = v.errors != 0 ? kExitFindings : kExitOk;
   if (json) {
-    PrintJson(out, inputs, obs, pairing, live, offline, errors, warnings, infos, code);
+    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code);
   } else {
-    PrintText(out, inputs, obs, pairing, live, offline, errors, warnings, infos);
+    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos);
   }
   return code;
 }

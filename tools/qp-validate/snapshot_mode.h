@@ -1,8 +1,8 @@
 // qp-validate's snapshot mode (issue 17, docs/inspect.md): kernel snapshots
 // written by `qp-inspect -o`, alone or mixed with qp-trace files and endpoint
-// dumps, read into the observed-QP model, paired (qpconnect/pairing.h) and
+// dumps, read into the observed-QP model, paired (qpconnect/observe/pairing.h) and
 // judged: every pair with a snapshot side by the live rules
-// (qpconnect/live_judge.h), pairs of traces and dumps by the validator's rules
+// (qpconnect/observe/live_judge.h), pairs of traces and dumps by the validator's rules
 // as the trace mode judges them.
 //
 //   qp-validate [--json] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]

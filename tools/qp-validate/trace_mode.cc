@@ -10,10 +10,10 @@
 #include "findings_text.h"
 #include "json_document.h"
 #include "observed_json.h"
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
+#include "qpconnect/observe/trace_judge.h"
+#include "qpconnect/observe/trace_reader.h"
 #include "qpconnect/verbs/qp_attrs.h"
-#include "trace_judge.h"
-#include "trace_reader.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {

@@ -138,29 +138,25 @@ struct AdoptedQp {
   std::optional<MrDescriptor> mr;  // published to the peer with this QP (RC/UC)
 };
 
-// Adopted mode: how to describe the caller's QPs.
-struct AdoptOptions {
-  uint8_t port = 1;
-  GidPreference gid;                    // RoCE: auto-selected unless given
-  uint16_t pkey_index = 0;              // used when a QP is moved RESET->INIT here
-  std::optional<uint16_t> pkey_value;   // resolve pkey_index from this value
-  uint32_t qkey = verbs::kDefaultQkey;  // UD
-  uint8_t sl = 0;
-  uint8_t traffic_class = 0;    // GRH traffic class (DSCP << 2 | ECN)
-  uint32_t flow_label = 0;      // GRH flow label, 20 bits
+// Adopted mode: how to describe the caller's QPs. The description's options
+// are embedded, verbs::DescribeOptions' own fields (port, GID, P_Key index,
+// used when a QP is moved RESET->INIT here, Q_Key, SL, GRH, MTU, RDMA read
+// depths, host) but its transport: the adopted QPs' type decides that.
+struct AdoptOptions : verbs::DescribeOptions {
+  AdoptOptions() { qkey = verbs::kDefaultQkey; }  // UD (a bare DescribeOptions has 0)
+
   std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
-  std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
-  uint8_t max_rd_atomic = 1;
-  uint8_t max_dest_rd_atomic = 1;
   // Access flags set at RESET->INIT for QPs adopted in RESET (RC default:
   // local write, remote write, remote read; UC: local and remote write).
   std::optional<unsigned> access_flags;
-  std::string host;  // identity for diagnostics; default gethostname()
   // The hardware seam (verbs/qp_control.h) the adopted QPs' transitions, the
   // description and the UD address handles go through; null:
   // verbs::QpEnv::Default(). Unit tests pass fakes (tests/fakes/fake_qp.h).
   // Not owned; REQUIRES: it outlives the Connector.
   verbs::QpEnv* qp_env = nullptr;
+
+ private:
+  using verbs::DescribeOptions::transport;  // the adopted QPs' type
 };
 
 // The validation gate: kIncompatible (operation "validate") naming how many

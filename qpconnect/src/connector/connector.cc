@@ -243,20 +243,8 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
   impl->transport = *transport;
   if (options.qp_env != nullptr) impl->env = options.qp_env;
 
-  verbs::DescribeOptions d;
+  verbs::DescribeOptions d = options;  // the embedded options, with the QPs' transport
   d.transport = *transport;
-  d.port = options.port;
-  d.gid = options.gid;
-  d.pkey_index = options.pkey_index;
-  d.pkey_value = options.pkey_value;
-  d.qkey = options.qkey;
-  d.sl = options.sl;
-  d.traffic_class = options.traffic_class;
-  d.flow_label = options.flow_label;
-  d.mtu = options.mtu;
-  d.max_rd_atomic = options.max_rd_atomic;
-  d.max_dest_rd_atomic = options.max_dest_rd_atomic;
-  d.host = options.host;
   auto described = impl->env->Describe(*qps[0].qp->context, d);
   if (!described) return std::move(described).error();
   EndpointInfo local = std::move(described->endpoint);

@@ -15,7 +15,7 @@
 #include <unordered_set>
 
 #include "live_catalogue.h"
-#include "qpconnect/live_judge.h"
+#include "qpconnect/observe/live_judge.h"
 
 namespace qpconnect {
 namespace {
@@ -603,8 +603,7 @@ class Judge {
     const bool sq_frozen = first.sq_psn == last.sq_psn;
     const bool sq_back = first.sq_psn && last.sq_psn && Ahead(*first.sq_psn, *last.sq_psn) != 0;
     std::vector<std::string> silent;
-    const bool stalled =
-        two && rq_frozen && (sq_frozen || sq_back || PortSilent(x, &silent));
+    const bool stalled = two && rq_frozen && (sq_frozen || sq_back || PortSilent(x, &silent));
     if (x.transport == Transport::kRc && x.state == "RTS" && stalled &&
         CounterRise(x, kRetryCounters, &evidence) != 0) {
       const std::string across = " across " + Seconds(last.at_seconds - first.at_seconds);

@@ -1,5 +1,5 @@
-// Names of the observed-QP model's enumerations (observed.h).
-#include "qpconnect/observed.h"
+// Names of the observed-QP model's enumerations and QP types (observed.h).
+#include "qpconnect/observe/observed.h"
 
 namespace qpconnect {
 
@@ -13,6 +13,13 @@ const char* ObservedSourceName(ObservedSource source) {
       return "dump";
   }
   return "unknown";
+}
+
+std::optional<Transport> TransportOfTypeName(std::string_view type_name) {
+  if (type_name == "RC") return Transport::kRc;
+  if (type_name == "UC") return Transport::kUc;
+  if (type_name == "UD") return Transport::kUd;
+  return std::nullopt;
 }
 
 }  // namespace qpconnect

@@ -5,7 +5,7 @@
 // decides: the address each side aimed at (dgid/dlid against the other's GIDs
 // and LIDs), PSN continuity between snapshot samples, then host/device names.
 // A QP is paired only when it and its partner are each other's unique best.
-#include "qpconnect/pairing.h"
+#include "qpconnect/observe/pairing.h"
 
 #include <algorithm>
 #include <optional>

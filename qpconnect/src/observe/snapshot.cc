@@ -1,17 +1,10 @@
-#include "qpconnect/snapshot.h"
+#include "qpconnect/observe/snapshot.h"
 
 #include <string>
 #include <unordered_map>
 
 namespace qpconnect {
 namespace {
-
-std::optional<Transport> TransportOfType(const std::string& type) {
-  if (type == "RC") return Transport::kRc;
-  if (type == "UC") return Transport::kUc;
-  if (type == "UD") return Transport::kUd;
-  return std::nullopt;
-}
 
 // States in which dest_qp_num has been set (RTR and later).
 bool PastInit(const std::string& state) {
@@ -58,7 +51,7 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
       ObservedQp& q = out->qps[it->second];
       q.port = k.port != 0 ? k.port : q.port;
       q.type_name = k.type;
-      q.transport = TransportOfType(k.type);
+      q.transport = TransportOfTypeName(k.type);
       q.state = k.state;
       q.dest_qpn.reset();
       const bool connected_type = q.transport == Transport::kRc || q.transport == Transport::kUc;

@@ -85,22 +85,8 @@ Result<void> Session::CreateResources() {
     }
   }
 
-  DescribeOptions d;
-  d.transport = o.transport;
-  d.port = o.port;
-  d.gid = o.gid;
-  d.pkey_index = o.pkey_index;
-  d.pkey_value = o.pkey_value;
-  d.qkey = o.qkey;
-  d.sl = o.sl;
-  d.traffic_class = o.traffic_class;
-  d.flow_label = o.flow_label;
-  d.mtu = o.mtu;
-  d.max_rd_atomic = o.max_rd_atomic;
-  d.max_dest_rd_atomic = o.max_dest_rd_atomic;
-  d.host = o.host;
   QpEnv& env = o.qp_env != nullptr ? *o.qp_env : QpEnv::Default();
-  auto described = env.Describe(*ctx_, d);
+  auto described = env.Describe(*ctx_, o);  // the embedded DescribeOptions
   if (!described) return std::move(described).error();
   local_ = std::move(described->endpoint);
   const DeviceLimits& limits = described->limits;

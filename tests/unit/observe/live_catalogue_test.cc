@@ -12,7 +12,7 @@
 #include <string>
 
 #include "live_fixtures.h"
-#include "qpconnect/live_judge.h"
+#include "qpconnect/observe/live_judge.h"
 #include "qpconnect/validate.h"
 
 namespace qpconnect::test {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "qpconnect/live_judge.h"
-#include "qpconnect/observed.h"
-#include "qpconnect/pairing.h"
+#include "qpconnect/observe/live_judge.h"
+#include "qpconnect/observe/observed.h"
+#include "qpconnect/observe/pairing.h"
 
 namespace qpconnect::test {
 

@@ -13,14 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
-#include "netlink.h"
+#include "qpconnect/observe/netlink.h"
+#include "qpconnect/observe/snapshot_json.h"
+#include "qpconnect/observe/snapshot_text.h"
 #include "run.h"
-#include "snapshot_json.h"
 #include "unit/tools/version_check.h"
 
 namespace qpconnect::tools::inspect {
 namespace {
+
+using namespace ::qpconnect::kernel;  // the netlink reader (qpconnect/observe/netlink.h)
 
 KernelQp Qp(const std::string& dev, uint32_t lqpn, uint32_t rqpn, uint32_t sq, uint32_t rq, int pid,
             const std::string& comm, const std::string& pstate = "S") {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "live_fixtures.h"
-#include "qpconnect/live_judge.h"
+#include "qpconnect/observe/live_judge.h"
 
 namespace qpconnect::test {
 namespace {

@@ -2,7 +2,7 @@
 // Observation model that pairing and the live judge read.
 #include <gtest/gtest.h>
 
-#include "qpconnect/snapshot.h"
+#include "qpconnect/observe/snapshot.h"
 
 namespace qpconnect {
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "qpconnect/snapshot.h"
+#include "qpconnect/observe/snapshot.h"
+#include "qpconnect/observe/snapshot_json.h"
 #include "run.h"
-#include "snapshot_json.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {

@@ -1,7 +1,7 @@
-// PairObservedQps() (qpconnect/pairing.h): mutual QPNs, loopback, ambiguity
+// PairObservedQps() (qpconnect/observe/pairing.h): mutual QPNs, loopback, ambiguity
 // resolved by address, PSN continuity and names, one-sided and UD pairs,
 // dangling and unpaired QPs.
-#include "qpconnect/pairing.h"
+#include "qpconnect/observe/pairing.h"
 
 #include <gtest/gtest.h>
 

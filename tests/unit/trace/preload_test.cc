@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/observe/trace_reader.h"
 #include "run.h"
-#include "trace_reader.h"
 
 namespace qpconnect::tools {
 namespace {

@@ -2,19 +2,22 @@
 // findings, failed transitions explained, QPs without a peer; and
 // `qp-validate TRACE...` through Run(), in-process: text, JSON, exit statuses.
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "qpconnect/observe/trace_judge.h"
+#include "qpconnect/observe/trace_reader.h"
 #include "run.h"
-#include "trace_judge.h"
-#include "trace_reader.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 std::string Path(const std::string& name) {
@@ -51,6 +54,25 @@ TEST(TraceJudge, NamesThePathMtuRuleForPingpongsWithDifferentM) {
   EXPECT_TRUE(v.pairs[0].failures.empty());
   EXPECT_TRUE(v.lone.empty());
   EXPECT_EQ(v.errors, 1u);
+}
+
+// Whether a failed modify was a move of the QP state machine at all is read
+// from the state table (verbs/qp_state_table.h): RTS->SQD is one, RTR->INIT
+// is not.
+TEST(TraceJudge, ReadsTheStateMachineFromTheStateTable) {
+  Observation o;
+  ObservedQp& q = o.qps.emplace_back();
+  q.transport = Transport::kRc;
+  for (auto [from, to] : {std::pair{"RTS", "SQD"}, {"RTR", "INIT"}, {"SQD", "SQD"}}) {
+    q.transitions.push_back({from, to, IBV_QP_STATE, {}, EINVAL, EINVAL});
+  }
+  const Verdict v = JudgeObservation(o);
+  ASSERT_EQ(v.lone.size(), 1u);
+  ASSERT_EQ(v.lone[0].failures.size(), 3u);
+  EXPECT_EQ(v.lone[0].failures[0].mask_problem, "");
+  EXPECT_EQ(v.lone[0].failures[1].mask_problem,
+            "RTR->INIT is not a transition of the QP state machine (ibv_modify_qp(3))");
+  EXPECT_EQ(v.lone[0].failures[2].mask_problem, "");
 }
 
 TEST(TraceJudge, FindsNoErrorInCleanStockRuns) {
@@ -163,7 +185,7 @@ Outcome RunCli(const std::vector<std::string>& args) {
   std::ostringstream e;
   std::istringstream in;
   Outcome r;
-  r.code = qp_validate::Run(args, in, o, e);
+  r.code = tools::qp_validate::Run(args, in, o, e);
   r.out = o.str();
   r.err = e.str();
   return r;
@@ -252,4 +274,4 @@ TEST(QpValidateTraces, RefusesTransportWithTraces) {
 }
 
 }  // namespace
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

@@ -1,7 +1,7 @@
-// ReadTrace() (tools/qp-trace/observe/trace_reader.h): real traces recorded in
+// ReadTrace() (qpconnect/observe/trace_reader.h): real traces recorded in
 // the lab read into the observed-QP model, and hostile or malformed files
 // refused with an error that names the line and the field.
-#include "trace_reader.h"
+#include "qpconnect/observe/trace_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 std::string Fixture(const std::string& name) {
@@ -244,4 +244,4 @@ TEST(TraceReader, RecognisesAStartRecord) {
 }
 
 }  // namespace
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

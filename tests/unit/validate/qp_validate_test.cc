@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "qpconnect/live_judge.h"
+#include "qpconnect/observe/live_judge.h"
 #include "qpconnect/validate.h"
 #include "run.h"
 #include "snapshot_mode.h"

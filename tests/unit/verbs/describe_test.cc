@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "fakes/roce_device.h"
+#include "qpconnect/connector.h"
+#include "qpconnect/verbs/session.h"
 
 namespace qpconnect::verbs {
 namespace {
@@ -111,6 +115,23 @@ TEST(DescribeFromDevice, PrefersAGidWhoseAddressIsConfigured) {
   auto d = DescribeFromDevice(RoceDevice(), Rc(), [](const GidEntry& g) { return g.index == 0; });
   ASSERT_TRUE(d);
   EXPECT_EQ(d->endpoint.path.sgid->index, 0);  // configured beats routable
+}
+
+// SessionOptions and AdoptOptions embed DescribeOptions (one type, handed to
+// the description as it is): same fields and defaults, but the Q_Key both
+// modes default to, the pingpong examples'.
+TEST(DescribeOptions, IsEmbeddedInBothModesOptions) {
+  static_assert(std::is_base_of_v<DescribeOptions, SessionOptions>);
+  static_assert(std::is_base_of_v<DescribeOptions, qpconnect::AdoptOptions>);
+  SessionOptions session;
+  session.traffic_class = 96;
+  const DescribeOptions& from_session = session;
+  EXPECT_EQ(from_session.traffic_class, 96);
+  EXPECT_EQ(from_session.qkey, kDefaultQkey);
+  EXPECT_EQ(static_cast<const DescribeOptions&>(qpconnect::AdoptOptions()).qkey, kDefaultQkey);
+  EXPECT_EQ(DescribeOptions().qkey, 0u);
+  EXPECT_EQ(from_session.port, 1);
+  EXPECT_EQ(from_session.transport, Transport::kRc);
 }
 
 TEST(AddQps, NumbersPsnsFromTheFirstAndWrapsAt24Bits) {

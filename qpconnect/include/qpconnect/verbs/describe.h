@@ -21,21 +21,23 @@
 
 namespace qpconnect::verbs {
 
-// What to describe and how to choose.
+// What to describe and how to choose. SessionOptions (verbs/session.h) and
+// AdoptOptions (connector.h) embed it: its fields are theirs, and they are
+// handed to the description as they are, not copied field by field.
 struct DescribeOptions {
   Transport transport = Transport::kRc;
   uint8_t port = 1;
-  GidPreference gid;
+  GidPreference gid;  // RoCE: auto-selected unless given
   uint16_t pkey_index = 0;
   std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
-  uint32_t qkey = 0;
+  uint32_t qkey = 0;                   // UD
   uint8_t sl = 0;
-  uint8_t traffic_class = 0;
-  uint32_t flow_label = 0;  // REQUIRES: fits 20 bits (kInvalidArgument otherwise)
-  std::optional<Mtu> mtu;   // forced path MTU; default the port's active MTU
+  uint8_t traffic_class = 0;  // GRH traffic class (DSCP << 2 | ECN)
+  uint32_t flow_label = 0;    // GRH flow label; REQUIRES: fits 20 bits (kInvalidArgument otherwise)
+  std::optional<Mtu> mtu;     // forced path MTU to announce; default the port's active MTU
   uint8_t max_rd_atomic = 1;
   uint8_t max_dest_rd_atomic = 1;
-  std::string host;  // identity; empty: gethostname()
+  std::string host;  // identity for diagnostics; empty: gethostname()
 };
 
 // The described side, without QPs, plus what the creator needs to size things.

@@ -3,7 +3,8 @@
 // shape of the kernel's qp_state_table (drivers/infiniband/core/verbs.c).
 // The attributes themselves (mask bit, field, range) are in
 // verbs/qp_attr_table.h. MasksFor (qp_attrs.h) and the builders, CheckRequest
-// (transition.h) and the trace judge read this table; the fake QP of the unit
+// (transition.h) and the trace judge (which moves a QP can make, which
+// attributes each sends) read this table; the fake QP of the unit
 // tests keeps its own (tests/fakes/fake_qp.h), and qp_attr_table_test.cc
 // checks the required column against the ibv_modify_qp(3) man page.
 //
@@ -29,10 +30,24 @@ struct QpTransitionRule {
   int optional;
 };
 
+// What a move into RTS may send besides the state, per transport: from RTR,
+// RTS or SQD (and, for UD, from SQE).
+inline constexpr int kRcIntoRtsOptional = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+                                          IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE;
+inline constexpr int kUcIntoRtsOptional =
+    IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE;
+inline constexpr int kUdIntoRtsOptional = IBV_QP_CUR_STATE | IBV_QP_QKEY;
+
 // Required: ibv_modify_qp(3)'s "Required attributes" tables. Optional: the IB
 // spec's QP state transition table (IBA vol. 1, 11.2.5), restricted to what
 // the connector and the programs it traces use. Any state may go to RESET or
-// ERR with the state alone.
+// ERR with the state alone. The path RESET->INIT->RTR->RTS comes first (what
+// FindTransitionInto reads), then the other moves of the state machine
+// (INIT->INIT, RTS->RTS, RTS->SQD, SQD->RTS, SQD->SQD, SQE->RTS), with the
+// state alone required and the optional attributes of the kernel's
+// qp_state_table; SQE->RTS only for UC and UD (an RC QP has no SQE state).
+// A pair of states the table has no row for is not a transition (the trace
+// judge says so of a traced program's modify).
 inline constexpr QpTransitionRule kQpStateTable[] = {
     // RESET -> INIT
     {Transport::kRc, QpState::kReset, QpState::kInit,
@@ -54,12 +69,11 @@ inline constexpr QpTransitionRule kQpStateTable[] = {
     {Transport::kRc, QpState::kRtr, QpState::kRts,
      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
          IBV_QP_MAX_QP_RD_ATOMIC,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-         IBV_QP_PATH_MIG_STATE},
+     kRcIntoRtsOptional},
     {Transport::kUc, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
-     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE},
+     kUcIntoRtsOptional},
     {Transport::kUd, QpState::kRtr, QpState::kRts, IBV_QP_STATE | IBV_QP_SQ_PSN,
-     IBV_QP_CUR_STATE | IBV_QP_QKEY},
+     kUdIntoRtsOptional},
     // any -> RESET, any -> ERR
     {Transport::kRc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
     {Transport::kUc, QpState::kUnknown, QpState::kReset, IBV_QP_STATE, 0},
@@ -67,6 +81,32 @@ inline constexpr QpTransitionRule kQpStateTable[] = {
     {Transport::kRc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
     {Transport::kUc, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
     {Transport::kUd, QpState::kUnknown, QpState::kErr, IBV_QP_STATE, 0},
+    // The other moves, per transport: the state alone required.
+    {Transport::kRc, QpState::kInit, QpState::kInit, IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {Transport::kRc, QpState::kRts, QpState::kRts, IBV_QP_STATE, kRcIntoRtsOptional},
+    {Transport::kRc, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {Transport::kRc, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kRcIntoRtsOptional},
+    {Transport::kRc, QpState::kSqd, QpState::kSqd, IBV_QP_STATE,
+     IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+         IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH |
+         IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE},
+    {Transport::kUc, QpState::kInit, QpState::kInit, IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS},
+    {Transport::kUc, QpState::kRts, QpState::kRts, IBV_QP_STATE, kUcIntoRtsOptional},
+    {Transport::kUc, QpState::kSqd, QpState::kSqd, IBV_QP_STATE,
+     IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE},
+    {Transport::kUc, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {Transport::kUc, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kUcIntoRtsOptional},
+    {Transport::kUc, QpState::kSqe, QpState::kRts, IBV_QP_STATE,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS},
+    {Transport::kUd, QpState::kInit, QpState::kInit, IBV_QP_STATE,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+    {Transport::kUd, QpState::kRts, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
+    {Transport::kUd, QpState::kRts, QpState::kSqd, IBV_QP_STATE, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {Transport::kUd, QpState::kSqd, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
+    {Transport::kUd, QpState::kSqd, QpState::kSqd, IBV_QP_STATE, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    {Transport::kUd, QpState::kSqe, QpState::kRts, IBV_QP_STATE, kUdIntoRtsOptional},
 };
 
 // The rule for a `transport` QP from `from` to `to` (a row with `from`
@@ -85,10 +125,21 @@ constexpr std::optional<QpTransitionRule> FindTransition(Transport transport, Qp
 // The rule into `to` from its predecessor on RESET->INIT->RTR->RTS (any state
 // for RESET and ERR); nullopt for another target.
 constexpr std::optional<QpTransitionRule> FindTransitionInto(Transport transport, QpState to) {
-  for (const QpTransitionRule& r : kQpStateTable) {
-    if (r.transport == transport && r.to == to) return r;
+  const QpState from = to == QpState::kInit  ? QpState::kReset
+                       : to == QpState::kRtr ? QpState::kInit
+                       : to == QpState::kRts ? QpState::kRtr
+                                             : QpState::kUnknown;
+  return FindTransition(transport, from, to);
+}
+
+// Whether the QP state machine has a move from `from` to `to`, for a QP of
+// any transport the table knows (the states and their moves are the same for
+// RC, UC and UD but for SQE, which an RC QP never enters).
+constexpr bool IsStateTransition(QpState from, QpState to) {
+  for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
+    if (FindTransition(t, from, to)) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 }  // namespace qpconnect::verbs

@@ -29,6 +29,7 @@
 #include "qpconnect/gid_select.h"
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
+#include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/qp_control.h"
 #include "qpconnect/verbs/qp_steps.h"
@@ -52,25 +53,17 @@ struct SessionTimings {
   std::chrono::nanoseconds recycle{0};  // the last Recycle(), whole (its INIT is in `init`)
 };
 
-struct SessionOptions {
+// The description's options (transport, port, GID, P_Key, Q_Key, SL, GRH,
+// MTU, RDMA read depths, host) are embedded, DescribeOptions' own fields
+// (verbs/describe.h); Open() describes with them as they are.
+struct SessionOptions : DescribeOptions {
+  SessionOptions() { qkey = kDefaultQkey; }  // UD (a bare DescribeOptions has 0)
+
   std::string device;  // empty: the first device
-  uint8_t port = 1;
-  GidPreference gid;
-  Transport transport = Transport::kRc;
   uint32_t num_qps = 1;
   uint32_t message_size = 4096;
-  uint32_t rx_depth = 8;  // receives posted per QP
-  uint16_t pkey_index = 0;
-  std::optional<uint16_t> pkey_value;  // resolve pkey_index from this value
-  uint32_t qkey = kDefaultQkey;        // UD
-  uint8_t sl = 0;
-  uint8_t traffic_class = 0;    // GRH traffic class (DSCP << 2 | ECN)
-  uint32_t flow_label = 0;      // GRH flow label, 20 bits
+  uint32_t rx_depth = 8;        // receives posted per QP
   std::optional<uint32_t> psn;  // first QP's send PSN (others +1 each); random if unset
-  std::optional<Mtu> mtu;       // path MTU to announce; default the port's active MTU
-  uint8_t max_rd_atomic = 1;
-  uint8_t max_dest_rd_atomic = 1;
-  std::string host;  // identity for diagnostics
   // Every QP's buffer areas at the same place (session_layout.h): for
   // traffic with one message in flight at a time across all QPs, as
   // RunTraffic (verbs/traffic.h) runs it; memory and CQ depths then do not

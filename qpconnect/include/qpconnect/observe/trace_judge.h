@@ -1,4 +1,4 @@
-// Judging traced QPs: pair them (qpconnect/pairing.h), run every validator
+// Judging traced QPs: pair them (qpconnect/observe/pairing.h), run every validator
 // rule on each pair as actually applied (qpconnect/validate.h), explain each
 // failed ibv_modify_qp, and say which QPs have no peer in the traces.
 //
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "qpconnect/diagnostic.h"
-#include "qpconnect/observed.h"
-#include "qpconnect/pairing.h"
+#include "qpconnect/observe/observed.h"
+#include "qpconnect/observe/pairing.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 
 // A failed ibv_modify_qp and what likely caused it.
 struct FailedTransition {
@@ -68,4 +68,4 @@ Verdict JudgeObservation(const Observation& observation);
 // "0x00001a"
 std::string QpnText(uint32_t qpn);
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

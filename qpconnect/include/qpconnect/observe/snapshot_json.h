@@ -1,4 +1,4 @@
-// The snapshot file: a Snapshot (qpconnect/snapshot.h) as JSON, written by
+// The snapshot file: a Snapshot (qpconnect/observe/snapshot.h) as JSON, written by
 // `qp-inspect -o` and `qp-inspect --json`, read by `qp-validate`. The format
 // is documented in docs/inspect.md ("The snapshot file"):
 //
@@ -23,10 +23,10 @@
 #include <string>
 #include <string_view>
 
+#include "qpconnect/observe/snapshot.h"
 #include "qpconnect/result.h"
-#include "qpconnect/snapshot.h"
 
-namespace qpconnect::tools {
+namespace qpconnect {
 
 inline constexpr std::string_view kSnapshotFormat = "qpconnect-snapshot";
 inline constexpr int kSnapshotVersion = 1;
@@ -44,4 +44,4 @@ bool LooksLikeSnapshot(std::string_view text);
 // ("samples[1].qps[3].lqpn") and its detail says what is wrong.
 Result<Snapshot> SnapshotFromJson(std::string_view text);
 
-}  // namespace qpconnect::tools
+}  // namespace qpconnect

@@ -1,4 +1,4 @@
-#include "trace_reader.h"
+#include "qpconnect/observe/trace_reader.h"
 
 #include <infiniband/verbs.h>
 
@@ -14,7 +14,7 @@
 #include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 using nlohmann::json;
@@ -171,13 +171,6 @@ QpAttrs ReadAttrs(const Record& attr, int mask, QpAttrs base) {
   return base;
 }
 
-std::optional<Transport> TransportOf(const std::string& type) {
-  if (type == "RC") return Transport::kRc;
-  if (type == "UC") return Transport::kUc;
-  if (type == "UD") return Transport::kUd;
-  return std::nullopt;
-}
-
 GidType GidTypeOf(const std::string& t) {
   if (t == "ib") return GidType::kIb;
   if (t == "roce-v1") return GidType::kRoceV1;
@@ -331,7 +324,7 @@ class Reader {
     s.qp.device = device;
     s.qp.qpn = qpn;
     s.qp.type_name = r.StrOr("qp_type", "");
-    s.qp.transport = TransportOf(s.qp.type_name);
+    s.qp.transport = TransportOfTypeName(s.qp.type_name);
     s.qp.state = seen_created ? "RESET" : "";
     s.qp.creation_unseen = !seen_created;
     s.pd = r.StrOr("pd", "");
@@ -575,4 +568,4 @@ int AppliedMask(const ObservedQp& qp) {
   return mask;
 }
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

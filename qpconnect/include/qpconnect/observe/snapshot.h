@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
 
 namespace qpconnect {
 

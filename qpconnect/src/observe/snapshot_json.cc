@@ -1,10 +1,10 @@
-#include "snapshot_json.h"
+#include "qpconnect/observe/snapshot_json.h"
 
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-namespace qpconnect::tools {
+namespace qpconnect {
 namespace {
 
 using nlohmann::json;
@@ -252,4 +252,4 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   return s;
 }
 
-}  // namespace qpconnect::tools
+}  // namespace qpconnect

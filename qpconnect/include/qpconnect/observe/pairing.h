@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
 
 namespace qpconnect {
 

@@ -1,5 +1,5 @@
 // Reading qp-trace files (docs/trace.md, "The trace format") into the
-// observed-QP model (qpconnect/observed.h).
+// observed-QP model (qpconnect/observe/observed.h).
 //
 // A trace is JSON Lines: a start record ({"qp_trace": 1, "event": "start",
 // ...}), then one record per call the preload saw, and an end record when the
@@ -18,10 +18,10 @@
 #include <string>
 #include <string_view>
 
-#include "qpconnect/observed.h"
+#include "qpconnect/observe/observed.h"
 #include "qpconnect/result.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 
 // The trace format version this reader understands.
 inline constexpr int kTraceFormatVersion = 1;
@@ -51,4 +51,4 @@ Result<TraceHeader> ReadTrace(std::string_view text, const std::string& origin, 
 // the program was left with). 0 for a QP with no transition.
 int AppliedMask(const ObservedQp& qp);
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

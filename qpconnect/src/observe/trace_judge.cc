@@ -1,4 +1,4 @@
-#include "trace_judge.h"
+#include "qpconnect/observe/trace_judge.h"
 
 #include <infiniband/verbs.h>
 
@@ -9,14 +9,14 @@
 #include <optional>
 #include <utility>
 
+#include "qpconnect/observe/trace_reader.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/qp_attr_table.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_state_table.h"
 #include "qpconnect/verbs/transition.h"
-#include "trace_reader.h"
 
-namespace qpconnect::tools::trace {
+namespace qpconnect::trace {
 namespace {
 
 using verbs::QpState;
@@ -29,25 +29,12 @@ QpState StateOf(const std::string& name) {
   return QpState::kUnknown;
 }
 
-// The ibv_modify_qp(3) state machine: can a QP go from `from` to `to`?
+// The QP state machine: can a QP go from `from` to `to`? The state table
+// (verbs/qp_state_table.h) knows every move; from ERR or an unknown state
+// the judge says nothing (the call that led there is what it explains).
 bool ValidTransition(QpState from, QpState to) {
-  if (to == QpState::kReset || to == QpState::kErr) return true;
-  switch (from) {
-    case QpState::kReset:
-      return to == QpState::kInit;
-    case QpState::kInit:
-      return to == QpState::kInit || to == QpState::kRtr;
-    case QpState::kRtr:
-      return to == QpState::kRts;
-    case QpState::kRts:
-      return to == QpState::kRts || to == QpState::kSqd;
-    case QpState::kSqd:
-      return to == QpState::kRts || to == QpState::kSqd;
-    case QpState::kSqe:
-      return to == QpState::kRts;
-    default:
-      return true;  // unknown: nothing to say
-  }
+  if (from == QpState::kUnknown || from == QpState::kErr) return true;
+  return verbs::IsStateTransition(from, to);
 }
 
 // The request as the program made it, for the verbs layer's checks.
@@ -372,4 +359,4 @@ Verdict JudgeObservation(const Observation& observation) {
   return v;
 }
 
-}  // namespace qpconnect::tools::trace
+}  // namespace qpconnect::trace

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qpconnect/endpoint.h"
@@ -26,6 +27,10 @@ enum class ObservedSource : uint8_t { kTrace, kSnapshot, kDump };
 
 // "trace", "snapshot", "dump".
 const char* ObservedSourceName(ObservedSource source);
+
+// The transport of a QP type as traces and the kernel name it ("RC", "UC",
+// "UD"); nullopt for a type the validator does not judge (XRC_INI, GSI, ...).
+std::optional<Transport> TransportOfTypeName(std::string_view type_name);
 
 // One ibv_modify_qp call as the traced program made it.
 struct ObservedTransition {

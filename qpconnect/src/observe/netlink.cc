@@ -1,4 +1,4 @@
-#include "netlink.h"
+#include "qpconnect/observe/netlink.h"
 
 #include <dirent.h>
 #include <libmnl/libmnl.h>
@@ -14,7 +14,7 @@
 #include <optional>
 #include <set>
 
-namespace qpconnect::tools::inspect {
+namespace qpconnect::kernel {
 namespace {
 
 // Attributes of one message or nest, by id.
@@ -357,4 +357,4 @@ std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(const std::strin
 
 std::unique_ptr<KernelReader> MakeNetlinkReader() { return std::make_unique<NetlinkReader>(); }
 
-}  // namespace qpconnect::tools::inspect
+}  // namespace qpconnect::kernel

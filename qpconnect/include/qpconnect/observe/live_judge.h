@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "qpconnect/diagnostic.h"
-#include "qpconnect/observed.h"
-#include "qpconnect/pairing.h"
+#include "qpconnect/observe/observed.h"
+#include "qpconnect/observe/pairing.h"
 #include "qpconnect/validate.h"
 
 namespace qpconnect {

@@ -1,4 +1,4 @@
-#include "format.h"
+#include "qpconnect/observe/snapshot_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-namespace qpconnect::tools::inspect {
+namespace qpconnect {
 namespace {
 
 std::string Opt(const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : "-"; }
@@ -155,4 +155,4 @@ std::string FormatSnapshotText(const Snapshot& snapshot) {
   return out;
 }
 
-}  // namespace qpconnect::tools::inspect
+}  // namespace qpconnect

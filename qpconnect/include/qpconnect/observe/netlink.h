@@ -1,5 +1,6 @@
-// qp-inspect's view of the kernel: the RDMA netlink "nldev" interface spoken
-// through libmnl (what iproute2's `rdma` uses), and /proc and sysfs.
+// The kernel's view of every QP (what qp-inspect samples into a snapshot,
+// snapshot.h): the RDMA netlink "nldev" interface spoken through libmnl (what
+// iproute2's `rdma` uses), and /proc and sysfs.
 //
 //   RDMA_NLDEV_CMD_GET (dump)         devices: index, name, number of ports
 //   RDMA_NLDEV_CMD_RES_QP_GET (dump)  every QP of a device: port, lqpn, rqpn,
@@ -23,10 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/observe/snapshot.h"
 #include "qpconnect/result.h"
-#include "qpconnect/snapshot.h"
 
-namespace qpconnect::tools::inspect {
+namespace qpconnect::kernel {
 
 struct NlDevice {
   uint32_t index = 0;
@@ -63,7 +64,7 @@ Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc")
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
-// What qp-inspect reads the kernel through; a fake stands in for it in tests.
+// What a snapshot is read from the kernel through; a fake stands in for it in tests.
 class KernelReader {
  public:
   virtual ~KernelReader() = default;
@@ -80,4 +81,4 @@ class KernelReader {
 // The reader over a NETLINK_RDMA socket, /proc and /sys.
 std::unique_ptr<KernelReader> MakeNetlinkReader();
 
-}  // namespace qpconnect::tools::inspect
+}  // namespace qpconnect::kernel
