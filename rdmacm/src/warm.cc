@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "id_part.h"
 #include "log.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/validate.h"
@@ -68,9 +69,15 @@ bool Step(Warm* w, int step) {
     case 4: {
       Message m;
       m.type = MsgType::kReq;
+      m.qp_type = IBV_QPT_RC;
       m.endpoint = oob::EncodeBinary(w->a);
       std::string frame = EncodeFrame(m);
-      (void)DecodeBody(std::string_view(frame).substr(4));
+      auto decoded = DecodeBody(std::string_view(frame).substr(4));
+      if (!decoded) return false;
+      auto part = IdPartOf(*decoded);  // the peer's description from a base
+      if (!part) return false;
+      EndpointInfo rebuilt = w->a;
+      ApplyIdPart(rebuilt, *part);
       break;
     }
     default:
