@@ -27,8 +27,8 @@
 #                  mtu-above-netdev against its netdev's 1200 bytes besides
 #                  mtu-above-active.
 #   link_down      the client's netdev set down before the run (both rxe
-#                  ports go DOWN): refused on both sides (exit 5) naming
-#                  port-not-active, as before issue 31.
+#                  ports go DOWN): both sides stop at open (exit 3) naming
+#                  the port DOWN, as before issue 31 (kept so).
 #
 # Usage: path_fault_lab.sh QP_CONNECT SCENARIO
 set -uo pipefail
@@ -108,9 +108,9 @@ case $scenario in
     ;;
   link_down)
     ip link set "$QPC_NETDEV1" down || exit 1
-    run_pair 10 5 5 \
-      --grep-client "error port-not-active" \
-      --grep-server "error port-not-active" \
+    run_pair 15 3 3 \
+      --grep-client "open failed: .*$QPC_DEV1 port 1 is DOWN, not ACTIVE" \
+      --grep-server "open failed: .*$QPC_DEV0 port 1 is DOWN, not ACTIVE" \
       -- -n 20 --timeout 20
     ;;
   *)
