@@ -31,28 +31,7 @@
 #                  the port DOWN, as before issue 31 (kept so).
 #
 # Usage: path_fault_lab.sh QP_CONNECT SCENARIO
-set -uo pipefail
-bin=${1:?usage: path_fault_lab.sh QP_CONNECT SCENARIO}
-scenario=${2:?usage: path_fault_lab.sh QP_CONNECT SCENARIO}
-: "${QPC_DEV1:?not in the lab: QPC_DEV1 unset}"
-pair=$(dirname "$0")/../integration/qp_connect_pair.sh
-
-# run_pair LIMIT_SECONDS PAIR_ARGS...: qp_connect_pair.sh, timed.
-run_pair() {
-  local limit=$1
-  shift
-  local t0 rc ms
-  t0=$(date +%s%N)
-  "$pair" "$bin" tcp "$@"
-  rc=$?
-  ms=$((($(date +%s%N) - t0) / 1000000))
-  echo "path_fault_lab: $scenario: the pair reported after ${ms} ms (limit ${limit} s)"
-  if ((ms > limit * 1000)); then
-    echo "FAIL: reported after ${ms} ms, more than ${limit} s"
-    rc=1
-  fi
-  return $rc
-}
+source "$(dirname "$0")/fault_lab_common.sh" "$@"
 
 mac0=$(cat "/sys/class/net/$QPC_NETDEV0/address")
 mac1=$(cat "/sys/class/net/$QPC_NETDEV1/address")

@@ -70,16 +70,16 @@ std::string RocePathText(const RocePathFacts& f) {
 }
 
 Finding RocePathFinding(const RocePathFacts& facts) {
-  Finding f;
-  f.id = "path-facts";
-  f.severity = Severity::kInfo;
-  f.transports = kAllTransports;
-  f.attribute = "dgid";
-  f.direction = Direction::kLocal;
-  f.local_value = GidAddressText(facts.query.local.gid);
-  f.remote_value = GidAddressText(facts.query.remote);
-  f.message = "the kernel's path: " + RocePathText(facts);
-  return f;
+  return Finding{.id = "path-facts",
+                 .severity = Severity::kInfo,
+                 .transports = kAllTransports,
+                 .attribute = "dgid",
+                 .direction = Direction::kLocal,
+                 .qp_index = std::nullopt,
+                 .local_value = GidAddressText(facts.query.local.gid),
+                 .remote_value = GidAddressText(facts.query.remote),
+                 .message = "the kernel's path: " + RocePathText(facts),
+                 .fix = {}};
 }
 
 }  // namespace qpconnect

@@ -10,6 +10,7 @@
 // Sources: IBA annex A17 (RoCE v2 over IP), Linux routing and neighbour
 // tables, ib_core's address resolution (rdma_addr_find_l2_eth_by_grh) and
 // ib_addr.h iboe_get_mtu.
+#include <initializer_list>
 #include <string>
 
 #include "rules.h"
@@ -33,6 +34,12 @@ std::string PeerNetdevMissing(const EndpointInfo& peer) {
   const std::string name =
       peer.path.sgid && !peer.path.sgid->netdev.empty() ? peer.path.sgid->netdev : "?";
   return "the peer publishes no facts for " + name + ", the netdev of its GID";
+}
+
+// One note for several rules that a missing fact leaves unchecked.
+void Unchecked(FindingSink& sink, Direction dir, std::initializer_list<Rule> rules,
+               const std::string& why) {
+  for (Rule r : rules) sink.Unchecked(r, dir, why);
 }
 
 std::string VlanText(uint16_t id) { return id == 0 ? "untagged" : "VLAN " + std::to_string(id); }
@@ -96,8 +103,8 @@ void CheckRoute(const Context& ctx, const RocePathFacts& f, FindingSink& sink) {
 void CheckNeighbour(const Context& ctx, const RocePathFacts& f, bool on_link, FindingSink& sink) {
   const SideView& x = ctx.local;
   if (!f.neighbour) {
-    sink.Unchecked(Rule::kNeighbourFailed, x.dir, f.neighbour_unknown);
-    sink.Unchecked(Rule::kNeighbourMacMismatch, x.dir, f.neighbour_unknown);
+    Unchecked(sink, x.dir, {Rule::kNeighbourFailed, Rule::kNeighbourMacMismatch},
+              f.neighbour_unknown);
     return;
   }
   const NeighbourFact& n = *f.neighbour;
@@ -117,8 +124,7 @@ void CheckNeighbour(const Context& ctx, const RocePathFacts& f, bool on_link, Fi
   if (n.state == NeighbourState::kIncomplete || n.state == NeighbourState::kNone || !n.mac) {
     const std::string why = "the neighbour entry for " + entry + " is " +
                             NeighbourStateName(n.state) + " (being resolved; no MAC yet)";
-    sink.Unchecked(Rule::kNeighbourFailed, x.dir, why);
-    sink.Unchecked(Rule::kNeighbourMacMismatch, x.dir, why);
+    Unchecked(sink, x.dir, {Rule::kNeighbourFailed, Rule::kNeighbourMacMismatch}, why);
     return;
   }
   if (!on_link) {
@@ -147,8 +153,7 @@ void CheckNeighbour(const Context& ctx, const RocePathFacts& f, bool on_link, Fi
 void CheckNetdev(const Context& ctx, const RocePathFacts& f, bool on_link, FindingSink& sink) {
   const SideView& x = ctx.local;
   if (!f.netdev) {
-    sink.Unchecked(Rule::kVlanMismatch, x.dir, f.netdev_unknown);
-    sink.Unchecked(Rule::kMtuAboveNetdev, x.dir, f.netdev_unknown);
+    Unchecked(sink, x.dir, {Rule::kVlanMismatch, Rule::kMtuAboveNetdev}, f.netdev_unknown);
     return;
   }
   const NetdevInfo& nd = *f.netdev;
