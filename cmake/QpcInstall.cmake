@@ -54,11 +54,11 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(QPC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-# The shared library's private links, as pkg-config modules: PkgConfig::IBUMAD,
+# The shared library's private links, as pkg-config modules: PkgConfig::IBUMAD, PkgConfig::LIBMNL,
 # protobuf::libprotobuf-lite, OpenSSL::Crypto (Boost is header-only). A static link
 # (pkg-config --static) also needs the static parts, later parts first as they
 # use earlier ones, and the C++ runtime.
-set(QPC_PC_REQUIRES_PRIVATE "libibumad protobuf-lite libcrypto")
+set(QPC_PC_REQUIRES_PRIVATE "libibumad libmnl protobuf-lite libcrypto")
 set(QPC_PC_LIBS_PRIVATE "")
 foreach(part IN LISTS QPC_SHARED_PARTS)
   get_target_property(type ${part} TYPE)

@@ -66,6 +66,16 @@ class FakeEnv : public verbs::QpEnv {
   // What ReadGids() returns from now on (a GID table changed under a run).
   void SetGidsNow(std::vector<GidEntry> gids) { gids_now_ = std::move(gids); }
 
+  // ReadPath() returns `facts` with the query it was asked; without this
+  // call it reads none (nullopt), as QpEnv's default.
+  std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override {
+    if (!path_) return std::nullopt;
+    RocePathFacts f = *path_;
+    f.query = query;
+    return f;
+  }
+  void SetPath(RocePathFacts facts) { path_ = std::move(facts); }
+
   // "<qpn hex> <target state>" per modify call that reached a fake, in order.
   const std::vector<std::string>& log() const { return log_; }
   const std::vector<ibv_ah_attr>& ah_attrs() const { return ah_attrs_; }
@@ -105,7 +115,8 @@ class FakeEnv : public verbs::QpEnv {
   std::map<ibv_qp*, std::unique_ptr<FakeQp>> fakes_;
   std::vector<std::string> log_;
   std::vector<ibv_ah_attr> ah_attrs_;
-  std::optional<std::vector<GidEntry>> gids_now_;  // SetGidsNow()
+  std::optional<std::vector<GidEntry>> gids_now_;
+  std::optional<RocePathFacts> path_;  // SetGidsNow()
 };
 
 }  // namespace qpconnect::testing

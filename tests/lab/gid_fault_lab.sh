@@ -17,29 +17,7 @@
 #                  (exit 5); the server hears the abort.
 #
 # Usage: gid_fault_lab.sh QP_CONNECT SCENARIO
-set -uo pipefail
-bin=${1:?usage: gid_fault_lab.sh QP_CONNECT SCENARIO}
-scenario=${2:?usage: gid_fault_lab.sh QP_CONNECT SCENARIO}
-: "${QPC_DEV1:?not in the lab: QPC_DEV1 unset}"
-pair=$(dirname "$0")/../integration/qp_connect_pair.sh
-
-# run_pair LIMIT_SECONDS PAIR_ARGS...: qp_connect_pair.sh, timed.
-run_pair() {
-  local limit=$1
-  shift
-  local t0 t1 rc
-  t0=$(date +%s%N)
-  "$pair" "$bin" tcp "$@"
-  rc=$?
-  t1=$(date +%s%N)
-  local ms=$(((t1 - t0) / 1000000))
-  echo "gid_fault_lab: $scenario: the pair reported after ${ms} ms (limit ${limit} s)"
-  if ((ms > limit * 1000)); then
-    echo "FAIL: reported after ${ms} ms, more than ${limit} s"
-    rc=1
-  fi
-  return $rc
-}
+source "$(dirname "$0")/fault_lab_common.sh" "$@"
 
 # The link-local GIDs' IPv6 neighbours, made as the lab makes its IPv4 ones
 # (tools/lab/guest-setup-rxe: no neighbour discovery between two addresses

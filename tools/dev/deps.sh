@@ -12,7 +12,7 @@ pkgs=(
   python3-jsonschema  # tests: the tools' JSON output against docs/schemas/ (docs/json.md)
   help2man  # man pages of the tools, generated from their --help and --version
   librdmacm-dev  # libqpcm (rdmacm/): librdmacm's ABI header, <rdma/rdma_cma.h>
-  libmnl-dev  # qp-inspect: RDMA netlink (the resource tracker, counters), as iproute2's rdma
+  libmnl-dev  # netlink: qp-inspect (RDMA netlink: the resource tracker, counters, as iproute2's rdma) and the connector's RoCE path facts (rtnetlink: route, neighbour, netdev)
   librdmacm-dev  # tests/rdmacm: cm_events, an rdma_cm program of ours (issue 29)
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core

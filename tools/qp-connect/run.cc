@@ -241,6 +241,10 @@ class Runner {
       gid_pair_shown_ = true;
       if (!o_.json) out_ << GidPairLine(*r.gid_pair);
     }
+    if (r.roce_path && !roce_path_shown_) {
+      roce_path_shown_ = true;
+      if (!o_.json) out_ << "qp-connect: RoCE path: " << RocePathText(*r.roce_path) << "\n";
+    }
     if (r.plan && !findings_shown_) {
       findings_shown_ = true;
       Put("findings", [&] { return FindingsToJson(r.findings); });
@@ -598,6 +602,7 @@ class Runner {
   bool aborted_ = false;                   // the peer was told (once)
   bool findings_shown_ = false;
   bool gid_pair_shown_ = false;   // Record(): the GID pair line printed
+  bool roce_path_shown_ = false;  // Record(): the RoCE path line printed
   bool path_failed_ = false;      // --path sa: the SA query failed
   bool remote_recorded_ = false;  // Record(): the peer's side is in the report
   bool path_recorded_ = false;    // Record(): the SA's path is in the report

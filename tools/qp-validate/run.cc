@@ -240,6 +240,7 @@ const char* FamilyTitle(std::string_view family) {
   if (family == "roce") return "RoCE (Ethernet link layer)";
   if (family == "qkey") return "Q_Key";
   if (family == "sa") return "Against the subnet administrator's path (InfiniBand)";
+  if (family == "path") return "Against the kernel's RoCE path (route, neighbour, netdev)";
   if (family == "live") return "Live rules (kernel snapshots)";
   return "Other";
 }

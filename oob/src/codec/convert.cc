@@ -254,6 +254,13 @@ void EndpointToProto(const EndpointInfo& info, Form form, v1::Endpoint* out) {
   rd->set_device_max_qp_init_rd_atom(info.rd_atomic.device_max_qp_init_rd_atom);
 
   for (const GidEntry& e : info.gid_table) GidEntryToProto(e, form, out->add_gid_table());
+  for (const NetdevInfo& n : info.netdevs) {
+    v1::Netdev* nd = out->add_netdevs();
+    nd->set_name(n.name);
+    nd->set_mac(MacToString(n.mac));
+    nd->set_vlan_id(n.vlan_id);
+    nd->set_mtu(n.mtu);
+  }
   QpsToProto(info.qps, form, out);
 }
 
@@ -340,6 +347,25 @@ Result<EndpointInfo> EndpointFromProto(const v1::Endpoint& m, const std::string&
                                            prefix + "gid_table[" + std::to_string(i) + "]");
     if (!e) return std::move(e).error();
     info.gid_table.push_back(std::move(*e));
+  }
+
+  const auto netdevs = static_cast<size_t>(m.netdevs_size());
+  if (netdevs > kMaxNetdevs) return TooManyError(prefix + "netdevs", netdevs, kMaxNetdevs);
+  for (size_t i = 0; i < netdevs; ++i) {
+    const v1::Netdev& nd = m.netdevs(static_cast<int>(i));
+    const std::string at = prefix + "netdevs[" + std::to_string(i) + "].";
+    QPC_TRY(CheckText(nd.mac(), 17, at + "mac"));
+    std::optional<MacAddress> mac = MacFromString(nd.mac());
+    if (!mac) {
+      return FieldError(at + "mac",
+                        "'" + nd.mac() + "' is not a MAC address (six two-digit hex groups)");
+    }
+    NetdevInfo n;
+    n.name = nd.name();
+    n.mac = *mac;
+    QPC_TRY(Narrow(nd.vlan_id(), &n.vlan_id, at, "vlan_id", 0, kMaxVlanId));
+    n.mtu = nd.mtu();
+    info.netdevs.push_back(std::move(n));
   }
 
   QPC_TRY(QpsFromProto(m, prefix, &info.qps));

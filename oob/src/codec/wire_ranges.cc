@@ -188,6 +188,15 @@ Result<void> CheckEndpointRanges(const EndpointInfo& info, const std::string& pr
     QPC_TRY(CheckGidEntry(info.gid_table[i], prefix + "gid_table[" + std::to_string(i) + "]"));
   }
 
+  if (info.netdevs.size() > kMaxNetdevs) {
+    return TooManyError(prefix + "netdevs", info.netdevs.size(), kMaxNetdevs);
+  }
+  for (size_t i = 0; i < info.netdevs.size(); ++i) {
+    const NetdevInfo& n = info.netdevs[i];
+    QPC_TRY(CheckText(n.name, kMaxNetdevBytes, Indexed(prefix, "netdevs", i, "name")));
+    QPC_TRY(CheckRange(n.vlan_id, 0, kMaxVlanId, Indexed(prefix, "netdevs", i, "vlan_id")));
+  }
+
   if (info.qps.empty()) {
     return FieldError(prefix + "qps", "is empty: a side must publish at least one QP");
   }

@@ -44,6 +44,7 @@
 #include "qpconnect/gid_select.h"
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
+#include "qpconnect/roce_path.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/session.h"
 
@@ -88,8 +89,13 @@ struct ConnectReport {
   // The joint GID choice (gid_pair.h), made after the exchange (RoCE): when
   // chosen, local.path.sgid and remote->path.sgid above are the pair.
   std::optional<GidPairChoice> gid_pair;
-  // The validator's, on the plan above; then the joint choice's
-  // (gid-pair-chosen, gid-pair-none) and gid-changed-before-rtr.
+  // RoCE v2: the kernel's facts on the path between the two GIDs, read in
+  // the validate phase (QpEnv::ReadPath) and judged by the validator's path
+  // rules (route-missing, neighbour-mac-mismatch, ...; docs/faults.md).
+  std::optional<RocePathFacts> roce_path;
+  // The validator's, on the plan above (and on roce_path); then the joint
+  // choice's (gid-pair-chosen, gid-pair-none), the path facts' summary
+  // (path-facts, info) and gid-changed-before-rtr.
   std::vector<Finding> findings;
   ConnectPhase reached = ConnectPhase::kOpen;  // the last phase entered
   bool connected = false;                      // every QP at RTS and the barrier passed

@@ -30,6 +30,13 @@ enum class LinkLayer : uint8_t { kUnspecified = 0, kInfiniBand = 1, kEthernet = 
 // the RoCE ethertype; RoCE v2 GIDs over UDP/IP (port 4791).
 enum class GidType : uint8_t { kUnspecified = 0, kIb = 1, kRoceV1 = 2, kRoceV2 = 3 };
 
+// An Ethernet MAC address.
+using MacAddress = std::array<uint8_t, 6>;
+// "02:00:0a:63:00:01".
+std::string MacToString(const MacAddress& mac);
+// Parses "02:00:0a:63:00:01" (six two-digit hex groups, ':'); nullopt otherwise.
+std::optional<MacAddress> MacFromString(const std::string& text);
+
 // Address family of a RoCE GID: IPv4 when the GID is an IPv4-mapped IPv6
 // address (::ffff:a.b.c.d), IPv6 otherwise. kUnspecified for IB GIDs.
 enum class GidFamily : uint8_t { kUnspecified = 0, kIpv4 = 1, kIpv6 = 2 };
@@ -174,6 +181,18 @@ struct QpEntry {
   friend bool operator==(const QpEntry&, const QpEntry&) = default;
 };
 
+// RoCE: one netdev behind the GID table (GidEntry::netdev), as the side's
+// kernel sees it, published so that the peer can compare its neighbour entry
+// and VLAN with it (issue 31; roce_path.h).
+struct NetdevInfo {
+  std::string name;      // as in GidEntry::netdev
+  MacAddress mac{};      // its MAC: what the peer's neighbour entry should hold
+  uint16_t vlan_id = 0;  // 802.1Q id when the netdev is a VLAN device; 0 untagged
+  uint32_t mtu = 0;      // its MTU in bytes; 0 unknown
+
+  friend bool operator==(const NetdevInfo&, const NetdevInfo&) = default;
+};
+
 // Who this side is, for diagnostics only.
 struct Identity {
   std::string host;
@@ -193,6 +212,9 @@ struct EndpointInfo {
   // GIDs this side accepts traffic for (the valid entries of its port's GID
   // table, or the subset it chooses to publish). May be empty when unknown.
   std::vector<GidEntry> gid_table;
+  // RoCE: the netdevs of gid_table as the kernel saw them before the
+  // exchange. Empty when unknown (an older peer, a trace, a dump).
+  std::vector<NetdevInfo> netdevs;
   std::vector<QpEntry> qps;
 
   friend bool operator==(const EndpointInfo&, const EndpointInfo&) = default;

@@ -28,6 +28,7 @@
 #include "qpconnect/endpoint.h"
 #include "qpconnect/path_record.h"
 #include "qpconnect/plan.h"
+#include "qpconnect/roce_path.h"
 
 namespace qpconnect {
 
@@ -63,6 +64,16 @@ std::vector<Finding> Validate(const ValidationInput& input, const ValidateOption
 // Validate() without a PathRecord never raises them.
 // REQUIRES: input.local != nullptr && input.remote != nullptr.
 std::vector<Finding> Validate(const ValidationInput& input, const PathRecord& sa_path,
+                              const ValidateOptions& options = {});
+
+// Validate(), plus the rules on the kernel's facts of the local side's RoCE
+// path to the remote GID (rules_path.cc: route-missing, route-other-netdev,
+// neighbour-failed, neighbour-mac-mismatch, vlan-mismatch,
+// mtu-above-netdev), read by the local connector before RTR (roce_path.h).
+// Those rules apply to Ethernet ports only; Validate() without the facts
+// never raises them.
+// REQUIRES: input.local != nullptr && input.remote != nullptr.
+std::vector<Finding> Validate(const ValidationInput& input, const RocePathFacts& roce_path,
                               const ValidateOptions& options = {});
 
 // Metadata of one rule, as documented in docs/rules.md.

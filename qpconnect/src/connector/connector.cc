@@ -130,15 +130,28 @@ bool IsGidChanged(const Error& e) {
          e.attribute == "sgid_index";
 }
 
-// The joint choice's finding among the validator's, errors first.
-void AddGidPairFinding(ConnectReport& r) {
-  if (!r.gid_pair) return;
-  auto f = GidPairFinding(*r.gid_pair);
+// A finding of the connector's own (the joint GID choice's, the path
+// facts') among the validator's, errors first.
+void AddOwnFinding(ConnectReport& r, std::optional<Finding> f) {
   if (!f) return;
   r.findings.push_back(std::move(*f));
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
     return static_cast<int>(a.severity) > static_cast<int>(b.severity);
   });
+}
+
+// RoCE: the netdevs behind this side's GID table as the kernel has them,
+// published so that the peer compares its neighbour entry and VLAN with them
+// (rules_path.cc).
+void PublishNetdevs(EndpointInfo& local, verbs::QpEnv& env) {
+  if (local.port.link_layer != LinkLayer::kEthernet || !local.netdevs.empty()) return;
+  std::vector<std::string> names;
+  for (const GidEntry& g : local.gid_table) {
+    if (!g.netdev.empty() && std::find(names.begin(), names.end(), g.netdev) == names.end()) {
+      names.push_back(g.netdev);
+    }
+  }
+  if (!names.empty()) local.netdevs = env.ReadNetdevs(names);
 }
 }  // namespace
 
@@ -175,6 +188,18 @@ class Connector::Impl {
     report.findings.insert(report.findings.begin(), std::move(*f));
     return Error{ErrorCode::kIncompatible, 0, "validate", "sgid_index",
                  "the GID table changed before RTR; nothing was modified (" + text + ")"};
+  }
+
+  // RoCE v2: the kernel's facts on the path between the two GIDs in use
+  // (roce_path.h), for the validator's path rules. nullopt off RoCE v2 (v1
+  // is not routed), without both GIDs, or when the env reads none.
+  std::optional<RocePathFacts> ReadPath() const {
+    const EndpointInfo& l = report.local;
+    if (l.port.link_layer != LinkLayer::kEthernet || !l.path.sgid || !report.remote ||
+        !report.remote->path.sgid || l.path.sgid->type != GidType::kRoceV2) {
+      return std::nullopt;
+    }
+    return env->ReadPath({*l.path.sgid, report.remote->path.sgid->gid});
   }
 
   Result<void> Transition(const ConnectionPlan& plan, const std::string& hint,
@@ -360,6 +385,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   // Published, so that the peer's validator expects the SA's path here.
   r.local.path.path_from_sa = static_cast<bool>(options.path_source);
   TakePartInGidChoice(r.local);
+  PublishNetdevs(r.local, *impl_->env);
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
     PhaseClock clock(r.timings.exchange);
@@ -419,10 +445,14 @@ Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan
   {
     PhaseClock clock(r.timings.validate);
     r.plan = std::move(plan);
+    r.roce_path = impl_->ReadPath();
     const ValidationInput input{&r.local, &*r.remote, *r.plan, std::nullopt};
-    r.findings = r.sa_path ? Validate(input, *r.sa_path) : Validate(input);
+    r.findings = r.sa_path     ? Validate(input, *r.sa_path)
+                 : r.roce_path ? Validate(input, *r.roce_path)
+                               : Validate(input);
     HoldQpCountsEqual(r.findings, num_qps(), r.remote->qps.size());
-    AddGidPairFinding(r);
+    AddOwnFinding(r, r.gid_pair ? GidPairFinding(*r.gid_pair) : std::nullopt);
+    AddOwnFinding(r, r.roce_path ? std::optional(RocePathFinding(*r.roce_path)) : std::nullopt);
   }
   if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
   if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {

@@ -4,6 +4,37 @@
 
 namespace qpconnect {
 
+std::string MacToString(const MacAddress& mac) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < mac.size(); ++i) {
+    if (i != 0) s += ':';
+    s += kHex[mac[i] >> 4];
+    s += kHex[mac[i] & 0xf];
+  }
+  return s;
+}
+
+std::optional<MacAddress> MacFromString(const std::string& text) {
+  if (text.size() != 17) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  MacAddress mac{};
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const size_t at = i * 3;
+    if (i != 0 && text[at - 1] != ':') return std::nullopt;
+    const int hi = nibble(text[at]);
+    const int lo = nibble(text[at + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    mac[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return mac;
+}
+
 int MtuBytes(Mtu mtu) {
   switch (mtu) {
     case Mtu::k256:

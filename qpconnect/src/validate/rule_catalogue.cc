@@ -367,6 +367,57 @@ constexpr std::array<Entry, kRuleCount> kEntries = {{
       "retry exceeded.",
       "IBA ch. 15.2.5.16 (PathRecord HopLimit), ch. 8.3 (GRH); peer issue: hop limit 1 across "
       "routers"}},
+    // ---- rules_path.cc: the kernel's facts on the local RoCE path, read before RTR.
+    {Rule::kRouteMissing,
+     {"route-missing", E, kAll, "dgid", "path",
+      "The kernel has a route from the local GID's netdev to the peer's address: a lookup bound "
+      "to that netdev, from the GID's address (as ib_core and rxe make it), matches a unicast "
+      "route. Without one the kernel assumes the peer on the netdev's link.",
+      "ibv_modify_qp to RTR fails with ETIMEDOUT (no neighbour answers for an address that is "
+      "not on the link), or RTR succeeds and every send ends in IBV_WC_RETRY_EXC_ERR.",
+      "RoCE v2 is routed IP (IBA annex A17); Linux ip_route_output_key (the bound-netdev "
+      "fallback), ib_core addr_resolve; peer issues: 'transport retry counter exceeded' with no "
+      "root cause (UCX 5732, NCCL 1170)"}},
+    {Rule::kRouteOtherNetdev,
+     {"route-other-netdev", E, kAll, "dgid", "path",
+      "The route to the peer's address leaves through the local GID's netdev (not through "
+      "another netdev, and not through lo because the address is local).",
+      "RoCE packets go out of a netdev without the RDMA device, or to lo, where rxe drops "
+      "them: retry exceeded with both ports ACTIVE.",
+      "ib_core and rxe bind the route to the GID's netdev (rxe_find_route4/6); Soft-RoCE lab "
+      "notes (two addresses of one kernel)"}},
+    {Rule::kNeighbourFailed,
+     {"neighbour-failed", E, kAll, "dgid", "path",
+      "The kernel's neighbour entry for the next hop (the peer, or the gateway) is not FAILED: "
+      "its MAC could be resolved.",
+      "ibv_modify_qp to RTR fails with ETIMEDOUT after the kernel's ARP or neighbour "
+      "discovery got no answer; no reason is given.",
+      "Linux neighbour states (NUD_FAILED); ib_core rdma_addr_find_l2_eth_by_grh; peer issues: "
+      "ETIMEDOUT at RTR with no reason (nvshmem 42, Mooncake 204)"}},
+    {Rule::kNeighbourMacMismatch,
+     {"neighbour-mac-mismatch", E, kAll, "dgid", "path",
+      "On a link without a gateway, the MAC in the kernel's neighbour entry for the peer's "
+      "address is the MAC the peer publishes for the netdev of its GID.",
+      "RTR succeeds, but every packet goes to the wrong MAC: RC ends in IBV_WC_RETRY_EXC_ERR "
+      "(or no completion at all), UC and UD lose every message.",
+      "Linux neighbour table (a stale or wrong permanent entry after a NIC swap); issue 31 "
+      "(measured in the Soft-RoCE lab)"}},
+    {Rule::kVlanMismatch,
+     {"vlan-mismatch", E, kAll, "sgid_index", "path",
+      "On a link without a gateway, the netdevs of both GIDs are on the same VLAN (the same "
+      "802.1Q id, or both untagged).",
+      "Frames tagged for one VLAN never reach the other: RTR fails with ETIMEDOUT resolving the "
+      "neighbour, or retry exceeded.",
+      "IEEE 802.1Q; RoCE GIDs of a VLAN netdev carry its tag (ib_core gid_attr ndev)"}},
+    {Rule::kMtuAboveNetdev,
+     {"mtu-above-netdev", E, kRcUc, "path_mtu", "path",
+      "The path MTU plus the kernel's RoCE header allowance (96 bytes) fits the MTU of the local "
+      "GID's netdev and of the route (its mtu metric), as read right before RTR. (UD sends one "
+      "packet per message: ud-message-exceeds-mtu judges it.)",
+      "Full-size packets are larger than the netdev sends: they are dropped, RC ends in "
+      "IBV_WC_RETRY_EXC_ERR once a message exceeds the netdev MTU, small messages still pass.",
+      "ib_addr.h iboe_get_mtu (the port's active MTU from the netdev MTU); ibv_modify_qp(3) "
+      "(path_mtu); peer issue: MTU not agreed"}},
 }};
 
 constexpr std::array<RuleInfo, kRuleCount> Project(const std::array<Entry, kRuleCount>& entries) {

@@ -18,6 +18,7 @@
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
+#include "qpconnect/roce_path.h"
 #include "qpconnect/validate.h"
 
 namespace qpconnect::validate_internal {
@@ -89,6 +90,13 @@ enum class Rule : uint16_t {
   kSlNotSaPath,
   kPkeyNotSaPath,
   kGrhMissingAcrossRouters,
+  // rules_path.cc
+  kRouteMissing,
+  kRouteOtherNetdev,
+  kNeighbourFailed,
+  kNeighbourMacMismatch,
+  kVlanMismatch,
+  kMtuAboveNetdev,
 
   kCount,
 };
@@ -149,6 +157,8 @@ struct Context {
   size_t n = 0;
   // The SA's path from the local port to the remote one; nullptr if not asked.
   const PathRecord* sa_path = nullptr;
+  // The kernel's facts on the local side's RoCE path; nullptr if not read.
+  const RocePathFacts* roce_path = nullptr;
 
   bool Applies(Rule rule) const { return Meta(rule).transports.Has(transport); }
 
@@ -209,6 +219,7 @@ void CheckAddressRules(const Context& ctx, FindingSink& sink);
 void CheckRoceRules(const Context& ctx, FindingSink& sink);
 void CheckQkeyRules(const Context& ctx, FindingSink& sink);
 void CheckSaRules(const Context& ctx, FindingSink& sink);
+void CheckPathRules(const Context& ctx, FindingSink& sink);
 
 // Value formatting shared by the rules (format.cc).
 std::string Hex(uint64_t value, int digits);  // "0x0004b2" for (0x4b2, 6)

@@ -196,7 +196,7 @@ PathRecord ReversedPath(PathRecord p) {
 }
 
 std::vector<Finding> Judge(const ValidationInput& input, const PathRecord* sa_path,
-                           const ValidateOptions& options) {
+                           const RocePathFacts* roce_path, const ValidateOptions& options) {
   using namespace validate_internal;
   assert(input.local != nullptr && input.remote != nullptr);
 
@@ -233,6 +233,7 @@ std::vector<Finding> Judge(const ValidationInput& input, const PathRecord* sa_pa
   ctx.local.Index();
   ctx.remote.Index();
   ctx.sa_path = sa_path;
+  ctx.roce_path = roce_path;
   ctx.n = std::min({input.local->qps.size(), input.remote->qps.size(), ctx.local.plan->qps.size(),
                     ctx.remote.plan->qps.size()});
 
@@ -246,18 +247,24 @@ std::vector<Finding> Judge(const ValidationInput& input, const PathRecord* sa_pa
   CheckRoceRules(ctx, sink);
   CheckQkeyRules(ctx, sink);
   CheckSaRules(ctx, sink);
+  CheckPathRules(ctx, sink);
   return sink.Take();
 }
 
 }  // namespace
 
 std::vector<Finding> Validate(const ValidationInput& input, const ValidateOptions& options) {
-  return Judge(input, nullptr, options);
+  return Judge(input, nullptr, nullptr, options);
 }
 
 std::vector<Finding> Validate(const ValidationInput& input, const PathRecord& sa_path,
                               const ValidateOptions& options) {
-  return Judge(input, &sa_path, options);
+  return Judge(input, &sa_path, nullptr, options);
+}
+
+std::vector<Finding> Validate(const ValidationInput& input, const RocePathFacts& roce_path,
+                              const ValidateOptions& options) {
+  return Judge(input, nullptr, &roce_path, options);
 }
 
 }  // namespace qpconnect

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "qpconnect/verbs/device_query.h"
+#include "qpconnect/verbs/kernel_path.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
@@ -25,6 +26,16 @@ class VerbsQpEnv final : public QpEnv {
       return VerbsError("ibv_query_port " + std::to_string(port), rc);
     }
     return QueryGids(ctx, port, static_cast<uint32_t>(pa.gid_tbl_len));
+  }
+  std::vector<NetdevInfo> ReadNetdevs(const std::vector<std::string>& names) override {
+    std::vector<NetdevInfo> out;
+    for (const std::string& name : names) {
+      if (auto n = ReadNetdev(name)) out.push_back(std::move(*n));
+    }
+    return out;
+  }
+  std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override {
+    return ReadKernelPath(query);
   }
 };
 

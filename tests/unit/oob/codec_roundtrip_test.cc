@@ -55,6 +55,8 @@ TEST(CodecRoundTrip, ExtremeValuesSurvive) {
   e.path.flow_label = 0xfffff;
   e.path.path_from_sa = true;
   e.path.gid_choice = GidChoice::kPinned;
+  e.netdevs = {{"veth0", {0x02, 0x00, 0x0a, 0x63, 0x00, 0xff}, 4094, ~0u},
+               {"eth1.7", {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 0, 0}};
   e.path.traffic_class = 255;
   e.path.hop_limit = 0;  // 0 must not become the core default (1)
   e.path.src_path_bits = 127;
@@ -65,6 +67,24 @@ TEST(CodecRoundTrip, ExtremeValuesSurvive) {
            {kQpnMask, kPsnMask, MrDescriptor{0, 0, 0}},
            {0, kPsnMask, std::nullopt}};
   ExpectRoundTrips(e);
+}
+
+// Endpoint.netdevs (field 13, issue 31): a writer without it gives an empty
+// list; a MAC that is not six hex groups is refused naming the field.
+TEST(CodecRoundTrip, NetdevsAreOptionalAndTheirMacIsChecked) {
+  EndpointInfo e = SampleUc();
+  ASSERT_TRUE(e.netdevs.empty());
+  ExpectRoundTrips(e);
+  e.netdevs = {{"veth1", {0x02, 0x00, 0x0a, 0x63, 0x00, 0x02}, 0, 1500}};
+  std::string json = EncodeJson(e);
+  const size_t at = json.find("02:00:0a:63:00:02");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, 17, "02:00:0a:63:00:0g");
+  Result<EndpointInfo> bad = DecodeJson(json);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().attribute, "netdevs[0].mac") << bad.error().ToString();
+  e.netdevs[0].vlan_id = 4095;
+  EXPECT_FALSE(CheckWireRanges(e));
 }
 
 TEST(CodecRoundTrip, GidsAreTextInJsonAndBytesInBinary) {

@@ -10,6 +10,7 @@
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
+#include "qpconnect/roce_path.h"
 #include "qpconnect/validate.h"
 
 namespace qpconnect::test {
@@ -83,6 +84,8 @@ struct Pair {
   std::optional<ConnectionPlan> local_plan;
   std::optional<ConnectionPlan> remote_plan;
   std::optional<PathRecord> sa_path;  // the SA's path local -> remote (rules_sa.cc)
+  // The kernel's facts on the local RoCE path (rules_path.cc).
+  std::optional<RocePathFacts> roce_path;
 
   // Fills both plans with PlanConnection() of the current endpoints (1 KiB
   // messages, which fit every MTU here), so a test can then change an attribute
@@ -101,16 +104,40 @@ struct Pair {
     in.remote = &remote;
     in.local_plan = local_plan;
     in.remote_plan = remote_plan;
-    return sa_path ? Validate(in, *sa_path, options) : Validate(in, options);
+    if (sa_path) return Validate(in, *sa_path, options);
+    return roce_path ? Validate(in, *roce_path, options) : Validate(in, options);
   }
 };
 
 inline Pair IbPair(Transport t, size_t qps = 1) {
-  return {IbEndpoint(t, 0, qps), IbEndpoint(t, 1, qps), std::nullopt, std::nullopt, std::nullopt};
+  return {IbEndpoint(t, 0, qps), IbEndpoint(t, 1, qps), {}, {}, {}, {}};
 }
 inline Pair RocePair(Transport t, size_t qps = 1) {
-  return {RoceEndpoint(t, 0, qps), RoceEndpoint(t, 1, qps), std::nullopt, std::nullopt,
-          std::nullopt};
+  return {RoceEndpoint(t, 0, qps), RoceEndpoint(t, 1, qps), {}, {}, {}, {}};
+}
+
+// A RocePair on netdevs eth0 (local) and eth1 (remote), each side
+// publishing its netdev (MAC 02:00:00:00:00:0a / :0b, untagged, MTU 1500),
+// with the local kernel's facts of a healthy path: a route through eth0 in
+// the main table, on link, and a REACHABLE neighbour holding the peer's MAC.
+// rules_path.cc raise nothing on it.
+inline Pair RocePairWithPath(Transport t, size_t qps = 1) {
+  Pair p = RocePair(t, qps);
+  const MacAddress mac[2] = {{0x02, 0, 0, 0, 0, 0x0a}, {0x02, 0, 0, 0, 0, 0x0b}};
+  EndpointInfo* sides[2] = {&p.local, &p.remote};
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = i == 0 ? "eth0" : "eth1";
+    for (GidEntry& e : sides[i]->gid_table) e.netdev = name;
+    sides[i]->path.sgid->netdev = name;
+    sides[i]->netdevs = {{name, mac[i], 0, 1500}};
+  }
+  RocePathFacts f;
+  f.query = {*p.local.path.sgid, p.remote.path.sgid->gid};
+  f.netdev = p.local.netdevs[0];
+  f.route = RouteFact{"eth0", "", "unicast", 254, 0};
+  f.neighbour = NeighbourFact{"10.0.0.2", "eth0", NeighbourState::kReachable, mac[1]};
+  p.roce_path = f;
+  return p;
 }
 
 // Ids of the findings that are errors or warnings (what a user must act on).

@@ -46,9 +46,8 @@ inline const std::map<std::string, Violation>& Violations() {
          p.remote.transport = OtherTransport(t);
          return p;
        }}},
-      {"link-layer-mismatch", {[](Transport t) {
-         return Pair{IbEndpoint(t, 0), RoceEndpoint(t, 1), {}, {}, {}};
-       }}},
+      {"link-layer-mismatch",
+       {[](Transport t) { return Pair{IbEndpoint(t, 0), RoceEndpoint(t, 1), {}, {}, {}, {}}; }}},
       {"port-not-active", {[](Transport t) {
          Pair p = IbPair(t);
          p.local.port.active = false;
@@ -123,7 +122,7 @@ inline const std::map<std::string, Violation>& Violations() {
          return p;
        }}},
       {"qp-count-mismatch", {[](Transport t) {
-         return Pair{IbEndpoint(t, 0, 2), IbEndpoint(t, 1, 1), {}, {}, {}};
+         return Pair{IbEndpoint(t, 0, 2), IbEndpoint(t, 1, 1), {}, {}, {}, {}};
        }}},
       {"qpn-out-of-range", {[](Transport t) {
          Pair p = IbPair(t);
@@ -346,6 +345,39 @@ inline const std::map<std::string, Violation>& Violations() {
          Pair p = IbPair(t);
          p.sa_path = AgreeingSaPath(p);
          p.sa_path->hop_limit = 4;
+         return p;
+       }}},
+      // rules_path.cc
+      {"route-missing", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->route->table = 0;  // no table matched: the kernel assumed it on link
+         return p;
+       }}},
+      {"route-other-netdev", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->route = RouteFact{"lo", "", "local", 255, 0};  // the address is local
+         return p;
+       }}},
+      {"neighbour-failed", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->neighbour->state = NeighbourState::kFailed;
+         p.roce_path->neighbour->mac.reset();
+         return p;
+       }}},
+      {"neighbour-mac-mismatch", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->neighbour->state = NeighbourState::kPermanent;
+         p.roce_path->neighbour->mac = MacAddress{0x02, 0, 0, 0, 0, 0x99};
+         return p;
+       }}},
+      {"vlan-mismatch", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->netdev->vlan_id = 100;  // the peer's eth1 is untagged
+         return p;
+       }}},
+      {"mtu-above-netdev", {[](Transport t) {
+         Pair p = RocePairWithPath(t);
+         p.roce_path->netdev->mtu = 1100;  // 1024 + 96 > 1100
          return p;
        }}},
   };

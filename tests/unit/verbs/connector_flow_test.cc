@@ -348,5 +348,37 @@ TEST(ConnectorFlow, GidChangedBeforeRtrRefusesAndTellsThePeer) {
   EXPECT_EQ(f.front().id, "gid-changed-before-rtr");
 }
 
+// Issue 31 item 2: the kernel's path facts, read through the env for the
+// GID pair in use, are judged before RTR: a bad one refuses, nothing is
+// modified, the peer is told, and the facts are in the report.
+TEST(ConnectorFlow, ABadPathFactRefusesBeforeRtrAndTellsThePeer) {
+  Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
+  auto c = a.Adopt();
+  ASSERT_TRUE(c) << c.error().ToString();
+  RocePathFacts facts;
+  facts.netdev = NetdevInfo{"veth1", {0x02, 0, 0x0a, 0x63, 0, 0x01}, 0, 1500};
+  facts.route_error = "Network is unreachable";
+  facts.neighbour_unknown = "no neighbour entry yet";
+  a.env.SetPath(facts);
+  const EndpointInfo peer = PeerOf(IBV_QPT_RC, 1);
+  ScriptedExchanger x(peer);
+  auto r = (*c)->Connect(x, Quick());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kIncompatible);
+  EXPECT_EQ(a.env.fake(a.qps[0]).state(), IBV_QPS_INIT);
+  EXPECT_EQ(x.aborts(), std::vector<std::string>{"validation failed"});
+  const ConnectReport& rep = (*c)->report();
+  ASSERT_TRUE(rep.roce_path);
+  EXPECT_EQ(rep.roce_path->query.remote, peer.path.sgid->gid);
+  EXPECT_EQ(rep.roce_path->query.local, *rep.local.path.sgid);
+  bool missing = false, facts_line = false;
+  for (const auto& f : rep.findings) {
+    missing |= f.id == "route-missing" && f.severity == Severity::kError;
+    facts_line |= f.id == "path-facts" && f.severity == Severity::kInfo;
+  }
+  EXPECT_TRUE(missing);
+  EXPECT_TRUE(facts_line);
+}
+
 }  // namespace
 }  // namespace qpconnect

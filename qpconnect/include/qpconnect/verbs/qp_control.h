@@ -18,9 +18,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "qpconnect/result.h"
+#include "qpconnect/roce_path.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/resources.h"
@@ -72,8 +75,24 @@ class QpEnv {
   // reads them again right before RTR). kVerbs naming the failed query.
   virtual Result<std::vector<GidEntry>> ReadGids(ibv_context& ctx, uint8_t port) = 0;
 
+  // RoCE: the netdevs `names` as the kernel has them now (MAC, VLAN, MTU),
+  // published to the peer before the exchange; a netdev that cannot be read
+  // is left out. The default reads none (the peer then notes it).
+  virtual std::vector<NetdevInfo> ReadNetdevs(const std::vector<std::string>& names) {
+    (void)names;
+    return {};
+  }
+
+  // RoCE: the kernel's facts on the path of `query` (route, neighbour,
+  // netdev; roce_path.h), read right before the validation gate. nullopt:
+  // this env reads none (the default), and the path rules stay silent.
+  virtual std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) {
+    (void)query;
+    return std::nullopt;
+  }
+
   // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal,
-  // QueryGids.
+  // QueryGids, and rtnetlink for the netdevs and paths (kernel_path.h).
   static QpEnv& Default();
 };
 
