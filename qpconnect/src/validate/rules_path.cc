@@ -77,6 +77,10 @@ void CheckRoute(const Context& ctx, const RocePathFacts& f, FindingSink& sink) {
               .fix = "remove the " + r.type + " route, or " + add_fix});
     return;
   }
+  // The peer's GID is one of this port's own (two QPs of one device, as two
+  // mesh ranks on one device): the route is local and the device turns the
+  // packets around itself.
+  if (r.type == "local" && x.HasGid(f.query.remote)) return;
   if (r.netdev != netdev) {
     const bool local = r.type == "local" || r.netdev == "lo";
     sink.Add(Rule::kRouteOtherNetdev, x,

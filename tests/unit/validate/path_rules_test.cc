@@ -71,6 +71,26 @@ TEST(PathRules, ARouteRefusedByTheKernelIsRouteMissing) {
   EXPECT_NE(f->fix.find("ip route add 10.0.0.2 dev eth0"), std::string::npos) << f->fix;
 }
 
+// Two QPs of one port (two mesh ranks on one device): the peer's GID is
+// this port's own, its address local; the device loops the packets back.
+TEST(PathRules, ALocalRouteToThisPortsOwnGidIsFine) {
+  Pair p = RocePairWithPath(Transport::kRc);
+  p.remote.gid_table = p.local.gid_table;
+  p.remote.path.sgid = p.local.path.sgid;
+  p.remote.netdevs = p.local.netdevs;
+  p.roce_path->query.remote = p.local.path.sgid->gid;
+  p.roce_path->route = RouteFact{"lo", "", "local", 255, 0};
+  p.roce_path->neighbour.reset();
+  p.roce_path->neighbour_unknown = "10.0.0.1 is a local address: no neighbour entry";
+  const auto findings = p.Run();
+  EXPECT_FALSE(HasId(findings, "route-other-netdev")) << Dump(findings);
+  // Another host's address routed to lo is still named.
+  Pair q = RocePairWithPath(Transport::kRc);
+  q.roce_path->route = RouteFact{"lo", "", "local", 255, 0};
+  const auto other = q.Run();
+  EXPECT_TRUE(HasId(other, "route-other-netdev")) << Dump(other);
+}
+
 TEST(PathRules, ThroughAGatewayTheGatewaysMacAndOtherVlansAreFine) {
   Pair p = RocePairWithPath(Transport::kRc);
   p.roce_path->route->gateway = "10.0.0.254";
