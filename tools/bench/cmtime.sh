@@ -5,7 +5,7 @@
 #
 # Usage: tools/bench/cmtime.sh [--rounds R] [--mem MiB] [--out DIR] [--from RAW] BUILD_DIR [N...]
 #   default N: 1 10 100 1000 10000; R rounds per N and kind (default 3; 1
-#   for N >= 1000), alternating native and library; guest memory default
+#   for N >= 10000), alternating native and library; guest memory default
 #   1024 MiB.
 # Keeps every raw line in DIR/cmtime.raw (default BUILD_DIR/bench-cmtime) and
 # prints the table: per N and kind the median over the good rounds of the
@@ -61,7 +61,7 @@ if [[ ${1:-} == --inside ]]; then
   }
   for n in "$@"; do
     rr=$rounds
-    [[ $n -ge 1000 && $rr -gt 1 ]] && rr=1
+    [[ $n -ge 10000 && $rr -gt 1 ]] && rr=1
     for r in $(seq 1 "$rr"); do
       run native "$n" "$r"
       run qpcm "$n" "$r"
