@@ -177,7 +177,6 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   const auto started = std::chrono::steady_clock::now();
   bool said = false;
   for (;;) {
-    uint32_t unacked = 0;
     if (Channel* ch = ChannelOf(id->pub.channel)) {
       std::lock_guard<std::mutex> guard(ch->mu);
       size_t known = children.size();
@@ -186,10 +185,10 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
           children.push_back(reinterpret_cast<Id*>(e->ev.id));
       DropEventsLocked(ch, id);
       for (size_t i = known; i < children.size(); ++i) DropEventsLocked(ch, children[i]);
-      unacked = id->unacked.load();
-    } else {
-      unacked = id->unacked.load();
     }
+    // Read after the drop: no queued event names the id any more, so the
+    // count can only fall.
+    const uint32_t unacked = id->unacked.load();
     if (unacked == 0) break;
     // An ack lowers the count without the lock and notifies; one that
     // lands between this check and the wait is seen at the next poll.
