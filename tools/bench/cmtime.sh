@@ -15,6 +15,12 @@
 # whose client exits non-zero, prints no step table, or prints an error line
 # (cmtime exits 0 when some connections failed) is dropped and counted
 # (column "failed"). After every run the guest must have no RC QP left.
+# Each round also runs the verbs bound (tools/bench/connect_bound.c, plain
+# libibverbs, no CM and no exchange): N QP pairs as librdmacm creates them for
+# cmtime (two completion channels and two one-entry CQs per QP), rxe0's side
+# and rxe1's on two threads, created, then INIT, RTR, RTS. No connection
+# manager can connect N pairs faster than that on this guest, so
+# "bound / native" caps what any library can reach against native rdma_cm.
 # --from RAW redoes the table from a kept cmtime.raw without a lab run.
 set -uo pipefail
 
@@ -26,6 +32,7 @@ if [[ ${1:-} == --inside ]]; then
   build=$1 rounds=$2
   shift 2
   qpcm=$build/tools/qp-cm/qp-cm
+  bound=$build/tools/bench/connect_bound
   rc_left() { rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
   echo "# kernel $(uname -r), $(nproc) vCPU(s), $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
   port=7471
@@ -59,12 +66,23 @@ if [[ ${1:-} == --inside ]]; then
     [[ $crc != 0 ]] && sed "s/^/# $kind server: /" /tmp/cmt_server.out | tail -5
     echo "RESULT kind=left after=$kind n=$n rc_qps=$(rc_left)"
   }
+  run_bound() {  # run_bound N ROUND (2 x N QPs, 4 x N completion channels: more fds than the default 1024)
+    local line
+    if line=$(ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; "$bound" "$1" "$QPC_DEV0" "$QPC_GID0" "$QPC_DEV1" "$QPC_GID1" --cm-shape --two-threads 2>&1); then
+      echo "RESULT kind=bound round=$2 ${line#bound }"
+    else
+      echo "RESULT kind=bound n=$1 round=$2 failed"
+      echo "$line" | tail -n 5 | sed 's/^/# connect_bound: /'
+    fi
+    echo "RESULT kind=left after=bound n=$1 rc_qps=$(rc_left)"
+  }
   for n in "$@"; do
     rr=$rounds
     [[ $n -ge 10000 && $rr -gt 1 ]] && rr=1
     for r in $(seq 1 "$rr"); do
       run native "$n" "$r"
       run qpcm "$n" "$r"
+      run_bound "$n" "$r"
     done
   done
   exit 0
@@ -93,6 +111,9 @@ if [[ -n $from ]]; then
   [[ $from -ef $raw ]] || cp "$from" "$raw"
 else
   [[ -x $build/tools/qp-cm/qp-cm ]] || { echo "cmtime.sh: $build/tools/qp-cm/qp-cm is not built" >&2; exit 2; }
+  mkdir -p "$build/tools/bench"
+  cc -std=c11 -O2 -Wall -Wextra -Werror -pthread -o "$build/tools/bench/connect_bound" \
+    "$here/connect_bound.c" -libverbs || exit 1
   "$root/tools/lab/lab-run" --timeout 5400 --mem "$mem" -- "$here/cmtime.sh" --inside "$build" \
     "$rounds" "${ns[@]}" | tee "$raw"
   status=${PIPESTATUS[0]}
@@ -101,7 +122,7 @@ fi
 
 python3 - "$raw" <<'PY'
 import statistics, sys
-runs, failed, left = {}, {}, []
+runs, failed, left, bound, bound_failed = {}, {}, [], {}, {}
 for line in open(sys.argv[1]):
     if not line.startswith("RESULT "):
         continue
@@ -110,6 +131,12 @@ for line in open(sys.argv[1]):
         if f["rc_qps"] != "0":
             left.append(line.strip())
         continue
+    if f["kind"] == "bound":
+        if "total_s" in f:
+            bound.setdefault(int(f["n"]), []).append(float(f["total_s"]))
+        else:
+            bound_failed[int(f["n"])] = bound_failed.get(int(f["n"]), 0) + 1
+        continue
     key = (int(f["n"]), f["kind"])
     if f["client_exit"] != "0" or f["connect_ms"] == "none" or f.get("error_lines", "0") != "0":
         failed[key] = failed.get(key, 0) + 1
@@ -117,8 +144,9 @@ for line in open(sys.argv[1]):
     runs.setdefault(key, []).append((int(f["wall_us"]) / 1e6, float(f["connect_ms"]) / 1e3))
 print()
 print("| N | native wall s | qpcm wall s | native connect s | qpcm connect s | "
-      "connect rate qpcm / native | whole run qpcm / native | good runs (native, qpcm) | failed |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "connect rate qpcm / native | whole run qpcm / native | good runs (native, qpcm) | failed | "
+      "verbs bound s | bound rate / native | qpcm / bound |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for n in sorted({k[0] for k in list(runs) + list(failed)}):
     nat, ours = runs.get((n, "native"), []), runs.get((n, "qpcm"), [])
     med = lambda xs, i: statistics.median(x[i] for x in xs) if xs else None
@@ -126,8 +154,13 @@ for n in sorted({k[0] for k in list(runs) + list(failed)}):
     fmt = lambda x: "%.3f" % x if x is not None else "-"
     ratio = lambda a, b: "%.2f" % (a / b) if a and b else "-"
     nf = failed.get((n, "native"), 0) + failed.get((n, "qpcm"), 0)
-    print("| %d | %s | %s | %s | %s | %s | %s | %d, %d | %d |" % (
-        n, fmt(nw), fmt(ow), fmt(nc), fmt(oc), ratio(nc, oc), ratio(nw, ow), len(nat), len(ours), nf))
+    bd = statistics.median(bound[n]) if bound.get(n) else None
+    nf += bound_failed.get(n, 0)
+    print("| %d | %s | %s | %s | %s | %s | %s | %d, %d | %d | %s | %s | %s |" % (
+        n, fmt(nw), fmt(ow), fmt(nc), fmt(oc), ratio(nc, oc), ratio(nw, ow), len(nat), len(ours), nf,
+        fmt(bd), ratio(nc, bd), ratio(bd, oc)))
 print("\nratios above 1: the library is faster (rates are N / time, so rate ratio = native time / qpcm time)")
+print("verbs bound: connect_bound --cm-shape --two-threads, the verbs calls alone (median of the rounds);")
+print("'bound rate / native' is the most any connection manager could reach against native on this guest")
 print("QPs left after a run: " + ("none" if not left else "; ".join(left)))
 PY

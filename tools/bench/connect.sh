@@ -138,7 +138,7 @@ raw=$out/connect.raw
 if [[ -n $from ]]; then
   [[ $from -ef $raw ]] || cp "$from" "$raw"
 else
-  cc -std=c11 -O2 -Wall -Wextra -Werror -o "$build/tools/bench/connect_bound" \
+  cc -std=c11 -O2 -Wall -Wextra -Werror -pthread -o "$build/tools/bench/connect_bound" \
     "$here/connect_bound.c" -libverbs || exit 1
   "$root/tools/lab/lab-run" --timeout 3600 --mem "$mem" -- "$here/connect.sh" --inside "$build" \
     "${ns[@]}" | tee "$raw"

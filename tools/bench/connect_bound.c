@@ -9,10 +9,19 @@
  * the first create to the last RTS, and pairs per second. Then destroys
  * everything (timed apart).
  *
- * Usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT]
+ * --cm-shape: each QP as librdmacm's rdma_create_qp makes it for a program
+ * that passes no CQs (cmtime): two completion channels, a send and a receive
+ * CQ of one entry each, and a QP of one send and one receive WR. Those
+ * channels and CQs are created in the QP's create step.
+ * --two-threads: each device's side of a step runs on its own thread (the
+ * two sides of a connection are two processes on two vCPUs in the lab); the
+ * steps stay in order (every QP of both sides created before any INIT, ...).
+ *
+ * Usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT] [--cm-shape] [--two-threads]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +33,15 @@ struct side {
   struct ibv_pd *pd;
   struct ibv_cq *cq;
   struct ibv_qp **qps;
+  /* --cm-shape: per QP, [2i] for sends and [2i + 1] for receives. */
+  struct ibv_comp_channel **channels;
+  struct ibv_cq **cqs;
   union ibv_gid gid;
   int gid_index;
   enum ibv_mtu mtu;
 };
+
+static int cm_shape = 0;
 
 static double now_s(void) {
   struct timespec ts;
@@ -69,7 +83,23 @@ static void open_side(struct side *s, const char *dev, int gid_index, uint8_t po
   s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
   if (s->cq == NULL) die("ibv_create_cq");
   s->qps = calloc((size_t)n, sizeof *s->qps);
-  if (s->qps == NULL) die("calloc");
+  s->channels = calloc(2 * (size_t)n, sizeof *s->channels);
+  s->cqs = calloc(2 * (size_t)n, sizeof *s->cqs);
+  if (s->qps == NULL || s->channels == NULL || s->cqs == NULL) die("calloc");
+}
+
+/* librdmacm's ucma_create_cqs for a QP of one send and one receive WR. */
+static void create_cm_cqs(struct side *s, int i, struct ibv_qp_init_attr *a) {
+  for (int k = 0; k < 2; ++k) {
+    s->channels[2 * i + k] = ibv_create_comp_channel(s->ctx);
+    if (s->channels[2 * i + k] == NULL) die("ibv_create_comp_channel");
+    s->cqs[2 * i + k] = ibv_create_cq(s->ctx, 1, NULL, s->channels[2 * i + k], 0);
+    if (s->cqs[2 * i + k] == NULL) die("ibv_create_cq");
+  }
+  a->send_cq = s->cqs[2 * i];
+  a->recv_cq = s->cqs[2 * i + 1];
+  a->cap.max_send_wr = 1;
+  a->cap.max_recv_wr = 1;
 }
 
 static void create_qps(struct side *s, int n) {
@@ -84,6 +114,7 @@ static void create_qps(struct side *s, int n) {
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
     a.sq_sig_all = 1;
+    if (cm_shape) create_cm_cqs(s, i, &a);
     s->qps[i] = ibv_create_qp(s->pd, &a);
     if (s->qps[i] == NULL) die("ibv_create_qp");
   }
@@ -146,46 +177,96 @@ static void to_rts(struct side *s, int n) {
 static void destroy_side(struct side *s, int n) {
   for (int i = 0; i < n; ++i)
     if (ibv_destroy_qp(s->qps[i])) die("ibv_destroy_qp");
+  for (int i = 0; cm_shape && i < 2 * n; ++i) {
+    if (ibv_destroy_cq(s->cqs[i])) die("ibv_destroy_cq");
+    if (ibv_destroy_comp_channel(s->channels[i])) die("ibv_destroy_comp_channel");
+  }
   if (ibv_destroy_cq(s->cq)) die("ibv_destroy_cq");
   if (ibv_dealloc_pd(s->pd)) die("ibv_dealloc_pd");
   if (ibv_close_device(s->ctx)) die("ibv_close_device");
   free(s->qps);
+  free(s->channels);
+  free(s->cqs);
+}
+
+/* One step for one side, so that --two-threads can run both sides at once. */
+enum step { STEP_CREATE, STEP_INIT, STEP_RTR, STEP_RTS };
+struct job {
+  struct side *s;
+  const struct side *peer;
+  int n;
+  uint8_t port;
+  enum step step;
+};
+
+static void *run_job(void *arg) {
+  struct job *j = arg;
+  switch (j->step) {
+    case STEP_CREATE: create_qps(j->s, j->n); break;
+    case STEP_INIT: to_init(j->s, j->n, j->port); break;
+    case STEP_RTR: to_rtr(j->s, j->peer, j->n, j->port); break;
+    case STEP_RTS: to_rts(j->s, j->n); break;
+  }
+  return NULL;
+}
+
+static void run_step(struct side *a, struct side *b, int n, uint8_t port, enum step step,
+                     int two_threads) {
+  struct job ja = {a, b, n, port, step}, jb = {b, a, n, port, step};
+  if (!two_threads) {
+    run_job(&ja);
+    run_job(&jb);
+    return;
+  }
+  pthread_t t;
+  if (pthread_create(&t, NULL, run_job, &jb) != 0) die("pthread_create");
+  run_job(&ja);
+  if (pthread_join(t, NULL) != 0) die("pthread_join");
 }
 
 int main(int argc, char **argv) {
-  if (argc < 6) {
-    fprintf(stderr, "usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT]\n");
+  int two_threads = 0, positional = 0;
+  char *pos[7] = {0};
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--cm-shape") == 0) {
+      cm_shape = 1;
+    } else if (strcmp(argv[i], "--two-threads") == 0) {
+      two_threads = 1;
+    } else if (positional < 6) {
+      pos[positional++] = argv[i];
+    } else {
+      fprintf(stderr, "connect_bound: unexpected argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (positional < 5) {
+    fprintf(stderr,
+            "usage: connect_bound N DEV0 GID0 DEV1 GID1 [PORT] [--cm-shape] [--two-threads]\n");
     return 2;
   }
-  int n = atoi(argv[1]);
-  uint8_t port = (uint8_t)(argc > 6 ? atoi(argv[6]) : 1);
+  int n = atoi(pos[0]);
+  uint8_t port = (uint8_t)(positional > 5 ? atoi(pos[5]) : 1);
   if (n < 1) {
     fprintf(stderr, "connect_bound: N must be at least 1\n");
     return 2;
   }
   struct side a, b;
   double t0 = now_s();
-  open_side(&a, argv[2], atoi(argv[3]), port, n);
-  open_side(&b, argv[4], atoi(argv[5]), port, n);
-  double t1 = now_s();
-  create_qps(&a, n);
-  create_qps(&b, n);
-  double t2 = now_s();
-  to_init(&a, n, port);
-  to_init(&b, n, port);
-  double t3 = now_s();
-  to_rtr(&a, &b, n, port);
-  to_rtr(&b, &a, n, port);
-  double t4 = now_s();
-  to_rts(&a, n);
-  to_rts(&b, n);
-  double t5 = now_s();
+  open_side(&a, pos[1], atoi(pos[2]), port, n);
+  open_side(&b, pos[3], atoi(pos[4]), port, n);
+  double t[5];
+  t[0] = now_s();
+  for (int step = STEP_CREATE; step <= STEP_RTS; ++step) {
+    run_step(&a, &b, n, port, (enum step)step, two_threads);
+    t[step + 1] = now_s();
+  }
   destroy_side(&a, n);
   destroy_side(&b, n);
   double t6 = now_s();
-  double total = t5 - t1;
-  printf("bound n=%d open_s=%.6f create_s=%.6f init_s=%.6f rtr_s=%.6f rts_s=%.6f total_s=%.6f "
-         "pairs_per_s=%.1f destroy_s=%.6f\n",
-         n, t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, total, (double)n / total, t6 - t5);
+  double total = t[4] - t[0];
+  printf("bound n=%d shape=%s threads=%d open_s=%.6f create_s=%.6f init_s=%.6f rtr_s=%.6f "
+         "rts_s=%.6f total_s=%.6f pairs_per_s=%.1f destroy_s=%.6f\n",
+         n, cm_shape ? "cm" : "qp-connect", two_threads ? 2 : 1, t[0] - t0, t[1] - t[0],
+         t[2] - t[1], t[3] - t[2], t[4] - t[3], total, (double)n / total, t6 - t[4]);
   return 0;
 }
