@@ -29,21 +29,6 @@ std::string HostText(const sockaddr* addr) {
   return buf;
 }
 
-// The GID an address would have on a RoCE port: IPv4 as ::ffff:a.b.c.d.
-bool AddressGid(const sockaddr* addr, ibv_gid& gid) {
-  std::memset(&gid, 0, sizeof gid);
-  if (addr->sa_family == AF_INET) {
-    gid.raw[10] = gid.raw[11] = 0xff;
-    std::memcpy(&gid.raw[12], &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4);
-    return true;
-  }
-  if (addr->sa_family == AF_INET6) {
-    std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16);
-    return true;
-  }
-  return false;
-}
-
 // The netdev holding `addr`, or "" if none does.
 std::string NetdevOf(const sockaddr* addr) {
   ifaddrs* all = nullptr;
@@ -144,6 +129,20 @@ std::optional<std::pair<std::string, std::string>> MappedSpec(const std::string&
 }
 
 }  // namespace
+
+bool AddressGid(const sockaddr* addr, ibv_gid& gid) {
+  std::memset(&gid, 0, sizeof gid);
+  if (addr->sa_family == AF_INET) {
+    gid.raw[10] = gid.raw[11] = 0xff;
+    std::memcpy(&gid.raw[12], &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4);
+    return true;
+  }
+  if (addr->sa_family == AF_INET6) {
+    std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16);
+    return true;
+  }
+  return false;
+}
 
 std::string AddressText(const sockaddr* addr) {
   std::string host = HostText(addr);

@@ -36,6 +36,10 @@ struct Placement {
 Result<Placement> PlaceAddress(const sockaddr* addr);
 Result<Placement> PlaceAddressNow(const sockaddr* addr);
 
+// The GID `addr` would have on a RoCE port (IPv4 as ::ffff:a.b.c.d); false
+// for a family that has none.
+bool AddressGid(const sockaddr* addr, ibv_gid& gid);
+
 // "10.77.0.1:7174" / "[fe80::1]:7174".
 std::string AddressText(const sockaddr* addr);
 // True for 0.0.0.0 and ::.

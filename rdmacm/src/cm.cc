@@ -20,6 +20,20 @@
 
 namespace qpconnect::rdmacm {
 namespace {
+// The link's two ends as GIDs: both sides see the same two, so both make
+// the same joint GID choice.
+std::vector<Gid> LinkEnds(const Id* id) {
+  std::vector<Gid> ends;
+  if (id->link == nullptr) return ends;
+  for (const sockaddr_storage* a : {&id->link->local(), &id->link->remote()}) {
+    ibv_gid g;
+    if (!AddressGid(reinterpret_cast<const sockaddr*>(a), g)) continue;
+    Gid gid;
+    std::memcpy(gid.data(), g.raw, gid.size());
+    ends.push_back(gid);
+  }
+  return ends;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -405,7 +419,7 @@ void OnReply(Id* id, const Message& msg, std::optional<Result<EndpointInfo>>& de
     return Post(id, RDMA_CM_EVENT_UNREACHABLE, -EPROTO);
   }
   id->remote = std::move(*remote);
-  if (auto ok = PlanAndValidate(id, true); !ok) {
+  if (auto ok = PlanAndValidate(id, true, LinkEnds(id)); !ok) {
     SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
     id->state = IdState::kFailed;
     Release(id);
@@ -662,7 +676,7 @@ int Accept(Id* id, const rdma_conn_param* param) {
   if (auto described = DescribeSide(id); !described)
     return Errno(EINVAL, "rdma_accept: " + described.error().ToString());
   QPCM_DEBUG_LINE("accept: described id " + std::to_string(id->handle));
-  if (auto ok = PlanAndValidate(id, false); !ok) {
+  if (auto ok = PlanAndValidate(id, false, LinkEnds(id)); !ok) {
     SendReject(id, kRejectConsumer, "refused by the validator: " + ok.error().detail);
     id->state = IdState::kFailed;
     Release(id);

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "qpconnect/gid_pair.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::rdmacm {
@@ -63,6 +64,9 @@ Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
   options.gid.index = gid_index;
   auto described = verbs::DescribeLocal(*device.ctx, options);
   if (!described) return std::move(described).error();
+  // A GID not given by the program's address takes part in the joint choice
+  // with the peer's (gid_pair.h), as qp-connect's does.
+  if (!gid_index) JoinGidChoice(described->endpoint);
   auto [pos, inserted] = device.described.emplace(key, std::move(*described));
   return &pos->second;
 }

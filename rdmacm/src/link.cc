@@ -164,6 +164,8 @@ void Link::Start() {
   socket_.set_option(tcp::no_delay(true), ec);
   auto local = socket_.local_endpoint(ec);
   std::memcpy(&local_, local.data(), std::min(sizeof local_, size_t{local.size()}));
+  auto remote = socket_.remote_endpoint(ec);
+  if (!ec) std::memcpy(&remote_, remote.data(), std::min(sizeof remote_, size_t{remote.size()}));
   const auto& psk = SharedPsk();
   if (!psk) {
     Fail({LinkFailure::kProtocol, EINVAL, "QPCM_PSK_FILE: " + psk.error().ToString()});

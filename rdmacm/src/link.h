@@ -81,6 +81,8 @@ class Link : public std::enable_shared_from_this<Link> {
   std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
+  // The peer's end (both sides), set with local() once connected.
+  const sockaddr_storage& remote() const { return remote_; }
   // Server side: the placement of local(), computed once (under Lock()).
   std::optional<Placement> placement;
   std::optional<Error> placement_error;
@@ -107,6 +109,7 @@ class Link : public std::enable_shared_from_this<Link> {
   bool client_;
   std::string peer_text_;
   sockaddr_storage local_{};
+  sockaddr_storage remote_{};
   bool connected_ = false;   // engine thread only, as the rest below
   bool hello_seen_ = false;  // the peer's HELLO arrived
   std::chrono::steady_clock::time_point last_heard_{};

@@ -1,11 +1,13 @@
 #include "qp.h"
 
 #include <cerrno>
+#include <vector>
 
 #include "devices.h"
 #include "id_part.h"
 #include "log.h"
 #include "qpconnect/diagnostic.h"
+#include "qpconnect/gid_pair.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
@@ -194,9 +196,12 @@ Result<void> DescribeSide(Id* id) {
   return {};
 }
 
-Result<void> PlanAndValidate(Id* id, bool active) {
+Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) {
   if (!id->remote)
     return Error(ErrorCode::kProtocol, 0, "plan", "", "the peer's description is missing");
+  // Both sides' GIDs, where neither came from the program's address, are
+  // chosen jointly from the two GID tables before anything is planned.
+  GidPairChoice gids = ApplyGidPair(id->local, *id->remote, std::move(link_ends));
   PlanOptions options;
   // As the IB CM: the REQ's retry count serves both sides; each side's RNR
   // retry count is the one the other side sent.
@@ -220,6 +225,8 @@ Result<void> PlanAndValidate(Id* id, bool active) {
     LogLine("validator: " + FindingToString(f));
     if (errors++ == 0) first = f.id;
   }
+  if (auto f = GidPairFinding(gids); f && gids.outcome == GidPairOutcome::kNone)
+    LogLine("validator: " + FindingToString(*f));
   return Error(
       ErrorCode::kIncompatible, 0, "validate", first,
       std::to_string(errors) + " error finding(s), first " + first + " (" + id->mapping + ")");

@@ -14,6 +14,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <vector>
+
+#include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
 #include "state.h"
 
@@ -30,8 +33,10 @@ void DestroyQp(Id* id);
 // qp_num when the program brings its own QP.
 Result<void> DescribeSide(Id* id);
 // id->plan from both descriptions, then the validator on the pair:
-// kIncompatible naming every error finding (each also logged).
-Result<void> PlanAndValidate(Id* id, bool active);
+// kIncompatible naming every error finding (each also logged). First the
+// joint GID choice (gid_pair.h) on both descriptions, with `link_ends` (the
+// out-of-band link's two ends as GIDs) as its preference.
+Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends);
 
 Result<void> QpToRtr(Id* id);
 Result<void> QpToRts(Id* id);

@@ -11,6 +11,11 @@
 #                      setup really has no rdma_cm)
 #        mgmt          the same setup through the library, with the device
 #                      map 10.77.0.1 -> rxe0:1, 10.77.0.2 -> rxe1:1: must work
+#        mgmt_gid_removed  mgmt, with rxe1's IPv4 address (QPC_IP1) removed
+#                      from its netdev first: rxe1 has only its link-local
+#                      RoCE GID left while rxe0 keeps its IPv4 one, so each
+#                      side's own choice differs in family; the joint GID
+#                      choice (issue 31) must make them meet: must work
 #        rxe_native    natively on rxe's own addresses (QPC_IP0 / QPC_IP1,
 #                      the client bound to QPC_IP1): must work (passes today)
 #        rxe           rxe_native, then the same command lines through the
@@ -100,7 +105,7 @@ rdmacm_args() {
   MODE=${1:-}
   shift || true
   rdmacm_options "$@"
-  case $MODE in native_fails | mgmt | rxe_native | rxe) ;; *) die "MODE must be native_fails, mgmt, rxe_native or rxe, not '$MODE'" ;; esac
+  case $MODE in native_fails | mgmt | mgmt_gid_removed | rxe_native | rxe) ;; *) die "MODE must be native_fails, mgmt, mgmt_gid_removed, rxe_native or rxe, not '$MODE'" ;; esac
   case $VIA in wrapper | libpath) ;; *) die "--via must be wrapper or libpath" ;; esac
   [[ -x $CM_EVENTS ]] || die "--cm-events: '$CM_EVENTS' is not an executable"
 }
@@ -266,6 +271,21 @@ check_libpath_loads() {
 # scenario).
 native_timed_out() { ((S_RC == 124 || C_RC == 124)); }
 
+# mgmt_gid_removed's fault: QPC_IP1 leaves rxe1's netdev, so rxe1's IPv4
+# RoCE GID goes; checks the premise (rxe0 still has an IPv4 GID, rxe1 none)
+# and adds the link-local neighbours the remaining pair needs.
+remove_client_ipv4() {
+  . "$RDMACM_DIR/../lab/link_local_neighbours.sh"
+  link_local_neighbours || die "link-local neighbours"
+  ip addr del "$QPC_IP1/24" dev "$QPC_NETDEV1" || die "ip addr del $QPC_IP1"
+  local v4=/sys/class/infiniband v0 v1
+  sleep 0.5 # the GID table follows the address through a netdev event
+  v0=$(cat "$v4/$QPC_DEV0"/ports/1/gids/* 2>/dev/null | grep -c '^0000:0000:0000:0000:0000:ffff:')
+  v1=$(cat "$v4/$QPC_DEV1"/ports/1/gids/* 2>/dev/null | grep -c '^0000:0000:0000:0000:0000:ffff:')
+  echo "   IPv4 RoCE GIDs now: $QPC_DEV0 $v0, $QPC_DEV1 $v1 (want >= 1 and 0)"
+  ((v0 >= 1 && v1 == 0)) || die "removing $QPC_IP1 did not leave $QPC_DEV1 without an IPv4 GID"
+}
+
 rdmacm_main() {
   rdmacm_args "$@"
   : "${PROG_BIN:=$CM_EVENTS}" # the program whose librdmacm the libpath mode checks
@@ -284,14 +304,15 @@ rdmacm_main() {
         show_run nf
       fi
       ;;
-    mgmt)
+    mgmt | mgmt_gid_removed)
       need_library
+      [[ $MODE == mgmt_gid_removed ]] && remove_client_ipv4
       mgmt_net_up || die "management network"
       kernel_cm_off || die "kernel CM"
       LAUNCH=$VIA MAP="$MGMT_IP0=$QPC_DEV0:1,$MGMT_IP1=$QPC_DEV1:1"
       [[ $VIA == libpath ]] && check_libpath_loads "$PROG_BIN"
       prog_pair lib "$MGMT_IP0" "$MGMT_IP1"
-      if prog_ok lib; then echo "ok: through the library ($VIA) on the management network"; else
+      if prog_ok lib; then echo "ok: through the library ($VIA) on the management network${MODE#mgmt}"; else
         bad "through the library ($VIA) on the management network"
         show_run lib
       fi

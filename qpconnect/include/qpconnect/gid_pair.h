@@ -78,6 +78,18 @@ GidPairChoice ChooseGidPair(const GidPairInput& input);
 // At most `max_listed` other pairs are named (then "and N more").
 std::optional<Finding> GidPairFinding(const GidPairChoice& choice, size_t max_listed = 8);
 
+// Before the exchange: a side on an Ethernet port whose GID was chosen
+// automatically (GidChoice::kOwn, a source GID known) takes part in the
+// joint choice and says so to the peer (GidChoice::kJoint). A pinned GID or a
+// port without RoCE stays as it is.
+void JoinGidChoice(EndpointInfo& local);
+
+// After the exchange: ChooseGidPair() on the two descriptions and, when a
+// pair is chosen, that pair written into both (path.sgid of each), so that
+// the plan and the validator see it. Returns the choice for the report.
+GidPairChoice ApplyGidPair(EndpointInfo& local, EndpointInfo& remote,
+                           std::vector<Gid> oob_addresses);
+
 // "[1] ::ffff:10.99.0.1 roce-v2" for reports.
 std::string GidEntryLabel(const GidEntry& e);
 

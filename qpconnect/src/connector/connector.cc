@@ -103,27 +103,6 @@ void HoldQpCountsEqual(std::vector<Finding>& findings, size_t local_qps, size_t 
 }  // namespace
 
 namespace {
-// A connector that does not pin its GID takes part in the joint GID choice
-// (gid_pair.h): it says so to the peer (GidChoice::kJoint) before the
-// exchange.
-void TakePartInGidChoice(EndpointInfo& local) {
-  if (local.port.link_layer == LinkLayer::kEthernet && local.path.sgid &&
-      local.path.gid_choice == GidChoice::kOwn) {
-    local.path.gid_choice = GidChoice::kJoint;
-  }
-}
-
-// The joint GID choice applied to both descriptions as this side holds them,
-// so that the plan and the validator see the chosen pair.
-void ApplyGidPair(ConnectReport& r, std::vector<Gid> oob) {
-  GidPairChoice c = ChooseGidPair({&r.local, &*r.remote, std::move(oob)});
-  if (c.outcome == GidPairOutcome::kChosen) {
-    r.local.path.sgid = c.local;
-    r.remote->path.sgid = c.remote;
-  }
-  r.gid_pair = std::move(c);
-}
-
 // RecheckGid()'s refusal.
 bool IsGidChanged(const Error& e) {
   return e.code == ErrorCode::kIncompatible && e.operation == "validate" &&
@@ -384,7 +363,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
 
   // Published, so that the peer's validator expects the SA's path here.
   r.local.path.path_from_sa = static_cast<bool>(options.path_source);
-  TakePartInGidChoice(r.local);
+  JoinGidChoice(r.local);
   PublishNetdevs(r.local, *impl_->env);
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
@@ -396,7 +375,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   }
   step(ConnectPhase::kExchange, "received the peer's description: " + r.remote->identity.host +
                                     " " + r.remote->identity.device);
-  ApplyGidPair(r, exchanger.Addresses());
+  r.gid_pair = ApplyGidPair(r.local, *r.remote, exchanger.Addresses());
 
   PlanOptions plan_options = options.plan;
   if (options.path_source) {

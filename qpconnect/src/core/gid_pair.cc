@@ -269,4 +269,21 @@ std::optional<Finding> GidPairFinding(const GidPairChoice& choice, size_t max_li
   return f;
 }
 
+void JoinGidChoice(EndpointInfo& local) {
+  if (local.port.link_layer == LinkLayer::kEthernet && local.path.sgid &&
+      local.path.gid_choice == GidChoice::kOwn) {
+    local.path.gid_choice = GidChoice::kJoint;
+  }
+}
+
+GidPairChoice ApplyGidPair(EndpointInfo& local, EndpointInfo& remote,
+                           std::vector<Gid> oob_addresses) {
+  GidPairChoice c = ChooseGidPair({&local, &remote, std::move(oob_addresses)});
+  if (c.outcome == GidPairOutcome::kChosen) {
+    local.path.sgid = c.local;
+    remote.path.sgid = c.remote;
+  }
+  return c;
+}
+
 }  // namespace qpconnect

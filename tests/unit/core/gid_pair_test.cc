@@ -177,6 +177,40 @@ TEST(ChooseGidPair, NotAppliedWithAPeerThatDoesNotTakePart) {
   EXPECT_EQ(Choose(a, b).outcome, GidPairOutcome::kNotApplied);
 }
 
+TEST(JoinGidChoice, AnAutomaticRoceGidJoinsAPinnedOneStays) {
+  EndpointInfo a = Side(1, 1);
+  a.path.gid_choice = GidChoice::kOwn;
+  JoinGidChoice(a);
+  EXPECT_EQ(a.path.gid_choice, GidChoice::kJoint);
+  EndpointInfo pinned = Side(2, 2);
+  pinned.path.gid_choice = GidChoice::kPinned;
+  JoinGidChoice(pinned);
+  EXPECT_EQ(pinned.path.gid_choice, GidChoice::kPinned);
+  EndpointInfo ib = Side(3, 3);
+  ib.path.gid_choice = GidChoice::kOwn;
+  ib.port.link_layer = LinkLayer::kInfiniBand;
+  JoinGidChoice(ib);
+  EXPECT_EQ(ib.path.gid_choice, GidChoice::kOwn);
+}
+
+TEST(ApplyGidPair, WritesTheChosenPairIntoBothDescriptions) {
+  EndpointInfo a = Side(1, 1), b = Side(2, 2);
+  LoseIpv4(b);
+  ASSERT_EQ(a.path.sgid->index, 1);  // each side's own pick: IPv4 and link-local
+  auto c = ApplyGidPair(a, b, {});
+  ASSERT_EQ(c.outcome, GidPairOutcome::kChosen) << c.why;
+  EXPECT_EQ(GidToString(a.path.sgid->gid), "fe80::aff:fe63:1");
+  EXPECT_EQ(GidToString(b.path.sgid->gid), "fe80::aff:fe63:2");
+  // Not applied (a side keeps its own): the descriptions are left as they were.
+  EndpointInfo c1 = Side(1, 1), d = Side(2, 2);
+  LoseIpv4(d);
+  d.path.gid_choice = GidChoice::kOwn;
+  auto none = ApplyGidPair(c1, d, {});
+  EXPECT_EQ(none.outcome, GidPairOutcome::kNotApplied);
+  EXPECT_EQ(c1.path.sgid->index, 1);
+  EXPECT_EQ(GidToString(d.path.sgid->gid), "fe80::aff:fe63:2");
+}
+
 TEST(GidPairFinding, NamesTheChosenPairAndTheOthers) {
   EndpointInfo a = Side(1, 1), b = Side(2, 2);
   auto f = GidPairFinding(Choose(a, b));
