@@ -119,6 +119,7 @@ class MeshRun {
   Result<void> Exchange() {
     std::vector<std::string> out(static_cast<size_t>(r_.size));
     for (MeshEdge& e : r_.edges) {
+      if (e.connector) e.connector->JoinGidChoice();  // as qp-connect's sides do
       if (e.connector) out[static_cast<size_t>(e.peer)] = oob::EncodeBinary(e.connector->Local());
       r_.bytes_sent += out[static_cast<size_t>(e.peer)].size();
     }
@@ -148,6 +149,9 @@ class MeshRun {
       e.peer_host = remote->identity.host;
       e.peer_device = remote->identity.device;
       e.remote = std::move(*remote);
+      // Both ranks of the edge compute the same GID pair from the two
+      // tables (no addresses: the exchange ran over MPI).
+      if (e.connector) e.connector->ChooseGidPairWith(*e.remote);
     }
     return Ok();
   }

@@ -195,6 +195,16 @@ class Connector {
 
   // What this side publishes (valid from construction on).
   const EndpointInfo& Local() const;
+
+  // The joint GID choice (gid_pair.h) for flows whose exchange is not an
+  // Exchanger (the mesh; Connect() does both steps itself). JoinGidChoice():
+  // before Local() is published, an automatically chosen RoCE GID is offered
+  // for the joint choice. ChooseGidPairWith(): once the peer's description
+  // arrived, the pair both sides compute is written into Local() and
+  // `remote`, so that plans made from the two afterwards use it; the choice
+  // is kept for report() (its finding joins ConnectToPeer's).
+  void JoinGidChoice();
+  const GidPairChoice& ChooseGidPairWith(EndpointInfo& remote, std::vector<Gid> oob_addresses = {});
   Transport transport() const;
   size_t num_qps() const;
   // The i-th QP (owned by the Connector in owning mode, by the caller when

@@ -307,6 +307,15 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
 }
 
 const EndpointInfo& Connector::Local() const { return impl_->report.local; }
+
+void Connector::JoinGidChoice() { qpconnect::JoinGidChoice(impl_->report.local); }
+
+const GidPairChoice& Connector::ChooseGidPairWith(EndpointInfo& remote,
+                                                  std::vector<Gid> oob_addresses) {
+  ConnectReport& r = impl_->report;
+  r.gid_pair = ApplyGidPair(r.local, remote, std::move(oob_addresses));
+  return *r.gid_pair;
+}
 Transport Connector::transport() const { return impl_->transport; }
 size_t Connector::num_qps() const { return impl_->NumQps(); }
 ibv_qp* Connector::qp(size_t i) const { return impl_->Qp(i); }
@@ -363,7 +372,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
 
   // Published, so that the peer's validator expects the SA's path here.
   r.local.path.path_from_sa = static_cast<bool>(options.path_source);
-  JoinGidChoice(r.local);
+  qpconnect::JoinGidChoice(r.local);
   PublishNetdevs(r.local, *impl_->env);
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {

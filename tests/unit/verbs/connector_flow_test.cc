@@ -327,6 +327,32 @@ TEST(ConnectorFlow, JointGidChoiceAddressesTheChosenPair) {
   EXPECT_TRUE(named);
 }
 
+// Issue 31, the mesh's way (no Exchanger): JoinGidChoice before publishing,
+// ChooseGidPairWith once the peer's description arrived, then a plan made
+// from the two and ConnectToPeer; the peer (which picked its link-local GID
+// alone) is addressed at the routable pair, and the choice is reported.
+TEST(ConnectorFlow, JointGidChoiceWithoutAnExchanger) {
+  Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
+  auto c = a.Adopt();
+  ASSERT_TRUE(c) << c.error().ToString();
+  (*c)->JoinGidChoice();
+  EXPECT_EQ((*c)->Local().path.gid_choice, GidChoice::kJoint);
+  EndpointInfo peer = PeerOf(IBV_QPT_RC, 1);
+  peer.gid_table.insert(peer.gid_table.begin(), fakes::RoceV2Gid(0, "fe80::2"));
+  peer.path.sgid = peer.gid_table.front();
+  peer.path.gid_choice = GidChoice::kJoint;
+  const GidPairChoice& choice = (*c)->ChooseGidPairWith(peer);
+  ASSERT_EQ(choice.outcome, GidPairOutcome::kChosen) << choice.why;
+  EXPECT_EQ(GidToString(peer.path.sgid->gid), "::ffff:10.99.0.2");
+  auto plan = PlanConnection((*c)->Local(), peer, PlanOptions{});
+  EXPECT_EQ(GidToString(plan.qps[0].ah.dgid), "::ffff:10.99.0.2");
+  auto done = (*c)->ConnectToPeer(peer, plan, Quick());
+  ASSERT_TRUE(done) << done.error().ToString();
+  bool named = false;
+  for (const auto& f : (*c)->report().findings) named |= f.id == "gid-pair-chosen";
+  EXPECT_TRUE(named);
+}
+
 // Issue 31: the chosen GID gone from the table before RTR is named, nothing
 // is modified and the peer is told.
 TEST(ConnectorFlow, GidChangedBeforeRtrRefusesAndTellsThePeer) {
