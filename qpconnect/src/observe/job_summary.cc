@@ -14,10 +14,6 @@
 namespace qpconnect {
 namespace {
 
-bool Stopped(const std::string& process_state) {
-  return process_state == "T" || process_state == "t" || process_state == "Z";
-}
-
 std::string LastProcessState(const ObservedQp& q) {
   return q.samples.empty() ? std::string() : q.samples.back().process_state;
 }
@@ -26,7 +22,7 @@ std::string LastProcessState(const ObservedQp& q) {
 std::string What(const std::string& rule, const ObservedQp& culprit) {
   const std::string state = LastProcessState(culprit);
   if (rule == "receiver-not-ready" || rule == "process-stopped") {
-    return Stopped(state) ? "is " + ProcessStateWords(state) : "posts no receives";
+    return IsStoppedState(state) ? "is " + ProcessStateWords(state) : "posts no receives";
   }
   if (rule == "qp-error-state") return "has QPs in ERR (a completion error ended them)";
   if (rule == "qp-not-connected") return "has QPs never moved to RTR";

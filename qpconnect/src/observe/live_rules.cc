@@ -38,10 +38,6 @@ std::string Seconds(double s) {
   return buf;
 }
 
-bool IsStopped(const std::string& process_state) {
-  return process_state == "T" || process_state == "t" || process_state == "Z";
-}
-
 // Counter names by what they witness; drivers name them differently (rxe
 // first, then mlx5). Values are per port.
 const std::initializer_list<const char*> kDuplicateCounters = {"duplicate_request"};
@@ -74,6 +70,7 @@ class Judge {
   }
 
   LiveReport Run() {
+    report_.pairs.reserve(pairing_.pairs.size());
     for (const ObservedPair& p : pairing_.pairs) JudgePair(p);
     for (size_t i = 0; i < obs_.qps.size(); ++i) {
       if (paired_with_.count(i) == 0) JudgeUnpaired(i);
@@ -213,7 +210,7 @@ class Judge {
     }
     if (!receiver_named) {
       for (auto [x, y] : {std::pair{p.a, p.b}, std::pair{p.b, p.a}}) {
-        if (!Qp(x).samples.empty() && IsStopped(Qp(x).samples.back().process_state)) {
+        if (!Qp(x).samples.empty() && IsStoppedState(Qp(x).samples.back().process_state)) {
           ProcessStopped(x, y);
         }
       }
@@ -366,7 +363,8 @@ class Judge {
     // Frozen for less than a retransmission takes proves nothing: judge such
     // samples as one.
     const bool two = sampled_twice && t >= options_.min_stuck_seconds;
-    const bool stopped = IsStopped(r2.process_state);
+    const bool stopped = IsStoppedState(r2.process_state);
+    if (sampled_twice && !receiver_frozen && !stopped) return false;  // it accepts packets
     std::vector<std::string> rnr;
     const uint64_t rnr_rise =
         CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
@@ -374,7 +372,7 @@ class Judge {
     if (sampled_twice && !receiver_frozen) {
       // The receiver accepts packets; only a stopped one drawing RNR NAKs is
       // judged: it is using up the receives it posted before it stopped.
-      if (!stopped || rnr_rise == 0) return false;
+      if (rnr_rise == 0) return false;
       rnr.insert(rnr.begin(), r.device + " QP " + std::to_string(r.qpn) + " rq_psn still moves (+" +
                                   std::to_string(PsnDistance(*r2.rq_psn, *r1.rq_psn)) + " in " +
                                   Seconds(t) +
@@ -468,7 +466,7 @@ class Judge {
     const ObservedQp& s = Qp(si);
     const ObservedQp& r = Qp(ri);
     const std::string& state = r.samples.back().process_state;
-    const bool stopped = IsStopped(state);
+    const bool stopped = IsStoppedState(state);
     ProcessEvidence(r, &evidence);
     const std::string who =
         r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : Describe(r);
@@ -658,6 +656,10 @@ class Judge {
 };
 
 }  // namespace
+
+bool IsStoppedState(const std::string& process_state) {
+  return process_state == "T" || process_state == "t" || process_state == "Z";
+}
 
 std::string ProcessStateWords(const std::string& s) {
   if (s == "T") return "stopped";

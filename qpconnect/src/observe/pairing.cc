@@ -278,9 +278,10 @@ class Pairer {
     std::vector<bool> ambiguous(n, false);
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
-      ambiguous[i] = std::any_of(mutual.of[i].begin(), mutual.of[i].end(),
-                                 [&](const Candidate& c) { return !paired_[c.j]; }) ||
-                     UnpairedInLargeGroup(i);
+      const std::span<const Candidate> of = mutual.Of(i);
+      ambiguous[i] =
+          std::any_of(of.begin(), of.end(), [&](const Candidate& c) { return !paired_[c.j]; }) ||
+          UnpairedInLargeGroup(i);
     }
 
     // 2. One-sided: the target never set a dest_qpn (a failed or missing RTR).
@@ -317,11 +318,62 @@ class Pairer {
   }
 
  private:
-  // Candidate lists, symmetric (j in of[i] iff i in of[j]), and each QP's
-  // count of candidates before any was ruled out or searched by PSN.
-  struct Lists {
-    std::vector<std::vector<Candidate>> of;
+  // Candidate lists, symmetric (j is i's candidate iff i is j's), and each
+  // QP's count of candidates before any was searched by PSN. Built as a list
+  // of edges, then laid out in one array (a million QPs, a million small
+  // vectors otherwise).
+  class Lists {
+   public:
+    Lists() = default;
+    explicit Lists(size_t n) : total(n, 0), n_(n) {}
+
+    void Add(size_t i, size_t j, const Evidence& e) {
+      edges_.push_back({std::min(i, j), std::max(i, j), e});
+    }
+
+    // Drops repeated edges and lays the lists out; call once, after the Adds.
+    void Finish() {
+      std::sort(edges_.begin(), edges_.end(), [](const Edge& x, const Edge& y) {
+        return std::tie(x.i, x.j) < std::tie(y.i, y.j);
+      });
+      edges_.erase(
+          std::unique(edges_.begin(), edges_.end(),
+                      [](const Edge& x, const Edge& y) { return x.i == y.i && x.j == y.j; }),
+          edges_.end());
+      offset_.assign(n_ + 1, 0);
+      for (const Edge& e : edges_) {
+        ++offset_[e.i + 1];
+        ++offset_[e.j + 1];
+      }
+      for (size_t k = 0; k < n_; ++k) offset_[k + 1] += offset_[k];
+      candidates_.resize(edges_.size() * 2);
+      std::vector<size_t> at(offset_.begin(), offset_.end() - 1);
+      for (const Edge& e : edges_) {
+        candidates_[at[e.i]++] = {e.j, e.evidence};
+        candidates_[at[e.j]++] = {e.i, e.evidence};
+      }
+      edges_.clear();
+      edges_.shrink_to_fit();
+    }
+
+    bool empty() const { return candidates_.empty(); }
+    std::span<const Candidate> Of(size_t i) const {
+      if (offset_.empty()) return {};
+      return {candidates_.data() + offset_[i], offset_[i + 1] - offset_[i]};
+    }
+
     std::vector<size_t> total;
+
+   private:
+    struct Edge {
+      size_t i = 0;
+      size_t j = 0;
+      Evidence evidence;
+    };
+    size_t n_ = 0;
+    std::vector<Edge> edges_;
+    std::vector<size_t> offset_;
+    std::vector<Candidate> candidates_;
   };
 
   static bool IsUd(const ObservedQp& q) { return q.transport == Transport::kUd; }
@@ -341,16 +393,12 @@ class Pairer {
     return e;
   }
 
-  // Adds the edge i - j to both lists (once), unless contradicted.
-  void Link(Lists& lists, size_t i, size_t j) const {
-    auto& of_i = lists.of[i];
-    if (std::any_of(of_i.begin(), of_i.end(), [j](const Candidate& c) { return c.j == j; })) {
-      return;
-    }
+  // Adds the edge i - j, unless contradicted; true when it is added.
+  bool Link(Lists& lists, size_t i, size_t j) const {
     const Evidence e = Weigh(i, j);
-    if (e.contradicted) return;
-    of_i.push_back({j, e});
-    lists.of[j].push_back({i, e});
+    if (e.contradicted) return false;
+    lists.Add(i, j, e);
+    return true;
   }
 
   // The QPs on the devices i's destination names with QP number `qpn`;
@@ -420,7 +468,7 @@ class Pairer {
 
   Lists MutualCandidates() {
     const size_t n = qps_.size();
-    Lists lists{std::vector<std::vector<Candidate>>(n), std::vector<size_t>(n, 0)};
+    Lists lists(n);
     std::vector<size_t> found;
     for (size_t i = 0; i < n; ++i) {
       const ObservedQp& q = qps_[i];
@@ -430,7 +478,6 @@ class Pairer {
         for (size_t j : *on) {
           if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
         }
-        lists.total[i] = found.size();
       } else if (std::span<const size_t> group = MutualGroup(i); !group.empty()) {
         lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
         if (group.size() <= kScanLimit) {
@@ -441,9 +488,17 @@ class Pairer {
           PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, *q.samples.back().sq_psn, &found);
           std::erase(found, i);
         }
+        if (group.size() > kScanLimit) {
+          // Not enumerated: every member counts as a candidate.
+          for (size_t j : found) Link(lists, i, j);
+          continue;
+        }
       }
-      for (size_t j : found) Link(lists, i, j);
+      // Candidates the identities do not rule out.
+      lists.total[i] = static_cast<size_t>(
+          std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
     }
+    lists.Finish();
     return lists;
   }
 
@@ -460,7 +515,11 @@ class Pairer {
 
   Lists OneSidedCandidates(const std::vector<bool>& ambiguous) {
     const size_t n = qps_.size();
-    Lists lists{std::vector<std::vector<Candidate>>(n), std::vector<size_t>(n, 0)};
+    // Nobody to claim: no QP without a dest_qpn (the common case at scale).
+    if (std::all_of(qps_.begin(), qps_.end(), [](const ObservedQp& q) { return q.dest_qpn; })) {
+      return {};
+    }
+    Lists lists(n);
     for (size_t i = 0; i < n; ++i) {
       const ObservedQp& q = qps_[i];
       if (paired_[i] || ambiguous[i] || !q.dest_qpn) continue;
@@ -474,37 +533,37 @@ class Pairer {
       }
       for (size_t j : pool) {
         if (j == i || paired_[j] || qps_[j].dest_qpn) continue;
+        if (!Link(lists, i, j)) continue;
         ++lists.total[i];
         ++lists.total[j];
-        Link(lists, i, j);
       }
     }
+    lists.Finish();
     return lists;
   }
 
   Lists UdCandidates(const std::vector<bool>& ambiguous) {
     const size_t n = qps_.size();
-    Lists lists{std::vector<std::vector<Candidate>>(n), std::vector<size_t>(n, 0)};
     std::vector<size_t> ud;
     for (size_t i = 0; i < n; ++i) {
       if (!paired_[i] && !ambiguous[i] && IsUd(qps_[i])) ud.push_back(i);
     }
+    if (ud.empty()) return {};
+    Lists lists(n);
     for (size_t i : ud) {
       if (qps_[i].address_handles.empty()) continue;
       for (size_t j : ud) {
         if (j == i) continue;
         const Evidence e = UdEvidence(i, j);
         if (e.address <= 0) continue;
-        auto& of_i = lists.of[i];
-        if (std::any_of(of_i.begin(), of_i.end(), [j](const Candidate& c) { return c.j == j; })) {
-          continue;
-        }
-        of_i.push_back({j, e});
-        lists.of[j].push_back({i, e});
+        // Both aim: seen from each side, counted from the first.
+        if (j < i && !qps_[j].address_handles.empty()) continue;
+        lists.Add(i, j, e);
         ++lists.total[i];
         ++lists.total[j];
       }
     }
+    lists.Finish();
     return lists;
   }
 
@@ -542,7 +601,7 @@ class Pairer {
   std::optional<Candidate> Best(size_t i, const Lists& lists) const {
     std::optional<Candidate> best;
     bool tie = false;
-    for (const Candidate& c : lists.of[i]) {
+    for (const Candidate& c : lists.Of(i)) {
       if (paired_[c.j]) continue;
       if (best && c.evidence.Key() < best->evidence.Key()) continue;
       if (best && c.evidence.Key() == best->evidence.Key()) {
@@ -561,10 +620,11 @@ class Pairer {
   // Pairs mutual unique best candidates until nothing changes: a pair made
   // may leave its other candidates a unique best.
   void Resolve(const Lists& lists, const std::string& how) {
+    if (lists.empty()) return;  // no candidates at all
     std::deque<size_t> work;
     std::vector<bool> queued(qps_.size(), false);
     for (size_t i = 0; i < qps_.size(); ++i) {
-      if (!paired_[i] && !lists.of[i].empty()) {
+      if (!paired_[i] && !lists.Of(i).empty()) {
         work.push_back(i);
         queued[i] = true;
       }
@@ -586,7 +646,7 @@ class Pairer {
       pair.unique = lists.total[i] <= 1 && lists.total[j] <= 1;
       result_.pairs.push_back(std::move(pair));
       for (size_t k : {i, j}) {
-        for (const Candidate& c : lists.of[k]) {
+        for (const Candidate& c : lists.Of(k)) {
           if (!paired_[c.j] && !queued[c.j]) {
             work.push_back(c.j);
             queued[c.j] = true;

@@ -14,6 +14,8 @@
 namespace qpconnect::snapshot_internal {
 namespace {
 
+using namespace std::string_view_literals;
+
 constexpr uint64_t k24Bits = 0xffffff;
 
 // A cursor over the text; every method returns false on what it does not
@@ -175,75 +177,72 @@ bool OptionalString(Scanner& s, std::string* out) {
   return true;
 }
 
+// A string member that must be there; `seen` records that it was.
+bool Text(Scanner& s, std::string* out, bool* seen) {
+  *seen = true;
+  std::string_view v;
+  if (!s.String(&v)) return false;
+  out->assign(v);
+  return true;
+}
+
+// An unsigned member up to `max`; with `seen`, it must be there, else null
+// leaves `out` as it is.
+template <typename T>
+bool Number(Scanner& s, uint64_t max, T* out, bool* seen = nullptr) {
+  if (seen != nullptr) {
+    *seen = true;
+  } else if (s.Null()) {
+    return true;
+  }
+  uint64_t v = 0;
+  if (!s.Unsigned(max, &v)) return false;
+  *out = static_cast<T>(v);
+  return true;
+}
+
 bool OptionalU24(Scanner& s, std::optional<uint32_t>* out) {
   if (s.Null()) {
     out->reset();
     return true;
   }
-  uint64_t v = 0;
-  if (!s.Unsigned(k24Bits, &v)) return false;
-  *out = static_cast<uint32_t>(v);
+  uint32_t v = 0;
+  if (!Number(s, k24Bits, &v)) return false;
+  *out = v;
   return true;
+}
+
+bool Address(Scanner& s, std::optional<Gid>* out) {
+  std::string text;
+  if (!OptionalString(s, &text)) return false;
+  if (text.empty()) return true;
+  *out = GidFromString(text);
+  return out->has_value();
 }
 
 bool ReadQp(Scanner& s, KernelQp* q) {
   bool device = false, port = false, lqpn = false, type = false, state = false;
   const bool ok = s.Object([&](std::string_view key) {
-    uint64_t v = 0;
-    if (key == "device") {
-      device = true;
-      return OptionalString(s, &q->device) && !q->device.empty();
+    if (key == "device"sv) return Text(s, &q->device, &device) && !q->device.empty();
+    if (key == "port"sv) return Number(s, 255, &q->port, &port);
+    if (key == "lqpn"sv) return Number(s, k24Bits, &q->lqpn, &lqpn);
+    if (key == "rqpn"sv) return OptionalU24(s, &q->rqpn);
+    if (key == "sq_psn"sv) return OptionalU24(s, &q->sq_psn);
+    if (key == "rq_psn"sv) return OptionalU24(s, &q->rq_psn);
+    if (key == "type"sv) return Text(s, &q->type, &type);
+    if (key == "state"sv) return Text(s, &q->state, &state);
+    if (key == "path_mig_state"sv) return OptionalString(s, &q->path_mig_state);
+    if (key == "pid"sv) {
+      return Number(s, static_cast<uint64_t>(std::numeric_limits<int>::max()), &q->pid);
     }
-    if (key == "port") {
-      port = true;
-      if (!s.Unsigned(255, &v)) return false;
-      q->port = static_cast<uint8_t>(v);
-      return true;
-    }
-    if (key == "lqpn") {
-      lqpn = true;
-      if (!s.Unsigned(k24Bits, &v)) return false;
-      q->lqpn = static_cast<uint32_t>(v);
-      return true;
-    }
-    if (key == "rqpn") return OptionalU24(s, &q->rqpn);
-    if (key == "sq_psn") return OptionalU24(s, &q->sq_psn);
-    if (key == "rq_psn") return OptionalU24(s, &q->rq_psn);
-    if (key == "type") {
-      type = true;
-      std::string_view t;
-      if (!s.String(&t)) return false;
-      q->type.assign(t);
-      return true;
-    }
-    if (key == "state") {
-      state = true;
-      std::string_view t;
-      if (!s.String(&t)) return false;
-      q->state.assign(t);
-      return true;
-    }
-    if (key == "path_mig_state") return OptionalString(s, &q->path_mig_state);
-    if (key == "pid") {
+    if (key == "comm"sv) return OptionalString(s, &q->comm);
+    if (key == "process_state"sv) return OptionalString(s, &q->process_state);
+    if (key == "dgid"sv) return Address(s, &q->dgid);
+    if (key == "dlid"sv) {
       if (s.Null()) return true;
-      if (!s.Unsigned(static_cast<uint64_t>(std::numeric_limits<int>::max()), &v)) return false;
-      q->pid = static_cast<int>(v);
-      return true;
-    }
-    if (key == "comm") return OptionalString(s, &q->comm);
-    if (key == "process_state") return OptionalString(s, &q->process_state);
-    if (key == "dgid") {
-      if (s.Null()) return true;
-      std::string_view g;
-      if (!s.String(&g)) return false;
-      if (g.empty()) return true;
-      q->dgid = GidFromString(std::string(g));
-      return q->dgid.has_value();
-    }
-    if (key == "dlid") {
-      if (s.Null()) return true;
-      if (!s.Unsigned(0xffff, &v)) return false;
-      q->dlid = static_cast<uint16_t>(v);
+      uint16_t lid = 0;
+      if (!Number(s, 0xffff, &lid)) return false;
+      q->dlid = lid;
       return true;
     }
     return s.Skip();
@@ -251,24 +250,25 @@ bool ReadQp(Scanner& s, KernelQp* q) {
   return ok && device && port && lqpn && type && state;
 }
 
+// As the tree reader gives them: by name, the last of a repeated name.
+void SortCounters(std::vector<std::pair<std::string, uint64_t>>* counters) {
+  std::stable_sort(counters->begin(), counters->end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i + 1 < counters->size();) {
+    if ((*counters)[i].first == (*counters)[i + 1].first) {
+      counters->erase(counters->begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
 bool ReadPort(Scanner& s, KernelPortCounters* p) {
   bool device = false, port = false;
   const bool ok = s.Object([&](std::string_view key) {
-    if (key == "device") {
-      device = true;
-      std::string_view d;
-      if (!s.String(&d)) return false;
-      p->device.assign(d);
-      return true;
-    }
-    if (key == "port") {
-      port = true;
-      uint64_t v = 0;
-      if (!s.Unsigned(255, &v)) return false;
-      p->port = static_cast<uint8_t>(v);
-      return true;
-    }
-    if (key == "counters") {
+    if (key == "device"sv) return Text(s, &p->device, &device);
+    if (key == "port"sv) return Number(s, 255, &p->port, &port);
+    if (key == "counters"sv) {
       if (s.Null()) return true;
       const bool read = s.Object([&](std::string_view name) {
         uint64_t v = 0;
@@ -276,16 +276,7 @@ bool ReadPort(Scanner& s, KernelPortCounters* p) {
         p->counters.push_back({std::string(name), v});
         return true;
       });
-      // As the tree reader gives them: by name, the last of a repeated name.
-      std::stable_sort(p->counters.begin(), p->counters.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (size_t i = 0; i + 1 < p->counters.size();) {
-        if (p->counters[i].first == p->counters[i + 1].first) {
-          p->counters.erase(p->counters.begin() + static_cast<std::ptrdiff_t>(i));
-        } else {
-          ++i;
-        }
-      }
+      SortCounters(&p->counters);
       return read;
     }
     return s.Skip();
@@ -296,33 +287,11 @@ bool ReadPort(Scanner& s, KernelPortCounters* p) {
 bool ReadIdentity(Scanner& s, PortIdentity* p) {
   bool device = false, port = false;
   const bool ok = s.Object([&](std::string_view key) {
-    uint64_t v = 0;
-    if (key == "device") {
-      device = true;
-      std::string_view d;
-      if (!s.String(&d)) return false;
-      p->device.assign(d);
-      return true;
-    }
-    if (key == "port") {
-      port = true;
-      if (!s.Unsigned(255, &v)) return false;
-      p->port = static_cast<uint8_t>(v);
-      return true;
-    }
-    if (key == "lid") {
-      if (s.Null()) return true;
-      if (!s.Unsigned(0xffff, &v)) return false;
-      p->lid = static_cast<uint16_t>(v);
-      return true;
-    }
-    if (key == "lmc") {
-      if (s.Null()) return true;
-      if (!s.Unsigned(7, &v)) return false;
-      p->lmc = static_cast<uint8_t>(v);
-      return true;
-    }
-    if (key == "subnet_prefix") {
+    if (key == "device"sv) return Text(s, &p->device, &device);
+    if (key == "port"sv) return Number(s, 255, &p->port, &port);
+    if (key == "lid"sv) return Number(s, 0xffff, &p->lid);
+    if (key == "lmc"sv) return Number(s, 7, &p->lmc);
+    if (key == "subnet_prefix"sv) {
       std::string prefix;
       if (!OptionalString(s, &prefix)) return false;
       if (prefix.empty()) return true;
@@ -331,13 +300,11 @@ bool ReadIdentity(Scanner& s, PortIdentity* p) {
       auto [next, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), p->subnet_prefix, 16);
       return ec == std::errc() && next == hex.data() + hex.size();
     }
-    if (key == "gids") {
+    if (key == "gids"sv) {
       if (s.Null()) return true;
       return s.Array([&] {
-        std::string_view g;
-        if (!s.String(&g)) return false;
-        std::optional<Gid> gid = GidFromString(std::string(g));
-        if (!gid) return false;
+        std::optional<Gid> gid;
+        if (!Address(s, &gid) || !gid) return false;
         p->gids.push_back(*gid);
         return true;
       });
@@ -351,18 +318,18 @@ bool ReadSample(Scanner& s, size_t num_qps, KernelSample* sample) {
   sample->qps.reserve(num_qps);
   bool at = false, qps = false;
   const bool ok = s.Object([&](std::string_view key) {
-    if (key == "at_seconds") {
+    if (key == "at_seconds"sv) {
       at = true;
       return s.Double(&sample->at_seconds);
     }
-    if (key == "qps") {
+    if (key == "qps"sv) {
       qps = true;
       return s.Array([&] {
         sample->qps.emplace_back();
         return ReadQp(s, &sample->qps.back());
       });
     }
-    if (key == "ports") {
+    if (key == "ports"sv) {
       if (s.Null()) return true;
       return s.Array([&] {
         sample->ports.emplace_back();
@@ -382,27 +349,27 @@ std::optional<Snapshot> ScanSnapshot(std::string_view text) {
   bool format = false, version = false, samples = false;
   size_t num_qps = 0;  // a hint from the head, capped: never trusted beyond sizing
   const bool ok = s.Object([&](std::string_view key) {
-    if (key == "format") {
+    if (key == "format"sv) {
       std::string_view f;
       format = s.String(&f) && f == kSnapshotFormat;
       return format;
     }
-    if (key == "version") {
+    if (key == "version"sv) {
       uint64_t v = 0;
       version = s.Unsigned(1u << 30, &v) && v == static_cast<uint64_t>(kSnapshotVersion);
       return version;
     }
-    if (key == "num_qps") {
+    if (key == "num_qps"sv) {
       uint64_t v = 0;
       if (!s.Unsigned(std::numeric_limits<uint64_t>::max(), &v)) return false;
       num_qps = static_cast<size_t>(std::min<uint64_t>(v, text.size() / 64));
       return true;
     }
-    if (key == "tool") return OptionalString(s, &snap.tool);
-    if (key == "host") return OptionalString(s, &snap.host);
-    if (key == "taken_at") return OptionalString(s, &snap.taken_at);
-    if (key == "job") return OptionalString(s, &snap.job);
-    if (key == "notes") {
+    if (key == "tool"sv) return OptionalString(s, &snap.tool);
+    if (key == "host"sv) return OptionalString(s, &snap.host);
+    if (key == "taken_at"sv) return OptionalString(s, &snap.taken_at);
+    if (key == "job"sv) return OptionalString(s, &snap.job);
+    if (key == "notes"sv) {
       if (s.Null()) return true;
       return s.Array([&] {
         if (!s.Peek('"')) return s.Skip();  // the tree reader drops non-strings too
@@ -412,14 +379,14 @@ std::optional<Snapshot> ScanSnapshot(std::string_view text) {
         return true;
       });
     }
-    if (key == "identity") {
+    if (key == "identity"sv) {
       if (s.Null()) return true;
       return s.Array([&] {
         snap.identity.emplace_back();
         return ReadIdentity(s, &snap.identity.back());
       });
     }
-    if (key == "samples") {
+    if (key == "samples"sv) {
       samples = true;
       return s.Array([&] {
         snap.samples.emplace_back();

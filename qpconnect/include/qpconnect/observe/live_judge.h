@@ -111,4 +111,8 @@ std::string DescribeObservedQp(const ObservedQp& qp, bool with_host = true);
 // not reaped)", "S" -> "sleeping", ...
 std::string ProcessStateWords(const std::string& process_state);
 
+// True for a process that neither posts nor polls: stopped ("T"), stopped by
+// a tracer ("t") or a zombie ("Z").
+bool IsStoppedState(const std::string& process_state);
+
 }  // namespace qpconnect
