@@ -143,8 +143,7 @@ ObservedSample Sample(double at, uint32_t sq, uint32_t rq, const std::string& pr
   return s;
 }
 
-ObservedQp Qp(const std::string& host, uint32_t qpn, uint32_t dest, int pid,
-              const std::string& process) {
+ObservedQp Qp(const std::string& host, uint32_t qpn, uint32_t dest, int pid) {
   ObservedQp q;
   q.source = ObservedSource::kSnapshot;
   q.origin = host + ".json";
@@ -158,7 +157,6 @@ ObservedQp Qp(const std::string& host, uint32_t qpn, uint32_t dest, int pid,
   q.transport = Transport::kRc;
   q.type_name = "RC";
   q.state = "RTS";
-  (void)process;
   return q;
 }
 
@@ -181,21 +179,21 @@ Observation StoppedJob() {
   o.hosts = {Host("node-37", 37), Host("node-1", 1), Host("node-2", 2), Host("node-3", 3)};
   for (int k = 0; k < 3; ++k) {
     const std::string peer = "node-" + std::to_string(k + 1);
-    ObservedQp s = Qp("node-37", 300, 400, 4411, "T");
+    ObservedQp s = Qp("node-37", 300, 400, 4411);
     s.qpn = 300 + static_cast<uint32_t>(k);
     s.dest_qpn = 400;
     s.dest_gid = G(("::ffff:10.0.0." + std::to_string(k + 1)).c_str());
     s.samples = {Sample(0, 1000, 2000, "T"), Sample(1, 1000, 2000, "T")};
-    ObservedQp p = Qp(peer, 400, s.qpn, 5000, "S");
+    ObservedQp p = Qp(peer, 400, s.qpn, 5000);
     p.dest_gid = G("::ffff:10.0.0.37");
     p.samples = {Sample(0, 2030, 1000, "S"), Sample(1, 2030, 1000, "S")};
     o.qps.push_back(s);
     o.qps.push_back(p);
   }
-  ObservedQp a = Qp("node-1", 500, 501, 5000, "S");
+  ObservedQp a = Qp("node-1", 500, 501, 5000);
   a.dest_gid = G("::ffff:10.0.0.2");
   a.samples = {Sample(0, 70, 80, "S"), Sample(1, 170, 180, "S")};
-  ObservedQp b = Qp("node-2", 501, 500, 5000, "S");
+  ObservedQp b = Qp("node-2", 501, 500, 5000);
   b.dest_gid = G("::ffff:10.0.0.1");
   b.samples = {Sample(0, 80, 70, "S"), Sample(1, 180, 170, "S")};
   o.qps.push_back(a);
