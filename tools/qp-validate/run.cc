@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,8 @@ constexpr OptionSpec kSpecs[] = {
      "judge both sides as this transport (overrides the files)"},
     {0, "list-rules", false, "", "print the rule catalogue and exit (text, --json or --markdown)"},
     {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
+    {0, "svg", true, "FILE",
+     "snapshots: also write the host-by-host matrix of verdicts to FILE (SVG)"},
     VersionOption(),
 };
 
@@ -47,7 +50,7 @@ std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
          "       qp-validate [--json] TRACE TRACE [TRACE...]\n"
-         "       qp-validate [--json] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
+         "       qp-validate [--json] [--svg FILE] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
          "       qp-validate --list-rules [--json | --markdown]\n"
          "\n"
          "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
@@ -69,7 +72,9 @@ std::string Help() {
          "on a host, in two samples): their QPs, with those of any traces and dumps\n"
          "given, are paired and each pair with a snapshot side is judged by the live\n"
          "rules (state, dangling rqpn, PSN window, progress, counters, stopped\n"
-         "processes). docs/inspect.md.\n"
+         "processes). A summary by host, process and rule comes first (\"pid 4411\n"
+         "(python) on node-37 is stopped: 36 QPs on 12 hosts wait on it\"), then the\n"
+         "pairs (with more than 64, those not sound). docs/inspect.md.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
@@ -96,6 +101,16 @@ Result<std::string> ReadInput(const std::string& name, std::istream& in) {
     src = &file;
   }
   std::string text;
+  if (name != "-") {
+    // A regular file in one read: a job's snapshots are hundreds of MB.
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(name, ec);
+    if (!ec && size <= kMaxInputBytes) {
+      text.resize(static_cast<size_t>(size));
+      file.read(text.data(), static_cast<std::streamsize>(size));
+      text.resize(static_cast<size_t>(file.gcount()));
+    }
+  }
   char buf[65536];
   while (*src) {
     src->read(buf, sizeof buf);
@@ -305,11 +320,16 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
   }
   const auto& files = a.positionals;
+  const std::optional<std::string> svg = a.Get("svg");
   if (WantsSnapshotMode(files)) {
     if (transport) return UsageError(err, "--transport does not apply to snapshots");
+    SnapshotModeOptions options;
+    options.json = json;
+    options.svg = svg.value_or("");
     return RunSnapshotMode(
-        files, json, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
+        files, options, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
   }
+  if (svg) return UsageError(err, "--svg applies to snapshots (qp-inspect -o files)");
   if (WantsTraceMode(files)) {
     if (transport) return UsageError(err, "--transport does not apply to traces");
     return RunTraceMode(

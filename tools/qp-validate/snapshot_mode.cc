@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "exit_codes.h"
 #include "findings_json.h"
@@ -12,9 +13,11 @@
 #include "json_document.h"
 #include "observed_json.h"
 #include "qpconnect/observe/dump.h"
+#include "qpconnect/observe/job_summary.h"
 #include "qpconnect/observe/judge.h"
 #include "qpconnect/observe/snapshot_json.h"
 #include "qpconnect/observe/trace_reader.h"
+#include "qpconnect/observe/verdict_svg.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/validate.h"
 
@@ -80,19 +83,40 @@ void PrintLiveFinding(std::ostream& out, const Observation& obs, const LiveFindi
   if (!f.finding.fix.empty()) out << pad << "fix: " << f.finding.fix << "\n";
 }
 
+// "mutual qpn + gid, unique" or "mutual qpn + psn continuity, best of 1000".
+std::string HowText(const ObservedPair& p) {
+  return p.how + (p.unique ? ", unique" : ", best of " + std::to_string(p.candidates));
+}
+
 void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
                const Pairing& pairing, const LiveReport& live, const OfflineJudgement& offline,
-               size_t errors, size_t warnings, size_t infos) {
+               size_t errors, size_t warnings, size_t infos, const JobSummary& summary) {
   const bool hosts = std::any_of(obs.qps.begin(), obs.qps.end(), [&](const ObservedQp& q) {
     return q.host != obs.qps.front().host;
   });
+  out << SummaryText(summary) << "\n";
   out << "inputs:\n";
-  for (const Input& in : inputs)
-    out << "  " << in.name << ": " << in.kind << ", " << in.what << "\n";
-  for (const std::string& n : obs.notes) out << "note: " << n << "\n";
+  constexpr size_t kInputsListed = 16;
+  for (size_t i = 0; i < inputs.size() && i < kInputsListed; ++i) {
+    out << "  " << inputs[i].name << ": " << inputs[i].kind << ", " << inputs[i].what << "\n";
+  }
+  if (inputs.size() > kInputsListed) {
+    out << "  ... and " << inputs.size() - kInputsListed << " more\n";
+  }
+  constexpr size_t kNotesListed = 32;
+  for (size_t i = 0; i < obs.notes.size() && i < kNotesListed; ++i) {
+    out << "note: " << obs.notes[i] << "\n";
+  }
+  if (obs.notes.size() > kNotesListed) {
+    out << "note: ... and " << obs.notes.size() - kNotesListed << " more notes\n";
+  }
+  const size_t all_pairs = live.pairs.size() + (offline.present ? offline.verdict.pairs.size() : 0);
+  const bool list_sound = all_pairs <= kListAllPairs;
+  size_t sound_unlisted = 0;
 
-  std::map<size_t, std::vector<const LiveFinding*>> by_pair;  // pair index -> findings
-  std::map<size_t, size_t> pair_of;                           // QP -> pair index
+  std::unordered_map<size_t, std::vector<const LiveFinding*>> by_pair;  // pair -> findings
+  std::unordered_map<size_t, size_t> pair_of;                           // QP -> pair index
+  pair_of.reserve(live.pairs.size() * 2);
   for (size_t i = 0; i < live.pairs.size(); ++i) {
     pair_of[live.pairs[i].pair.a] = i;
     pair_of[live.pairs[i].pair.b] = i;
@@ -100,8 +124,8 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
   std::vector<const LiveFinding*> others;
   for (const LiveFinding& f : live.findings) {
     auto it = pair_of.find(f.qp);
-    const bool in_pair = it != pair_of.end() &&
-                         (!f.peer || pair_of.count(*f.peer) == 0 || pair_of[*f.peer] == it->second);
+    const bool in_pair = it != pair_of.end() && (!f.peer || pair_of.count(*f.peer) == 0 ||
+                                                 pair_of.at(*f.peer) == it->second);
     if (in_pair && !f.finding.unchecked) {
       by_pair[it->second].push_back(&f);
     } else {
@@ -113,8 +137,12 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
     const LivePairVerdict& v = live.pairs[i];
     if (v.progress.rfind("not judged live", 0) == 0) continue;  // offline below
     ++shown;
-    out << "\npair " << shown << " (" << v.pair.how << "): " << (v.sound ? "sound" : "NOT sound")
-        << "\n";
+    if (v.sound && !list_sound) {
+      ++sound_unlisted;
+      continue;
+    }
+    out << "\npair " << shown << " (" << HowText(v.pair)
+        << "): " << (v.sound ? "sound" : "NOT sound") << "\n";
     out << "  " << QpLine(obs.qps[v.pair.a], hosts) << "\n";
     out << "  " << QpLine(obs.qps[v.pair.b], hosts) << "\n";
     out << "  " << v.progress << "\n";
@@ -124,6 +152,10 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
     for (const trace::PairVerdict& p : offline.verdict.pairs) {
       ++shown;
       const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
+      if (e == 0 && !list_sound) {
+        ++sound_unlisted;
+        continue;
+      }
       out << "\npair " << shown << " (" << p.pair.how
           << "; judged by the validator's rules): " << (e == 0 ? "sound" : "NOT sound") << "\n";
       out << "  " << QpLine(offline.obs.qps[p.pair.a], hosts) << "\n";
@@ -137,6 +169,9 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
       }
       PrintFindingsText(out, p.findings, "  ");
     }
+  }
+  if (sound_unlisted != 0) {
+    out << "\n" << sound_unlisted << " sound pairs not listed (--json lists every pair)\n";
   }
   if (!others.empty()) {
     out << "\nQPs whose rqpn names no QP they are paired with:\n";
@@ -161,64 +196,108 @@ void PrintText(std::ostream& out, const std::vector<Input>& inputs, const Observ
       << (errors != 0 ? ": these QPs do not talk.\n" : ": no errors.\n");
 }
 
+Json SummaryJson(const JobSummary& s) {
+  Json culprits = Json::array();
+  for (const JobCulprit& c : s.culprits) {
+    culprits.push_back({{"host", c.host},
+                        {"pid", c.pid},
+                        {"comm", c.comm},
+                        {"rule", c.rule},
+                        {"severity", SeverityName(c.severity)},
+                        {"what", c.what},
+                        {"culprit_qps", c.culprit_qps},
+                        {"waiting_qps", c.waiting_qps},
+                        {"waiting_hosts", c.waiting_hosts},
+                        {"text", c.line}});
+  }
+  Json by_rule = Json::array();
+  for (const auto& [rule, n] : s.by_rule) by_rule.push_back({{"rule", rule}, {"findings", n}});
+  Json by_host = Json::array();
+  for (const auto& [host, n] : s.by_host) by_host.push_back({{"host", host}, {"findings", n}});
+  return {{"hosts", s.hosts},         {"qps", s.qps},
+          {"pairs", s.pairs},         {"sound_pairs", s.sound_pairs},
+          {"ambiguous", s.ambiguous}, {"dangling", s.dangling},
+          {"culprits", culprits},     {"by_rule", by_rule},
+          {"by_host", by_host},       {"stuck_hosts", s.stuck_hosts},
+          {"text", SummaryText(s)}};
+}
+
+// The document is written member by member and each pair on a line of its
+// own, so that a million QPs never make one JSON tree in memory.
 void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
                const Pairing& pairing, const LiveReport& live, const OfflineJudgement& offline,
-               size_t errors, size_t warnings, size_t infos, int code) {
+               size_t errors, size_t warnings, size_t infos, int code, const JobSummary& summary) {
   Json in = Json::array();
   for (const Input& i : inputs) {
     in.push_back({{"file", i.name}, {"kind", i.kind}, {"summary", i.what}, {"num_qps", i.qps}});
   }
-  Json pairs = Json::array();
+  std::unordered_map<size_t, std::vector<const LiveFinding*>> findings_of;
+  for (const LiveFinding& f : live.findings) {
+    findings_of[f.qp].push_back(&f);
+  }
+  const Json head = JsonDocument();
+  out << "{\n";
+  for (auto it = head.begin(); it != head.end(); ++it) {
+    out << Json(it.key()).dump() << ": " << it.value().dump() << ",\n";
+  }
+  out << "\"inputs\": " << in.dump() << ",\n\"notes\": " << Json(obs.notes).dump()
+      << ",\n\"job_summary\": " << SummaryJson(summary).dump() << ",\n\"pairs\": [";
+  size_t pair_count = 0;
+  auto emit = [&](const Json& j) { out << (pair_count++ == 0 ? "\n" : ",\n") << j.dump(); };
   for (const LivePairVerdict& v : live.pairs) {
     if (v.progress.rfind("not judged live", 0) == 0) continue;
     Json findings = Json::array();
-    for (const LiveFinding& f : live.findings) {
-      if (f.qp == v.pair.a || f.qp == v.pair.b) findings.push_back(LiveFindingJson(obs, f));
+    for (size_t side : {v.pair.a, v.pair.b}) {
+      auto it = findings_of.find(side);
+      if (it == findings_of.end()) continue;
+      for (const LiveFinding* f : it->second) findings.push_back(LiveFindingJson(obs, *f));
     }
-    pairs.push_back({{"how", v.pair.how},
-                     {"judged_by", "live rules"},
-                     {"sound", v.sound},
-                     {"progress", v.progress},
-                     {"a", ObservedQpJson(obs.qps[v.pair.a])},
-                     {"b", ObservedQpJson(obs.qps[v.pair.b])},
-                     {"findings", std::move(findings)}});
+    emit({{"how", v.pair.how},
+          {"unique", v.pair.unique},
+          {"candidates", v.pair.candidates},
+          {"judged_by", "live rules"},
+          {"sound", v.sound},
+          {"progress", v.progress},
+          {"a", ObservedQpJson(obs.qps[v.pair.a])},
+          {"b", ObservedQpJson(obs.qps[v.pair.b])},
+          {"findings", std::move(findings)}});
   }
   if (offline.present) {
     for (const trace::PairVerdict& p : offline.verdict.pairs) {
       const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
-      pairs.push_back({{"how", p.pair.how},
-                       {"judged_by", "validator rules"},
-                       {"sound", e == 0},
-                       {"progress", ""},
-                       {"a", ObservedQpJson(offline.obs.qps[p.pair.a])},
-                       {"b", ObservedQpJson(offline.obs.qps[p.pair.b])},
-                       {"notes", p.notes},
-                       {"num_failed_transitions", p.failures.size()},
-                       {"findings", FindingsToJson(p.findings)}});
+      emit({{"how", p.pair.how},
+            {"unique", p.pair.unique},
+            {"candidates", p.pair.candidates},
+            {"judged_by", "validator rules"},
+            {"sound", e == 0},
+            {"progress", ""},
+            {"a", ObservedQpJson(offline.obs.qps[p.pair.a])},
+            {"b", ObservedQpJson(offline.obs.qps[p.pair.b])},
+            {"notes", p.notes},
+            {"num_failed_transitions", p.failures.size()},
+            {"findings", FindingsToJson(p.findings)}});
     }
   }
-  Json findings = Json::array();
-  for (const LiveFinding& f : live.findings) findings.push_back(LiveFindingJson(obs, f));
-  Json without = Json::array();
+  out << "\n],\n\"live_findings\": [";
+  for (size_t i = 0; i < live.findings.size(); ++i) {
+    out << (i == 0 ? "\n" : ",\n") << LiveFindingJson(obs, live.findings[i]).dump();
+  }
+  out << "\n],\n\"without_peer\": [";
+  size_t lone = 0;
   for (const auto& [list, status] :
        {std::pair{&pairing.dangling, "dangling"}, std::pair{&pairing.unpaired, "unpaired"},
         std::pair{&pairing.ambiguous, "ambiguous"}}) {
-    for (size_t i : *list)
-      without.push_back({{"status", status}, {"qp", ObservedQpJson(obs.qps[i])}});
+    for (size_t i : *list) {
+      out << (lone++ == 0 ? "\n" : ",\n")
+          << Json{{"status", status}, {"qp", ObservedQpJson(obs.qps[i])}}.dump();
+    }
   }
-  const size_t pair_count = pairs.size();
-  Json doc = JsonDocument();
-  doc["inputs"] = std::move(in);
-  doc["notes"] = obs.notes;
-  doc["pairs"] = std::move(pairs);
-  doc["live_findings"] = std::move(findings);
-  doc["without_peer"] = std::move(without);
-  doc["summary"] = {{"pairs", pair_count},
-                    {"errors", errors},
-                    {"warnings", warnings},
-                    {"info", infos},
-                    {"exit_code", code}};
-  out << doc.dump(1) << "\n";
+  const Json totals = {{"pairs", pair_count},
+                       {"errors", errors},
+                       {"warnings", warnings},
+                       {"info", infos},
+                       {"exit_code", code}};
+  out << "\n],\n\"summary\": " << totals.dump() << "\n}\n";
 }
 
 }  // namespace
@@ -234,13 +313,24 @@ bool WantsSnapshotMode(const std::vector<std::string>& files) {
   return false;
 }
 
-int RunSnapshotMode(const std::vector<std::string>& files, bool json, const ReadInputFn& read,
-                    std::ostream& out, std::ostream& err) {
+int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOptions& options,
+                    const ReadInputFn& read, std::ostream& out, std::ostream& err) {
   if (std::count(files.begin(), files.end(), "-") > 1) {
     err << "qp-validate: '-' (standard input) can be given once\n";
     return kExitUsage;
   }
   Observation obs;
+  // Size the QP table once from the files' heads (a million QPs moved at
+  // each doubling cost more than reading them).
+  size_t declared = 0;
+  for (const std::string& f : files) {
+    if (f == "-") continue;
+    std::ifstream in(f, std::ios::binary);
+    char head[512] = {};
+    in.read(head, sizeof head);
+    declared += SnapshotHeadQps(std::string_view(head, static_cast<size_t>(in.gcount())));
+  }
+  obs.qps.reserve(std::min<size_t>(declared, size_t{1} << 26));
   std::vector<Input> inputs;
   for (const std::string& f : files) {
     Input in;
@@ -303,11 +393,23 @@ int RunSnapshotMode(const std::vector<std::string>& files, bool json, const Read
   }
 
   const ObservationVerdict v = JudgeObserved(obs);
+  const JobSummary summary = SummarizeJob(obs, v);
   const int code = v.errors != 0 ? kExitFindings : kExitOk;
-  if (json) {
-    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code);
+  if (!options.svg.empty()) {
+    std::ofstream svg(options.svg, std::ios::binary | std::ios::trunc);
+    svg << VerdictMatrixSvg(obs, v, summary);
+    svg.close();
+    if (!svg) {
+      err << "qp-validate: " << options.svg << ": cannot write the matrix\n";
+      return kExitUsage;
+    }
+  }
+  if (options.json) {
+    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code,
+              summary);
   } else {
-    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos);
+    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos,
+              summary);
   }
   return code;
 }

@@ -5,7 +5,13 @@
 // (qpconnect/observe/live_judge.h), pairs of traces and dumps by the validator's rules
 // as the trace mode judges them.
 //
-//   qp-validate [--json] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]
+//   qp-validate [--json] [--svg FILE] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]
+//
+// Text: the job's summary first (qpconnect/observe/job_summary.h: culprits
+// by host, process and rule), then the pairs: every pair when there are at
+// most kListAllPairs, else the pairs that are not sound (the sound ones are
+// counted). --json: everything, every pair included, with the summary.
+// --svg FILE: the host-by-host matrix (qpconnect/observe/verdict_svg.h).
 //
 // Exit status: 0 every pair sound (warnings and notes allowed), 1 an error
 // finding, 2 unusable input (unreadable, not a snapshot/trace/dump, malformed,
@@ -27,9 +33,17 @@ namespace qpconnect::tools::qp_validate {
 // True when a named file (not "-") among `files` is a qp-inspect snapshot.
 bool WantsSnapshotMode(const std::vector<std::string>& files);
 
+// With more pairs than this, the text lists only the pairs that are not sound.
+inline constexpr size_t kListAllPairs = 64;
+
+struct SnapshotModeOptions {
+  bool json = false;
+  std::string svg;  // the matrix's file; "" none
+};
+
 // Runs the snapshot mode over `files` and returns the exit status.
-int RunSnapshotMode(const std::vector<std::string>& files, bool json, const ReadInputFn& read,
-                    std::ostream& out, std::ostream& err);
+int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOptions& options,
+                    const ReadInputFn& read, std::ostream& out, std::ostream& err);
 
 // Every rule `--list-rules` prints: the validator's catalogue, then the live
 // rules (family "live").

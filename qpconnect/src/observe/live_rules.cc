@@ -38,20 +38,6 @@ std::string Seconds(double s) {
   return buf;
 }
 
-bool IsStopped(const std::string& process_state) {
-  return process_state == "T" || process_state == "t" || process_state == "Z";
-}
-
-std::string ProcessStateWords(const std::string& s) {
-  if (s == "T") return "stopped";
-  if (s == "t") return "stopped by a tracer";
-  if (s == "Z") return "a zombie (exited, not reaped)";
-  if (s == "D") return "in uninterruptible sleep";
-  if (s == "R") return "running";
-  if (s == "S") return "sleeping";
-  return "in state " + s;
-}
-
 // Counter names by what they witness; drivers name them differently (rxe
 // first, then mlx5). Values are per port.
 const std::initializer_list<const char*> kDuplicateCounters = {"duplicate_request"};
@@ -71,20 +57,20 @@ class Judge {
  public:
   Judge(const Observation& obs, const Pairing& pairing, const LiveJudgeOptions& options)
       : obs_(obs), pairing_(pairing), options_(options) {
-    by_qpn_.reserve(obs.qps.size());
-    for (size_t i = 0; i < obs.qps.size(); ++i) by_qpn_.emplace(obs.qps[i].qpn, i);
+    ambiguous_.insert(pairing.ambiguous.begin(), pairing.ambiguous.end());
     paired_with_.reserve(pairing.pairs.size() * 2);
     for (const ObservedPair& p : pairing.pairs) {
       paired_with_[p.a] = p.b;
       paired_with_[p.b] = p.a;
     }
     for (const ObservedPortCounters& p : obs.ports) {
-      ports_.emplace(PortKey(p.host, p.device, p.port), &p);
+      ports_.emplace(PortKey{p.host, p.device, p.port}, &p);
     }
     for (const ObservedQp& q : obs.qps) several_hosts_ |= q.host != obs.qps.front().host;
   }
 
   LiveReport Run() {
+    report_.pairs.reserve(pairing_.pairs.size());
     for (const ObservedPair& p : pairing_.pairs) JudgePair(p);
     for (size_t i = 0; i < obs_.qps.size(); ++i) {
       if (paired_with_.count(i) == 0) JudgeUnpaired(i);
@@ -101,10 +87,6 @@ class Judge {
   }
 
  private:
-  static std::string PortKey(const std::string& host, const std::string& device, uint8_t port) {
-    return host + '\n' + device + '\n' + std::to_string(port);
-  }
-
   const ObservedQp& Qp(size_t i) const { return obs_.qps[i]; }
 
   // Hosts are named only when the QPs come from more than one.
@@ -116,7 +98,7 @@ class Judge {
 
   // The port counters of `q`'s port, or nullptr.
   const ObservedPortCounters* PortOf(const ObservedQp& q) const {
-    auto it = ports_.find(PortKey(q.host, q.device, q.port));
+    auto it = ports_.find(PortKey{q.host, q.device, q.port});
     return it == ports_.end() ? nullptr : it->second;
   }
 
@@ -228,7 +210,7 @@ class Judge {
     }
     if (!receiver_named) {
       for (auto [x, y] : {std::pair{p.a, p.b}, std::pair{p.b, p.a}}) {
-        if (!Qp(x).samples.empty() && IsStopped(Qp(x).samples.back().process_state)) {
+        if (!Qp(x).samples.empty() && IsStoppedState(Qp(x).samples.back().process_state)) {
           ProcessStopped(x, y);
         }
       }
@@ -381,7 +363,8 @@ class Judge {
     // Frozen for less than a retransmission takes proves nothing: judge such
     // samples as one.
     const bool two = sampled_twice && t >= options_.min_stuck_seconds;
-    const bool stopped = IsStopped(r2.process_state);
+    const bool stopped = IsStoppedState(r2.process_state);
+    if (sampled_twice && !receiver_frozen && !stopped) return false;  // it accepts packets
     std::vector<std::string> rnr;
     const uint64_t rnr_rise =
         CounterRise(r, kRnrSentCounters, &rnr) + CounterRise(s, kRnrReceivedCounters, &rnr);
@@ -389,7 +372,7 @@ class Judge {
     if (sampled_twice && !receiver_frozen) {
       // The receiver accepts packets; only a stopped one drawing RNR NAKs is
       // judged: it is using up the receives it posted before it stopped.
-      if (!stopped || rnr_rise == 0) return false;
+      if (rnr_rise == 0) return false;
       rnr.insert(rnr.begin(), r.device + " QP " + std::to_string(r.qpn) + " rq_psn still moves (+" +
                                   std::to_string(PsnDistance(*r2.rq_psn, *r1.rq_psn)) + " in " +
                                   Seconds(t) +
@@ -483,7 +466,7 @@ class Judge {
     const ObservedQp& s = Qp(si);
     const ObservedQp& r = Qp(ri);
     const std::string& state = r.samples.back().process_state;
-    const bool stopped = IsStopped(state);
+    const bool stopped = IsStoppedState(state);
     ProcessEvidence(r, &evidence);
     const std::string who =
         r.pid != 0 ? "pid " + std::to_string(r.pid) + " (" + r.comm + ")" : Describe(r);
@@ -509,20 +492,10 @@ class Judge {
     const ObservedQp& x = Qp(xi);
     if (x.source != ObservedSource::kSnapshot || !Judged(x) || x.destroyed || !x.dest_qpn) return;
     if (x.state != "RTR" && x.state != "RTS" && x.state != "SQD") return;
-    // The QP its rqpn names: one pointing back first, then on another device.
-    std::optional<size_t> named;
-    int rank = -1;
-    auto range = by_qpn_.equal_range(*x.dest_qpn);
-    for (auto it = range.first; it != range.second; ++it) {
-      const size_t yi = it->second;
-      if (yi == xi) continue;
-      const ObservedQp& y = Qp(yi);
-      const int r = (y.dest_qpn == x.qpn ? 2 : 0) + (y.device != x.device || y.host != x.host);
-      if (r > rank) {
-        rank = r;
-        named = yi;
-      }
-    }
+    // The QP its rqpn (and destination) names, as pairing found it: an
+    // ambiguous QP is never judged as if its peer were known.
+    if (ambiguous_.count(xi) != 0) return;
+    const std::optional<size_t> named = pairing_.NamedBy(xi);
     if (!named) {
       MissingPeer(xi);
       return;
@@ -660,15 +633,43 @@ class Judge {
   const Pairing& pairing_;
   const LiveJudgeOptions& options_;
   bool several_hosts_ = false;
-  std::unordered_multimap<uint32_t, size_t> by_qpn_;
+  std::unordered_set<size_t> ambiguous_;  // pairing could not tell their peers
   std::unordered_map<size_t, size_t> paired_with_;
-  std::unordered_map<std::string, const ObservedPortCounters*> ports_;
+  // A port by (host, device, port), the views into the observation's strings:
+  // looked up per QP without building a string.
+  struct PortKey {
+    std::string_view host;
+    std::string_view device;
+    uint8_t port = 0;
+    bool operator==(const PortKey&) const = default;
+  };
+  struct PortKeyHash {
+    size_t operator()(const PortKey& k) const {
+      return std::hash<std::string_view>()(k.host) * 31 + std::hash<std::string_view>()(k.device) +
+             k.port;
+    }
+  };
+  std::unordered_map<PortKey, const ObservedPortCounters*, PortKeyHash> ports_;
   std::unordered_set<size_t> flagged_;  // QPs named by an error or warning
   std::vector<size_t> missing_;         // QPs whose peer is in no input
   LiveReport report_;
 };
 
 }  // namespace
+
+bool IsStoppedState(const std::string& process_state) {
+  return process_state == "T" || process_state == "t" || process_state == "Z";
+}
+
+std::string ProcessStateWords(const std::string& s) {
+  if (s == "T") return "stopped";
+  if (s == "t") return "stopped by a tracer";
+  if (s == "Z") return "a zombie (exited, not reaped)";
+  if (s == "D") return "in uninterruptible sleep";
+  if (s == "R") return "running";
+  if (s == "S") return "sleeping";
+  return "in state " + s;
+}
 
 std::string DescribeObservedQp(const ObservedQp& qp, bool with_host) {
   std::string out = with_host && !qp.host.empty() ? qp.host + ":" : "";

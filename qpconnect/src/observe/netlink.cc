@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -154,6 +155,16 @@ class NetlinkReader : public KernelReader {
     if (!r) return r.error();
     std::sort(out.begin(), out.end(),
               [](const NlDevice& a, const NlDevice& b) { return a.name < b.name; });
+    return out;
+  }
+
+  std::vector<PortIdentity> Identity(const std::vector<NlDevice>& devices) override {
+    std::vector<PortIdentity> out;
+    for (const NlDevice& d : devices) {
+      for (uint32_t port = 1; port <= d.ports; ++port) {
+        out.push_back(ReadSysfsPortIdentity(d.name, port));
+      }
+    }
     return out;
   }
 
@@ -353,6 +364,43 @@ std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(const std::strin
   closedir(d);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
+                                   const std::string& sysfs_root) {
+  const std::string dir =
+      sysfs_root + "/class/infiniband/" + device + "/ports/" + std::to_string(port);
+  PortIdentity id;
+  id.device = device;
+  id.port = static_cast<uint8_t>(port);
+  {
+    std::ifstream f(dir + "/lid");
+    std::string text;
+    if (f >> text) id.lid = static_cast<uint16_t>(std::strtoul(text.c_str(), nullptr, 16));
+  }
+  {
+    std::ifstream f(dir + "/lid_mask_count");
+    unsigned lmc = 0;
+    if (f >> lmc) id.lmc = static_cast<uint8_t>(std::min(lmc, 7u));
+  }
+  std::vector<std::pair<unsigned long, Gid>> gids;
+  if (DIR* d = opendir((dir + "/gids").c_str())) {
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.empty() || name[0] == '.') continue;
+      std::ifstream f(dir + "/gids/" + name);
+      std::string text;
+      if (!(f >> text)) continue;  // unreadable entries (EINVAL on empty RoCE slots)
+      std::optional<Gid> gid = GidFromString(text);
+      if (gid && !IsZeroGid(*gid)) gids.push_back({std::strtoul(name.c_str(), nullptr, 10), *gid});
+    }
+    closedir(d);
+  }
+  std::sort(gids.begin(), gids.end());
+  for (const auto& [index, gid] : gids) id.gids.push_back(gid);
+  if (!gids.empty() && gids.front().first == 0)
+    id.subnet_prefix = GidSubnetPrefix(gids.front().second);
+  return id;
 }
 
 std::unique_ptr<KernelReader> MakeNetlinkReader() { return std::make_unique<NetlinkReader>(); }

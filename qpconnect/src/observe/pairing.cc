@@ -1,14 +1,20 @@
 // PairObservedQps(): which observed QPs form a connection (rules in pairing.h).
 //
 // Candidates come from QP numbers (mutual, then one-sided) and, for UD, from
-// the address handles a trace recorded. Among several candidates, evidence
-// decides: the address each side aimed at (dgid/dlid against the other's GIDs
-// and LIDs), PSN continuity between snapshot samples, then host/device names.
-// A QP is paired only when it and its partner are each other's unique best.
+// the address handles a trace recorded. A destination address that names an
+// observed port narrows a QP's candidates to that port's QPs by hash lookup;
+// without one, a QP-number pair that repeats on many hosts is searched by PSN
+// through a sorted index. Each candidate is weighed by the identities (an
+// address matching or contradicting, PSN continuity, the job); contradicted
+// candidates are dropped. A QP is paired only when it and its partner are
+// each other's unique best, by positive evidence or as each other's only
+// candidate.
 #include "qpconnect/observe/pairing.h"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -18,8 +24,10 @@ namespace {
 // PSNs this close (mod 2^24) count as continuous: A's next send PSN and B's
 // next expected PSN differ only by what is in flight.
 constexpr uint32_t kPsnWindow = 1u << 16;
+// QP-number groups larger than this are searched by PSN, not enumerated.
+constexpr size_t kScanLimit = 64;
 
-// What one side's address vector says about a candidate peer.
+// What one side's destination says about a candidate peer.
 enum class Aim { kUnknown, kMatches, kContradicts };
 
 struct AimResult {
@@ -27,39 +35,38 @@ struct AimResult {
   bool by_gid = false;  // else by LID
 };
 
-bool GidsKnown(const ObservedQp& q) {
-  return q.endpoint && (!q.endpoint->gid_table.empty() || q.endpoint->path.sgid);
-}
+// Where a QP sends: a trace's or dump's address vector, or the destination a
+// snapshot read from the QP's context.
+struct Dest {
+  std::optional<Gid> gid;
+  std::optional<uint16_t> lid;
+};
 
-bool HasGid(const ObservedQp& q, const Gid& gid) {
-  const EndpointInfo& e = *q.endpoint;
-  if (e.path.sgid && e.path.sgid->gid == gid) return true;
-  return std::any_of(e.gid_table.begin(), e.gid_table.end(),
-                     [&](const GidEntry& g) { return g.gid == gid; });
-}
-
-bool OwnsLid(const ObservedQp& q, uint16_t lid) {
-  const PortFacts& p = q.endpoint->port;
-  const uint32_t span = p.lmc >= 16 ? 0xffffu : (1u << p.lmc) - 1u;
-  return lid >= p.lid && lid <= p.lid + span;
-}
-
-AimResult AimAt(const AddressVector& ah, const ObservedQp& target) {
+Dest DestOfAh(const AddressVector& ah) {
+  Dest d;
   if (ah.is_global && !IsZeroGid(ah.dgid)) {
-    if (!GidsKnown(target)) return {};
-    return {HasGid(target, ah.dgid) ? Aim::kMatches : Aim::kContradicts, true};
+    d.gid = ah.dgid;
+  } else if (ah.dlid != 0) {
+    d.lid = ah.dlid;
   }
-  if (ah.dlid != 0 && target.endpoint && target.endpoint->port.lid != 0) {
-    return {OwnsLid(target, ah.dlid) ? Aim::kMatches : Aim::kContradicts, false};
-  }
-  return {};
+  return d;
 }
 
-// A connected QP's own address vector aimed at `target`.
-AimResult QpAim(const ObservedQp& from, const ObservedQp& target) {
-  if (!from.applied) return {};
-  return AimAt(from.applied->ah, target);
+Dest DestOf(const ObservedQp& q) {
+  Dest d;
+  if (q.applied) d = DestOfAh(q.applied->ah);
+  if (!d.gid && q.dest_gid && !IsZeroGid(*q.dest_gid)) d.gid = q.dest_gid;
+  if (!d.gid && !d.lid && q.dest_lid && *q.dest_lid != 0) d.lid = q.dest_lid;
+  return d;
 }
+
+struct GidHash {
+  size_t operator()(const Gid& g) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t b : g) h = (h ^ b) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
 
 bool PsnClose(uint32_t a, uint32_t b) {
   return ((a - b) & kPsnMask) <= kPsnWindow || ((b - a) & kPsnMask) <= kPsnWindow;
@@ -73,128 +80,232 @@ bool PsnContinuous(const ObservedQp& a, const ObservedQp& b) {
   return sa.sq_psn && sb.rq_psn && PsnClose(*sa.sq_psn, *sb.rq_psn);
 }
 
-// 2: other hosts; 1: one host, other devices; 0: the same device (loopback).
-int NameDistance(const ObservedQp& a, const ObservedQp& b) {
-  if (a.host != b.host) return 2;
-  return a.device != b.device ? 1 : 0;
-}
-
 // The evidence that i and j are each other's peer; symmetric in i and j.
 struct Evidence {
-  int address = 0;  // +1 per direction that aims at the other, -1 per contradiction
+  int address = 0;  // directions whose destination is the other's port
   int psn = 0;      // directions with PSN continuity
-  int names = 0;    // NameDistance
   bool gid = false;
   bool lid = false;
+  bool contradicted = false;  // a destination elsewhere, or another job
 
   std::tuple<int, int> Key() const { return {address, psn}; }
+  bool Positive() const { return address > 0 || psn > 0; }
 };
 
-void AddAim(AimResult r, Evidence& e) {
-  if (r.aim == Aim::kMatches) {
-    ++e.address;
-    (r.by_gid ? e.gid : e.lid) = true;
-  } else if (r.aim == Aim::kContradicts) {
-    --e.address;
-  }
-}
+struct Candidate {
+  size_t j = 0;
+  Evidence evidence;
+};
 
-Evidence QpnEvidence(const ObservedQp& a, const ObservedQp& b) {
-  Evidence e;
-  AddAim(QpAim(a, b), e);
-  AddAim(QpAim(b, a), e);
-  e.psn = (PsnContinuous(a, b) ? 1 : 0) + (PsnContinuous(b, a) ? 1 : 0);
-  e.names = NameDistance(a, b);
-  return e;
-}
-
-// Any of `from`'s UD address handles aims at `target`.
-AimResult UdAim(const ObservedQp& from, const ObservedQp& target) {
-  AimResult best;
-  for (const AddressVector& ah : from.address_handles) {
-    AimResult r = AimAt(ah, target);
-    if (r.aim == Aim::kMatches) return r;
-    if (r.aim == Aim::kContradicts) best = r;
+// Each QP's (host, device) as a small number, the ports' GIDs and LIDs
+// indexed by it, and the QPs indexed by QP number.
+class Identities {
+ public:
+  explicit Identities(const Observation& obs) : qps_(obs.qps) {
+    dev_of_.reserve(qps_.size());
+    const ObservedQp* last = nullptr;  // a host's QPs come together: reuse its id
+    for (const ObservedQp& q : qps_) {
+      const bool same = last != nullptr && last->host == q.host && last->device == q.device;
+      dev_of_.push_back(same ? dev_of_.back() : Intern(q.host, q.device));
+      last = &q;
+    }
+    std::unordered_map<std::string, const ObservedHost*> host_by_name;
+    for (const ObservedHost& h : obs.hosts) {
+      host_by_name.emplace(h.name, &h);
+      for (const PortIdentity& p : h.ports) {
+        const uint32_t dev = Intern(h.name, p.device);
+        for (const Gid& g : p.gids) AddGid(g, dev);
+        AddLids(p.lid, p.lmc, dev);
+      }
+    }
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      const ObservedQp& q = qps_[i];
+      if (q.endpoint) {
+        for (const GidEntry& g : q.endpoint->gid_table) AddGid(g.gid, dev_of_[i]);
+        if (q.endpoint->path.sgid) AddGid(q.endpoint->path.sgid->gid, dev_of_[i]);
+        AddLids(q.endpoint->port.lid, q.endpoint->port.lmc, dev_of_[i]);
+      }
+    }
+    job_of_.resize(qps_.size());
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      auto it = host_by_name.find(qps_[i].host);
+      if (it != host_by_name.end()) job_of_[i] = &it->second->job;
+    }
   }
-  return best;
-}
 
-// UD: 2 when each aims at the other, 1 when one aims and the other created no
-// address handle (a pure receiver), 0 otherwise. Symmetric.
-Evidence UdEvidence(const ObservedQp& a, const ObservedQp& b) {
-  Evidence e;
-  e.names = NameDistance(a, b);
-  const AimResult ab = UdAim(a, b);
-  const AimResult ba = UdAim(b, a);
-  const bool a_aims = ab.aim == Aim::kMatches;
-  const bool b_aims = ba.aim == Aim::kMatches;
-  if (a_aims && b_aims) {
-    e.address = 2;
-  } else if ((a_aims && b.address_handles.empty()) || (b_aims && a.address_handles.empty())) {
-    e.address = 1;
+  uint32_t Dev(size_t i) const { return dev_of_[i]; }
+
+  // The devices `d` names; empty when it names none observed.
+  const std::vector<uint32_t>& Targets(const Dest& d) const {
+    if (d.gid) {
+      auto it = gid_owner_.find(*d.gid);
+      if (it != gid_owner_.end()) return it->second;
+    } else if (d.lid) {
+      auto it = lid_owner_.find(*d.lid);
+      if (it != lid_owner_.end()) return it->second;
+    }
+    return none_;
   }
-  e.gid = (a_aims && ab.by_gid) || (b_aims && ba.by_gid);
-  e.lid = !e.gid && (a_aims || b_aims);
-  return e;
-}
+
+  // What `from`'s destination says about QP `to`.
+  AimResult Aims(size_t from, size_t to) const { return AimsAt(DestOf(qps_[from]), to); }
+
+  // What destination `d` says about QP `to`: its port's identity holds the
+  // address, does not (when that identity is known), or nothing is known.
+  AimResult AimsAt(const Dest& d, size_t to) const {
+    const uint32_t dev = dev_of_[to];
+    if (d.gid) {
+      if (!dev_has_gids_[dev]) return {};
+      return {Owns(gid_owner_, *d.gid, dev) ? Aim::kMatches : Aim::kContradicts, true};
+    }
+    if (d.lid) {
+      if (!dev_has_lids_[dev]) return {};
+      return {Owns(lid_owner_, *d.lid, dev) ? Aim::kMatches : Aim::kContradicts, false};
+    }
+    return {};
+  }
+
+  // Both snapshots name a job and the jobs differ.
+  bool OtherJob(size_t i, size_t j) const {
+    const std::string* a = job_of_[i];
+    const std::string* b = job_of_[j];
+    return a != nullptr && b != nullptr && !a->empty() && !b->empty() && *a != *b;
+  }
+
+ private:
+  uint32_t Intern(const std::string& host, const std::string& device) {
+    auto [it, inserted] =
+        dev_ids_.try_emplace(host + '\n' + device, static_cast<uint32_t>(dev_ids_.size()));
+    if (inserted) {
+      dev_has_gids_.push_back(false);
+      dev_has_lids_.push_back(false);
+    }
+    return it->second;
+  }
+
+  template <typename Map, typename Key>
+  static void AddOwner(Map& map, const Key& key, uint32_t dev) {
+    std::vector<uint32_t>& owners = map[key];
+    if (std::find(owners.begin(), owners.end(), dev) == owners.end()) owners.push_back(dev);
+  }
+
+  template <typename Map, typename Key>
+  static bool Owns(const Map& map, const Key& key, uint32_t dev) {
+    auto it = map.find(key);
+    return it != map.end() &&
+           std::find(it->second.begin(), it->second.end(), dev) != it->second.end();
+  }
+
+  void AddGid(const Gid& g, uint32_t dev) {
+    if (IsZeroGid(g)) return;
+    AddOwner(gid_owner_, g, dev);
+    dev_has_gids_[dev] = true;
+  }
+
+  void AddLids(uint16_t lid, uint8_t lmc, uint32_t dev) {
+    if (lid == 0) return;
+    const uint32_t span = 1u << std::min<uint8_t>(lmc, 7);
+    for (uint32_t k = 0; k < span && lid + k <= 0xffff; ++k) {
+      AddOwner(lid_owner_, static_cast<uint16_t>(lid + k), dev);
+    }
+    dev_has_lids_[dev] = true;
+  }
+
+  const std::vector<ObservedQp>& qps_;
+  std::unordered_map<std::string, uint32_t> dev_ids_;
+  std::vector<uint32_t> dev_of_;
+  std::vector<bool> dev_has_gids_;
+  std::vector<bool> dev_has_lids_;
+  std::unordered_map<Gid, std::vector<uint32_t>, GidHash> gid_owner_;
+  std::unordered_map<uint16_t, std::vector<uint32_t>> lid_owner_;
+  std::vector<const std::string*> job_of_;
+  const std::vector<uint32_t> none_;
+};
+
+// QPs grouped by a 64-bit key in one sorted array (no table of vectors: a
+// million QPs would make a million of them).
+class GroupIndex {
+ public:
+  // key(i) -> std::optional<uint64_t>: the group of QP i, if any.
+  template <typename KeyFn>
+  void Build(size_t n, KeyFn key) {
+    std::vector<std::pair<uint64_t, size_t>> v;
+    v.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::optional<uint64_t> k = key(i)) v.push_back({*k, i});
+    }
+    std::sort(v.begin(), v.end());
+    keys_.reserve(v.size());
+    members_.reserve(v.size());
+    for (const auto& [k, i] : v) {
+      keys_.push_back(k);
+      members_.push_back(i);
+    }
+    built_ = true;
+  }
+
+  bool built() const { return built_; }
+
+  std::span<const size_t> Find(uint64_t key) const {
+    auto lo = std::lower_bound(keys_.begin(), keys_.end(), key);
+    auto hi = std::upper_bound(lo, keys_.end(), key);
+    return {members_.data() + (lo - keys_.begin()), static_cast<size_t>(hi - lo)};
+  }
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<size_t> members_;
+  bool built_ = false;
+};
+
+uint64_t PairKey(uint32_t qpn, uint32_t dest) { return (uint64_t{qpn} << 32) | dest; }
+uint64_t DevKey(uint32_t dev, uint32_t qpn) { return (uint64_t{dev} << 32) | qpn; }
 
 class Pairer {
  public:
-  explicit Pairer(const Observation& obs) : qps_(obs.qps), paired_(obs.qps.size(), false) {
-    for (size_t i = 0; i < qps_.size(); ++i) by_qpn_[qps_[i].qpn].push_back(i);
+  explicit Pairer(const Observation& obs)
+      : qps_(obs.qps), ids_(obs), paired_(obs.qps.size(), false) {
+    by_dev_qpn_.Build(qps_.size(), [&](size_t i) -> std::optional<uint64_t> {
+      return DevKey(ids_.Dev(i), qps_[i].qpn);
+    });
   }
 
   Pairing Run() {
     const size_t n = qps_.size();
     // 1. Mutual QPNs.
-    std::vector<std::vector<size_t>> mutual(n);
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j : Claimed(i)) {
-        if (qps_[j].dest_qpn && *qps_[j].dest_qpn == qps_[i].qpn) mutual[i].push_back(j);
-      }
-    }
-    Resolve(mutual, QpnEvidence, "mutual qpn");
+    Lists mutual = MutualCandidates();
+    Resolve(mutual, "mutual qpn");
     std::vector<bool> ambiguous(n, false);
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
+      const std::span<const Candidate> of = mutual.Of(i);
       ambiguous[i] =
-          std::any_of(mutual[i].begin(), mutual[i].end(), [&](size_t j) { return !paired_[j]; });
+          std::any_of(of.begin(), of.end(), [&](const Candidate& c) { return !paired_[c.j]; }) ||
+          UnpairedInLargeGroup(i);
     }
 
     // 2. One-sided: the target never set a dest_qpn (a failed or missing RTR).
-    std::vector<std::vector<size_t>> one_sided(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (paired_[i] || ambiguous[i]) continue;
-      for (size_t j : Claimed(i)) {
-        if (paired_[j] || qps_[j].dest_qpn) continue;
-        one_sided[i].push_back(j);
-        one_sided[j].push_back(i);
-      }
-    }
-    Resolve(one_sided, QpnEvidence, "one-sided qpn (the peer never set dest_qp_num)");
+    Lists one_sided = OneSidedCandidates(ambiguous);
+    Resolve(one_sided, "one-sided qpn (the peer never set dest_qp_num)");
 
     // 3. UD by address handles.
-    std::vector<std::vector<size_t>> ud(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (paired_[i] || ambiguous[i] || !IsUd(qps_[i]) || qps_[i].address_handles.empty()) {
-        continue;
-      }
-      for (size_t j = 0; j < n; ++j) {
-        if (j == i || paired_[j] || ambiguous[j] || !IsUd(qps_[j])) continue;
-        if (UdEvidence(qps_[i], qps_[j]).address <= 0) continue;
-        if (std::find(ud[i].begin(), ud[i].end(), j) == ud[i].end()) {
-          ud[i].push_back(j);
-          ud[j].push_back(i);
-        }
-      }
-    }
-    Resolve(ud, UdEvidence, "ud address handles");
+    Lists ud = UdCandidates(ambiguous);
+    Resolve(ud, "ud address handles");
 
     Pairing out = std::move(result_);
     std::sort(out.pairs.begin(), out.pairs.end(),
               [](const ObservedPair& x, const ObservedPair& y) { return x.a < y.a; });
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
+      if (!ambiguous[i] && qps_[i].dest_qpn) {
+        // Dangling: whom does it name? Several equally likely: ambiguous.
+        std::optional<size_t> named;
+        if (!NameTarget(i, &named)) {
+          ambiguous[i] = true;
+        } else if (named) {
+          out.named.push_back({i, *named});
+        }
+      }
       if (ambiguous[i]) {
         out.ambiguous.push_back(i);
       } else if (qps_[i].dest_qpn) {
@@ -207,86 +318,404 @@ class Pairer {
   }
 
  private:
+  // Candidate lists, symmetric (j is i's candidate iff i is j's), and each
+  // QP's count of candidates before any was searched by PSN. Built as a list
+  // of edges, then laid out in one array (a million QPs, a million small
+  // vectors otherwise).
+  class Lists {
+   public:
+    Lists() = default;
+    explicit Lists(size_t n) : total(n, 0), n_(n) {}
+
+    void Add(size_t i, size_t j, const Evidence& e) {
+      edges_.push_back({std::min(i, j), std::max(i, j), e});
+    }
+
+    // Drops repeated edges and lays the lists out; call once, after the Adds.
+    void Finish() {
+      std::sort(edges_.begin(), edges_.end(), [](const Edge& x, const Edge& y) {
+        return std::tie(x.i, x.j) < std::tie(y.i, y.j);
+      });
+      edges_.erase(
+          std::unique(edges_.begin(), edges_.end(),
+                      [](const Edge& x, const Edge& y) { return x.i == y.i && x.j == y.j; }),
+          edges_.end());
+      offset_.assign(n_ + 1, 0);
+      for (const Edge& e : edges_) {
+        ++offset_[e.i + 1];
+        ++offset_[e.j + 1];
+      }
+      for (size_t k = 0; k < n_; ++k) offset_[k + 1] += offset_[k];
+      candidates_.resize(edges_.size() * 2);
+      std::vector<size_t> at(offset_.begin(), offset_.end() - 1);
+      for (const Edge& e : edges_) {
+        candidates_[at[e.i]++] = {e.j, e.evidence};
+        candidates_[at[e.j]++] = {e.i, e.evidence};
+      }
+      edges_.clear();
+      edges_.shrink_to_fit();
+    }
+
+    bool empty() const { return candidates_.empty(); }
+    std::span<const Candidate> Of(size_t i) const {
+      if (offset_.empty()) return {};
+      return {candidates_.data() + offset_[i], offset_[i + 1] - offset_[i]};
+    }
+
+    std::vector<size_t> total;
+
+   private:
+    struct Edge {
+      size_t i = 0;
+      size_t j = 0;
+      Evidence evidence;
+    };
+    size_t n_ = 0;
+    std::vector<Edge> edges_;
+    std::vector<size_t> offset_;
+    std::vector<Candidate> candidates_;
+  };
+
   static bool IsUd(const ObservedQp& q) { return q.transport == Transport::kUd; }
 
-  // The QPs (other than i) whose QPN i's dest_qpn names.
-  std::vector<size_t> Claimed(size_t i) const {
+  Evidence Weigh(size_t i, size_t j) const {
+    Evidence e;
+    for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
+      if (r.aim == Aim::kMatches) {
+        ++e.address;
+        (r.by_gid ? e.gid : e.lid) = true;
+      } else if (r.aim == Aim::kContradicts) {
+        e.contradicted = true;
+      }
+    }
+    e.contradicted |= ids_.OtherJob(i, j);
+    e.psn = (PsnContinuous(qps_[i], qps_[j]) ? 1 : 0) + (PsnContinuous(qps_[j], qps_[i]) ? 1 : 0);
+    return e;
+  }
+
+  // Adds the edge i - j, unless contradicted; true when it is added.
+  bool Link(Lists& lists, size_t i, size_t j) const {
+    const Evidence e = Weigh(i, j);
+    if (e.contradicted) return false;
+    lists.Add(i, j, e);
+    return true;
+  }
+
+  // The QPs on the devices i's destination names with QP number `qpn`;
+  // nullopt when i's destination names no observed device.
+  std::optional<std::vector<size_t>> OnTargets(size_t i, uint32_t qpn) const {
+    const std::vector<uint32_t>& targets = ids_.Targets(DestOf(qps_[i]));
+    if (targets.empty()) return std::nullopt;
     std::vector<size_t> out;
-    if (!qps_[i].dest_qpn) return out;
-    auto it = by_qpn_.find(*qps_[i].dest_qpn);
-    if (it == by_qpn_.end()) return out;
-    for (size_t j : it->second) {
-      if (j != i) out.push_back(j);
+    for (uint32_t dev : targets) {
+      for (size_t j : by_dev_qpn_.Find(DevKey(dev, qpn))) {
+        if (j != i) out.push_back(j);
+      }
     }
     return out;
   }
 
-  struct Choice {
-    size_t j = 0;
-    Evidence evidence;
-    bool by_names = false;  // the host/device tie-break decided
-  };
-
-  // i's unique best unpaired candidate, if any.
-  template <typename EvidenceFn>
-  std::optional<Choice> Best(size_t i, const std::vector<size_t>& candidates,
-                             EvidenceFn evidence) const {
-    std::vector<Choice> best;
-    for (size_t j : candidates) {
-      if (paired_[j]) continue;
-      const Evidence e = evidence(qps_[i], qps_[j]);
-      if (!best.empty() && e.Key() < best.front().evidence.Key()) continue;
-      if (!best.empty() && best.front().evidence.Key() < e.Key()) best.clear();
-      best.push_back({j, e, false});
+  // The QPs whose (qpn, dest_qpn) is i's reversed.
+  std::span<const size_t> MutualGroup(size_t i) const {
+    const ObservedQp& q = qps_[i];
+    if (!q.dest_qpn) return {};
+    if (!by_pair_.built()) {  // only QPs without a known destination need it
+      by_pair_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> {
+        if (!qps_[k].dest_qpn) return std::nullopt;
+        return PairKey(qps_[k].qpn, *qps_[k].dest_qpn);
+      });
     }
-    if (best.empty()) return std::nullopt;
-    if (best.size() == 1) return best.front();
-    int top = -1;
-    for (const Choice& c : best) top = std::max(top, c.evidence.names);
-    std::optional<Choice> unique;
-    for (const Choice& c : best) {
-      if (c.evidence.names != top) continue;
-      if (unique) return std::nullopt;
-      unique = c;
-    }
-    unique->by_names = true;
-    return unique;
+    return by_pair_.Find(PairKey(*q.dest_qpn, q.qpn));
   }
 
-  // Pairs mutual unique best candidates until nothing changes.
-  template <typename EvidenceFn>
-  void Resolve(const std::vector<std::vector<size_t>>& candidates, EvidenceFn evidence,
-               const std::string& how) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < qps_.size(); ++i) {
-        if (paired_[i] || candidates[i].empty()) continue;
-        std::optional<Choice> ci = Best(i, candidates[i], evidence);
-        if (!ci) continue;
-        std::optional<Choice> cj = Best(ci->j, candidates[ci->j], evidence);
-        if (!cj || cj->j != i) continue;
-        paired_[i] = paired_[ci->j] = true;
-        changed = true;
-        std::string text = how;
-        if (ci->evidence.gid) {
-          text += " + gid";
-        } else if (ci->evidence.lid) {
-          text += " + lid";
+  // The QPs numbered `qpn`, wherever they are.
+  std::span<const size_t> Numbered(uint32_t qpn) const {
+    if (!by_qpn_.built()) {
+      by_qpn_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> { return qps_[k].qpn; });
+    }
+    return by_qpn_.Find(qpn);
+  }
+
+  // Members of a large group whose last rq_psn is within the window of
+  // `sq_psn`, through the group's index sorted by rq_psn (built once).
+  void PsnNeighbours(uint64_t group_key, std::span<const size_t> group, uint32_t sq_psn,
+                     std::vector<size_t>* out) {
+    auto [it, inserted] = psn_index_.try_emplace(group_key);
+    std::vector<std::pair<uint32_t, size_t>>& index = it->second;
+    if (inserted) {
+      for (size_t j : group) {
+        const ObservedQp& q = qps_[j];
+        if (!q.samples.empty() && q.samples.back().rq_psn) {
+          index.push_back({*q.samples.back().rq_psn, j});
         }
-        if (ci->evidence.psn > 0) text += " + psn continuity";
-        if (ci->by_names || cj->by_names) text += " + host/device names";
-        result_.pairs.push_back({std::min(i, ci->j), std::max(i, ci->j), std::move(text)});
+      }
+      std::sort(index.begin(), index.end());
+    }
+    // [sq - W, sq + W] mod 2^24, as one or two ranges.
+    auto scan = [&](uint32_t lo, uint32_t hi) {
+      auto from = std::lower_bound(index.begin(), index.end(), std::pair<uint32_t, size_t>{lo, 0});
+      for (auto k = from; k != index.end() && k->first <= hi; ++k) out->push_back(k->second);
+    };
+    const uint32_t lo = (sq_psn - kPsnWindow) & kPsnMask;
+    const uint32_t hi = (sq_psn + kPsnWindow) & kPsnMask;
+    if (lo <= hi) {
+      scan(lo, hi);
+    } else {
+      scan(lo, kPsnMask);
+      scan(0, hi);
+    }
+  }
+
+  Lists MutualCandidates() {
+    const size_t n = qps_.size();
+    Lists lists(n);
+    std::vector<size_t> found;
+    for (size_t i = 0; i < n; ++i) {
+      const ObservedQp& q = qps_[i];
+      if (!q.dest_qpn) continue;
+      found.clear();
+      if (std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn)) {
+        for (size_t j : *on) {
+          if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
+        }
+      } else if (std::span<const size_t> group = MutualGroup(i); !group.empty()) {
+        lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
+        if (group.size() <= kScanLimit) {
+          for (size_t j : group) {
+            if (j != i) found.push_back(j);
+          }
+        } else if (!q.samples.empty() && q.samples.back().sq_psn) {
+          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, *q.samples.back().sq_psn, &found);
+          std::erase(found, i);
+        }
+        if (group.size() > kScanLimit) {
+          // Not enumerated: every member counts as a candidate.
+          for (size_t j : found) Link(lists, i, j);
+          continue;
+        }
+      }
+      // Candidates the identities do not rule out.
+      lists.total[i] = static_cast<size_t>(
+          std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
+    }
+    lists.Finish();
+    return lists;
+  }
+
+  // i is unpaired and its mutual group is too large to enumerate and still
+  // has unpaired members: nothing told it and them apart.
+  bool UnpairedInLargeGroup(size_t i) const {
+    if (OnTargetsKnown(i)) return false;
+    const std::span<const size_t> group = MutualGroup(i);
+    if (group.size() <= kScanLimit) return false;
+    return std::any_of(group.begin(), group.end(), [&](size_t j) { return j != i && !paired_[j]; });
+  }
+
+  bool OnTargetsKnown(size_t i) const { return !ids_.Targets(DestOf(qps_[i])).empty(); }
+
+  Lists OneSidedCandidates(const std::vector<bool>& ambiguous) {
+    const size_t n = qps_.size();
+    // Nobody to claim: no QP without a dest_qpn (the common case at scale).
+    if (std::all_of(qps_.begin(), qps_.end(), [](const ObservedQp& q) { return q.dest_qpn; })) {
+      return {};
+    }
+    Lists lists(n);
+    for (size_t i = 0; i < n; ++i) {
+      const ObservedQp& q = qps_[i];
+      if (paired_[i] || ambiguous[i] || !q.dest_qpn) continue;
+      std::vector<size_t> pool;
+      if (std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn)) {
+        pool = std::move(*on);
+      } else {
+        const std::span<const size_t> numbered = Numbered(*q.dest_qpn);
+        if (numbered.size() > kScanLimit) continue;  // nothing tells them apart
+        pool.assign(numbered.begin(), numbered.end());
+      }
+      for (size_t j : pool) {
+        if (j == i || paired_[j] || qps_[j].dest_qpn) continue;
+        if (!Link(lists, i, j)) continue;
+        ++lists.total[i];
+        ++lists.total[j];
+      }
+    }
+    lists.Finish();
+    return lists;
+  }
+
+  Lists UdCandidates(const std::vector<bool>& ambiguous) {
+    const size_t n = qps_.size();
+    std::vector<size_t> ud;
+    for (size_t i = 0; i < n; ++i) {
+      if (!paired_[i] && !ambiguous[i] && IsUd(qps_[i])) ud.push_back(i);
+    }
+    if (ud.empty()) return {};
+    Lists lists(n);
+    for (size_t i : ud) {
+      if (qps_[i].address_handles.empty()) continue;
+      for (size_t j : ud) {
+        if (j == i) continue;
+        const Evidence e = UdEvidence(i, j);
+        if (e.address <= 0) continue;
+        // Both aim: seen from each side, counted from the first.
+        if (j < i && !qps_[j].address_handles.empty()) continue;
+        lists.Add(i, j, e);
+        ++lists.total[i];
+        ++lists.total[j];
+      }
+    }
+    lists.Finish();
+    return lists;
+  }
+
+  // Any of `from`'s UD address handles aims at `to`.
+  AimResult UdAim(size_t from, size_t to) const {
+    AimResult best;
+    for (const AddressVector& ah : qps_[from].address_handles) {
+      AimResult r = ids_.AimsAt(DestOfAh(ah), to);
+      if (r.aim == Aim::kMatches) return r;
+      if (r.aim == Aim::kContradicts) best = r;
+    }
+    return best;
+  }
+
+  // UD: 2 when each aims at the other, 1 when one aims and the other created
+  // no address handle (a pure receiver), 0 otherwise. Symmetric.
+  Evidence UdEvidence(size_t a, size_t b) const {
+    Evidence e;
+    const AimResult ab = UdAim(a, b);
+    const AimResult ba = UdAim(b, a);
+    const bool a_aims = ab.aim == Aim::kMatches;
+    const bool b_aims = ba.aim == Aim::kMatches;
+    if (a_aims && b_aims) {
+      e.address = 2;
+    } else if ((a_aims && qps_[b].address_handles.empty()) ||
+               (b_aims && qps_[a].address_handles.empty())) {
+      e.address = 1;
+    }
+    e.gid = (a_aims && ab.by_gid) || (b_aims && ba.by_gid);
+    e.lid = !e.gid && (a_aims || b_aims);
+    return e;
+  }
+
+  // i's unique best unpaired candidate, if any.
+  std::optional<Candidate> Best(size_t i, const Lists& lists) const {
+    std::optional<Candidate> best;
+    bool tie = false;
+    for (const Candidate& c : lists.Of(i)) {
+      if (paired_[c.j]) continue;
+      if (best && c.evidence.Key() < best->evidence.Key()) continue;
+      if (best && c.evidence.Key() == best->evidence.Key()) {
+        tie = true;
+        continue;
+      }
+      best = c;
+      tie = false;
+    }
+    if (!best || tie) return std::nullopt;
+    // Without positive evidence only the one and only candidate will do.
+    if (!best->evidence.Positive() && lists.total[i] > 1) return std::nullopt;
+    return best;
+  }
+
+  // Pairs mutual unique best candidates until nothing changes: a pair made
+  // may leave its other candidates a unique best.
+  void Resolve(const Lists& lists, const std::string& how) {
+    if (lists.empty()) return;  // no candidates at all
+    std::deque<size_t> work;
+    std::vector<bool> queued(qps_.size(), false);
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      if (!paired_[i] && !lists.Of(i).empty()) {
+        work.push_back(i);
+        queued[i] = true;
+      }
+    }
+    while (!work.empty()) {
+      const size_t i = work.front();
+      work.pop_front();
+      queued[i] = false;
+      if (paired_[i]) continue;
+      std::optional<Candidate> ci = Best(i, lists);
+      if (!ci) continue;
+      const size_t j = ci->j;
+      std::optional<Candidate> cj = Best(j, lists);
+      if (!cj || cj->j != i) continue;
+      if (!cj->evidence.Positive() && lists.total[j] > 1) continue;
+      paired_[i] = paired_[j] = true;
+      ObservedPair pair{std::min(i, j), std::max(i, j), How(how, ci->evidence)};
+      pair.candidates = std::max({lists.total[i], lists.total[j], size_t{1}});
+      pair.unique = lists.total[i] <= 1 && lists.total[j] <= 1;
+      result_.pairs.push_back(std::move(pair));
+      for (size_t k : {i, j}) {
+        for (const Candidate& c : lists.Of(k)) {
+          if (!paired_[c.j] && !queued[c.j]) {
+            work.push_back(c.j);
+            queued[c.j] = true;
+          }
+        }
       }
     }
   }
 
+  static std::string How(const std::string& how, const Evidence& e) {
+    std::string text = how;
+    if (e.gid) {
+      text += " + gid";
+    } else if (e.lid) {
+      text += " + lid";
+    }
+    if (e.psn > 0) text += " + psn continuity";
+    return text;
+  }
+
+  // The QP dangling QP i's dest_qpn names, among those its destination
+  // allows: one pointing back first, then on another device or host. False
+  // when several fit equally (ambiguous); true with nullopt when none does.
+  bool NameTarget(size_t i, std::optional<size_t>* named) const {
+    const ObservedQp& x = qps_[i];
+    std::vector<size_t> pool;
+    if (std::optional<std::vector<size_t>> on = OnTargets(i, *x.dest_qpn)) {
+      pool = std::move(*on);
+    } else {
+      const std::span<const size_t> numbered = Numbered(*x.dest_qpn);
+      pool.assign(numbered.begin(), numbered.end());
+      std::erase(pool, i);
+      // A QP number held on many hosts, and no destination to choose by.
+      if (pool.size() > kScanLimit) return false;
+    }
+    int rank = -1;
+    bool tie = false;
+    for (size_t j : pool) {
+      if (ids_.Aims(i, j).aim == Aim::kContradicts || ids_.OtherJob(i, j)) continue;
+      const ObservedQp& y = qps_[j];
+      const int r = (y.dest_qpn == x.qpn ? 2 : 0) + (y.device != x.device || y.host != x.host);
+      if (r > rank) {
+        rank = r;
+        *named = j;
+        tie = false;
+      } else if (r == rank) {
+        tie = true;
+      }
+    }
+    return !tie;
+  }
+
   const std::vector<ObservedQp>& qps_;
+  Identities ids_;
   std::vector<bool> paired_;
-  std::unordered_map<uint32_t, std::vector<size_t>> by_qpn_;
+  GroupIndex by_dev_qpn_;       // (device, qpn)
+  mutable GroupIndex by_qpn_;   // qpn; built when first needed
+  mutable GroupIndex by_pair_;  // (qpn, dest_qpn); built when first needed
+  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, size_t>>> psn_index_;
   Pairing result_;
 };
 
 }  // namespace
+
+std::optional<size_t> Pairing::NamedBy(size_t qp) const {
+  auto it = std::lower_bound(named.begin(), named.end(), std::pair<size_t, size_t>{qp, 0});
+  if (it == named.end() || it->first != qp) return std::nullopt;
+  return it->second;
+}
 
 Pairing PairObservedQps(const Observation& observation) { return Pairer(observation).Run(); }
 

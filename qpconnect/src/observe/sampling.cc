@@ -10,6 +10,8 @@ Result<SamplingCounts> TakeSamples(KernelReader& reader, const SamplingPlan& pla
                                    const SamplingClock& clock, Snapshot* snapshot) {
   SamplingCounts counts;
   const int samples = plan.interval ? 2 : 1;
+  // The host identity, once: what peers' destination addresses name.
+  if (snapshot->identity.empty()) snapshot->identity = reader.Identity(plan.devices);
   const double start = clock.monotonic_seconds();
   for (int s = 0; s < samples; ++s) {
     if (s > 0) clock.sleep(*plan.interval);

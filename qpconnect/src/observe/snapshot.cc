@@ -1,5 +1,8 @@
 #include "qpconnect/observe/snapshot.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -11,9 +14,21 @@ bool PastInit(const std::string& state) {
   return state == "RTR" || state == "RTS" || state == "SQD" || state == "SQE" || state == "ERR";
 }
 
-std::string QpKey(const KernelQp& q) {
-  return q.device + '/' + std::to_string(q.lqpn) + '/' + std::to_string(q.pid);
-}
+// A QP across samples: its device (by index among the snapshot's device
+// names), number and owner.
+struct QpKey {
+  size_t device = 0;
+  uint32_t lqpn = 0;
+  int pid = 0;
+  bool operator==(const QpKey&) const = default;
+};
+
+struct QpKeyHash {
+  size_t operator()(const QpKey& k) const {
+    return std::hash<uint64_t>()((uint64_t{k.lqpn} << 32) ^ static_cast<uint32_t>(k.pid)) ^
+           (k.device * 0x9e3779b97f4a7c15ull);
+  }
+};
 
 std::string PortKey(const std::string& device, uint8_t port) {
   return device + '/' + std::to_string(port);
@@ -27,17 +42,32 @@ double SnapshotInterval(const Snapshot& snapshot) {
 }
 
 void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observation* out) {
+  out->hosts.push_back({snapshot.host, snapshot.job, snapshot.identity});
   const size_t first_qp = out->qps.size();
-  std::unordered_map<std::string, size_t> qp_at;  // QpKey -> index in out->qps
+  std::unordered_map<QpKey, size_t, QpKeyHash> qp_at;  // -> index in out->qps
   qp_at.reserve(snapshot.samples.empty() ? 0 : snapshot.samples.front().qps.size() * 2);
+  std::vector<const std::string*> devices;  // the device names seen, by index
+  auto device_index = [&](const std::string& name) {
+    for (size_t d = devices.size(); d-- > 0;) {
+      if (*devices[d] == name) return d;
+    }
+    devices.push_back(&name);
+    return devices.size() - 1;
+  };
+  size_t most = 0;
+  for (const KernelSample& sample : snapshot.samples) most = std::max(most, sample.qps.size());
+  if (out->qps.capacity() < out->qps.size() + most) {
+    out->qps.reserve(std::max(out->qps.size() + most, out->qps.capacity() * 2));
+  }
   const size_t last = snapshot.samples.empty() ? 0 : snapshot.samples.size() - 1;
   std::vector<bool> in_last;
   for (size_t s = 0; s < snapshot.samples.size(); ++s) {
     const KernelSample& sample = snapshot.samples[s];
     for (const KernelQp& k : sample.qps) {
-      auto [it, inserted] = qp_at.try_emplace(QpKey(k), out->qps.size());
+      auto [it, inserted] =
+          qp_at.try_emplace(QpKey{device_index(k.device), k.lqpn, k.pid}, out->qps.size());
       if (inserted) {
-        ObservedQp q;
+        ObservedQp& q = out->qps.emplace_back();
         q.source = ObservedSource::kSnapshot;
         q.origin = origin;
         q.host = snapshot.host;
@@ -45,7 +75,7 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
         q.comm = k.comm;
         q.device = k.device;
         q.qpn = k.lqpn;
-        out->qps.push_back(std::move(q));
+        q.samples.reserve(snapshot.samples.size());
         in_last.push_back(false);
       }
       ObservedQp& q = out->qps[it->second];
@@ -56,6 +86,8 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
       q.dest_qpn.reset();
       const bool connected_type = q.transport == Transport::kRc || q.transport == Transport::kUc;
       if (connected_type && PastInit(k.state) && k.rqpn && *k.rqpn != 0) q.dest_qpn = *k.rqpn;
+      q.dest_gid = k.dgid;
+      q.dest_lid = k.dlid;
       ObservedSample observed;
       observed.at_seconds = sample.at_seconds;
       observed.state = k.state;

@@ -1,5 +1,11 @@
 #include "qpconnect/observe/snapshot_json.h"
 
+#include "snapshot_scan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,7 +28,24 @@ void AppendQp(const KernelQp& q, std::string* out) {
           ",\"type\":" + Quote(q.type) + ",\"state\":" + Quote(q.state) +
           ",\"sq_psn\":" + Optional(q.sq_psn) + ",\"rq_psn\":" + Optional(q.rq_psn) +
           ",\"path_mig_state\":" + Quote(q.path_mig_state) + ",\"pid\":" + std::to_string(q.pid) +
-          ",\"comm\":" + Quote(q.comm) + ",\"process_state\":" + Quote(q.process_state) + "}";
+          ",\"comm\":" + Quote(q.comm) + ",\"process_state\":" + Quote(q.process_state);
+  if (q.dgid) *out += ",\"dgid\":" + Quote(GidToString(*q.dgid));
+  if (q.dlid) *out += ",\"dlid\":" + std::to_string(*q.dlid);
+  *out += "}";
+}
+
+std::string Hex64(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+void AppendIdentity(const PortIdentity& p, std::string* out) {
+  ordered_json gids = ordered_json::array();
+  for (const Gid& g : p.gids) gids.push_back(GidToString(g));
+  *out += "{\"device\":" + Quote(p.device) + ",\"port\":" + std::to_string(p.port) +
+          ",\"lid\":" + std::to_string(p.lid) + ",\"lmc\":" + std::to_string(p.lmc) +
+          ",\"subnet_prefix\":" + Quote(Hex64(p.subnet_prefix)) + ",\"gids\":" + gids.dump() + "}";
 }
 
 void AppendPort(const KernelPortCounters& p, std::string* out) {
@@ -131,7 +154,42 @@ KernelQp ReadQp(Reader& r, const json& j, const std::string& path) {
           .value_or(0));
   q.comm = r.String(j, path, "comm");
   q.process_state = r.String(j, path, "process_state");
+  if (std::string dgid = r.String(j, path, "dgid"); !dgid.empty()) {
+    q.dgid = GidFromString(dgid);
+    if (!q.dgid) r.Fail(path + "dgid", "not a GID");
+  }
+  if (auto dlid = r.Unsigned(j, path, "dlid", 0xffff, true)) q.dlid = static_cast<uint16_t>(*dlid);
   return q;
+}
+
+PortIdentity ReadIdentity(Reader& r, const json& j, const std::string& path) {
+  PortIdentity p;
+  if (!j.is_object()) {
+    r.Fail(path, "not an object");
+    return p;
+  }
+  p.device = r.String(j, path, "device", false);
+  p.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
+  p.lid = static_cast<uint16_t>(r.Unsigned(j, path, "lid", 0xffff, true).value_or(0));
+  p.lmc = static_cast<uint8_t>(r.Unsigned(j, path, "lmc", 7, true).value_or(0));
+  const std::string prefix = r.String(j, path, "subnet_prefix");
+  if (!prefix.empty()) {
+    char* end = nullptr;
+    p.subnet_prefix = std::strtoull(prefix.c_str(), &end, 16);
+    if (end == nullptr || *end != '\0') r.Fail(path + "subnet_prefix", "not a hex number");
+  }
+  if (const json* gids = r.Array(j, path, "gids", true)) {
+    for (size_t k = 0; k < gids->size(); ++k) {
+      const json& g = (*gids)[k];
+      std::optional<Gid> gid = g.is_string() ? GidFromString(g.get<std::string>()) : std::nullopt;
+      if (!gid) {
+        r.Fail(path + "gids[" + std::to_string(k) + "]", "not a GID");
+        break;
+      }
+      p.gids.push_back(*gid);
+    }
+  }
+  return p;
 }
 
 KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
@@ -161,13 +219,23 @@ KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
 }  // namespace
 
 std::string SnapshotToText(const Snapshot& snapshot) {
-  std::string out = "{\"format\": " + Quote(std::string(kSnapshotFormat)) +
-                    ", \"version\": " + std::to_string(kSnapshotVersion) +
-                    ",\n \"tool\": " + Quote(snapshot.tool) +
-                    ", \"host\": " + Quote(snapshot.host) +
-                    ", \"taken_at\": " + Quote(snapshot.taken_at) +
-                    ",\n \"interval_seconds\": " + ordered_json(SnapshotInterval(snapshot)).dump() +
-                    ", \"notes\": " + ordered_json(snapshot.notes).dump() + ",\n \"samples\": [";
+  size_t most = 0;
+  for (const KernelSample& sample : snapshot.samples) most = std::max(most, sample.qps.size());
+  std::string out =
+      "{\"format\": " + Quote(std::string(kSnapshotFormat)) +
+      ", \"version\": " + std::to_string(kSnapshotVersion) +
+      ", \"num_qps\": " + std::to_string(most) + ",\n \"tool\": " + Quote(snapshot.tool) +
+      ", \"host\": " + Quote(snapshot.host) + ", \"taken_at\": " + Quote(snapshot.taken_at) +
+      ",\n \"interval_seconds\": " + ordered_json(SnapshotInterval(snapshot)).dump() +
+      ", \"notes\": " + ordered_json(snapshot.notes).dump();
+  // The host identity and the job: members added to version 1, written when known.
+  if (!snapshot.job.empty()) out += ",\n \"job\": " + Quote(snapshot.job);
+  if (!snapshot.identity.empty()) {
+    out += ",\n \"identity\": [\n";
+    AppendLines(snapshot.identity, AppendIdentity, &out);
+    out += " ]";
+  }
+  out += ",\n \"samples\": [";
   for (size_t i = 0; i < snapshot.samples.size(); ++i) {
     const KernelSample& s = snapshot.samples[i];
     out += i == 0 ? "\n" : ",\n";
@@ -182,6 +250,17 @@ std::string SnapshotToText(const Snapshot& snapshot) {
   return out;
 }
 
+size_t SnapshotHeadQps(std::string_view head) {
+  head = head.substr(0, 512);
+  const size_t key = head.find("\"num_qps\":");
+  if (key == std::string_view::npos) return 0;
+  size_t at = key + 10;
+  while (at < head.size() && head[at] == ' ') ++at;
+  size_t n = 0;
+  auto [next, ec] = std::from_chars(head.data() + at, head.data() + head.size(), n);
+  return ec == std::errc() && next != head.data() + at ? n : 0;
+}
+
 bool LooksLikeSnapshot(std::string_view text) {
   // The writer puts "format" first; allow some leading whitespace and keys.
   const std::string_view head = text.substr(0, 512);
@@ -191,6 +270,8 @@ bool LooksLikeSnapshot(std::string_view text) {
 }
 
 Result<Snapshot> SnapshotFromJson(std::string_view text) {
+  // The one-pass reader first; the JSON tree only to say what is wrong.
+  if (std::optional<Snapshot> fast = snapshot_internal::ScanSnapshot(text)) return *std::move(fast);
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) {
     return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not valid JSON"};
@@ -215,6 +296,12 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   if (const json* notes = r.Array(doc, "", "notes", true)) {
     for (const json& n : *notes) {
       if (n.is_string()) s.notes.push_back(n.get<std::string>());
+    }
+  }
+  s.job = r.String(doc, "", "job");
+  if (const json* identity = r.Array(doc, "", "identity", true)) {
+    for (size_t k = 0; k < identity->size() && !failure; ++k) {
+      s.identity.push_back(ReadIdentity(r, (*identity)[k], "identity[" + std::to_string(k) + "]."));
     }
   }
   const json* samples = r.Array(doc, "", "samples", false);

@@ -1,6 +1,8 @@
 // PairObservedQps() (qpconnect/observe/pairing.h): mutual QPNs, loopback, ambiguity
-// resolved by address, PSN continuity and names, one-sided and UD pairs,
-// dangling and unpaired QPs.
+// resolved by address and PSN continuity (never by names), one-sided and UD
+// pairs, dangling and unpaired QPs; and snapshots of a job whose QP numbers
+// repeat on every host, told apart by each host's identity and each QP's
+// destination address.
 #include "qpconnect/observe/pairing.h"
 
 #include <gtest/gtest.h>
@@ -100,16 +102,15 @@ TEST(Pairing, LeavesEquallyGoodCandidatesAmbiguous) {
   EXPECT_EQ(p.ambiguous, (std::vector<size_t>{0, 1, 2}));
 }
 
-TEST(Pairing, BreaksATieByHostThenDevice) {
-  // Same evidence; b is on a's host, c on another host.
+TEST(Pairing, NamesDoNotBreakATie) {
+  // Same evidence; b is on a's host, c on another host. At scale the same
+  // names repeat on every host: names tell nothing, so all three are ambiguous.
   Observation o;
   o.qps = {Qp("a", "rxe0", 5, 17, "::ffff:10.0.0.1"), Qp("a", "rxe1", 17, 5, "::ffff:10.0.0.2"),
            Qp("c", "rxe0", 17, 5, "::ffff:10.0.0.3")};
   const Pairing p = PairObservedQps(o);
-  ASSERT_EQ(p.pairs.size(), 1u);
-  EXPECT_EQ(p.pairs[0].b, 2u);
-  EXPECT_EQ(p.pairs[0].how, "mutual qpn + host/device names");
-  EXPECT_EQ(p.dangling, (std::vector<size_t>{1}));
+  EXPECT_TRUE(p.pairs.empty());
+  EXPECT_EQ(p.ambiguous, (std::vector<size_t>{0, 1, 2}));
 }
 
 TEST(Pairing, PrefersNoEvidenceOverAContradiction) {
@@ -146,6 +147,8 @@ TEST(Pairing, UsesPsnContinuityBetweenSnapshotSamples) {
   ASSERT_EQ(p.pairs.size(), 1u);
   EXPECT_EQ(p.pairs[0].b, 2u);
   EXPECT_EQ(p.pairs[0].how, "mutual qpn + psn continuity");
+  EXPECT_FALSE(p.pairs[0].unique);  // chosen among two
+  EXPECT_EQ(p.pairs[0].candidates, 2u);
 }
 
 TEST(Pairing, DanglingWhenTheNamedQpIsAbsent) {
@@ -218,6 +221,149 @@ TEST(Pairing, PairsEachQpAtMostOnce) {
   EXPECT_EQ(p.pairs[1].a, 2u);
   EXPECT_EQ(p.pairs[1].b, 3u);
   EXPECT_EQ(p.pairs[0].how, "mutual qpn");
+}
+
+// ---- snapshots of several hosts, QP numbers repeating -------------------
+
+// Host "hN" has one port whose GID is ::ffff:10.0.0.N.
+ObservedHost Host(int n, const std::string& job = "") {
+  ObservedHost h;
+  h.name = "h" + std::to_string(n);
+  h.job = job;
+  PortIdentity p;
+  p.device = "mlx5_0";
+  p.port = 1;
+  p.gids = {G(("::ffff:10.0.0." + std::to_string(n)).c_str())};
+  h.ports = {p};
+  return h;
+}
+
+// A snapshot QP on host hN aimed at host hD (D < 0: no destination known).
+ObservedQp Snap(int n, uint32_t qpn, uint32_t dest, int d, uint32_t sq = 1000, uint32_t rq = 2000) {
+  ObservedQp q;
+  q.source = ObservedSource::kSnapshot;
+  q.host = "h" + std::to_string(n);
+  q.device = "mlx5_0";
+  q.port = 1;
+  q.qpn = qpn;
+  q.dest_qpn = dest;
+  q.transport = Transport::kRc;
+  q.type_name = "RC";
+  q.state = "RTS";
+  if (d >= 0) q.dest_gid = G(("::ffff:10.0.0." + std::to_string(d)).c_str());
+  ObservedSample s;
+  s.state = "RTS";
+  s.sq_psn = sq;
+  s.rq_psn = rq;
+  q.samples = {s, s};
+  q.samples[1].at_seconds = 1;
+  return q;
+}
+
+TEST(PairingAtScale, RepeatedQpnsArePairedByDestinationAddress) {
+  // h0 QP 5 <-> h1 QP 17 and h2 QP 5 <-> h3 QP 17: the same QP numbers, PSNs
+  // that tell nothing (all continuous); the destinations tell them apart.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2), Host(3)};
+  o.qps = {Snap(0, 5, 17, 1, 100, 100), Snap(1, 17, 5, 0, 100, 100), Snap(2, 5, 17, 3, 100, 100),
+           Snap(3, 17, 5, 2, 100, 100)};
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 2u);
+  EXPECT_EQ(p.pairs[0].a, 0u);
+  EXPECT_EQ(p.pairs[0].b, 1u);
+  EXPECT_EQ(p.pairs[1].a, 2u);
+  EXPECT_EQ(p.pairs[1].b, 3u);
+  EXPECT_EQ(p.pairs[0].how, "mutual qpn + gid + psn continuity");
+  EXPECT_TRUE(p.pairs[0].unique);
+  EXPECT_TRUE(p.ambiguous.empty());
+
+  // Without destinations the same four are ambiguous: nothing is judged.
+  for (ObservedQp& q : o.qps) q.dest_gid.reset();
+  const Pairing blind = PairObservedQps(o);
+  EXPECT_TRUE(blind.pairs.empty());
+  EXPECT_EQ(blind.ambiguous, (std::vector<size_t>{0, 1, 2, 3}));
+}
+
+TEST(PairingAtScale, ADeadPeerLeavesItsPartnerDanglingNotPairedElsewhere) {
+  // h0 QP 5 aims at h1 QP 17, which is gone (its process was killed); h2 QP
+  // 17 names QP 5 too, but aims at h3, whose QP 5 points back.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2), Host(3)};
+  o.qps = {Snap(0, 5, 17, 1), Snap(2, 17, 5, 3, 300, 400), Snap(3, 5, 17, 2, 400, 300)};
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 1u);
+  EXPECT_EQ(p.pairs[0].a, 1u);
+  EXPECT_EQ(p.pairs[0].b, 2u);
+  EXPECT_EQ(p.dangling, (std::vector<size_t>{0}));
+  EXPECT_FALSE(p.NamedBy(0).has_value());  // h1 has no QP 17: a peer in no input
+
+  // Two partners of dead processes with mirrored QP numbers: each aims at
+  // its own dead peer, so they are not a (PSN-skewed) pair of each other.
+  Observation two;
+  two.hosts = {Host(0), Host(1), Host(2), Host(3)};
+  two.qps = {Snap(0, 5, 17, 1, 100, 9000000), Snap(2, 17, 5, 3, 5000000, 700)};
+  const Pairing q = PairObservedQps(two);
+  EXPECT_TRUE(q.pairs.empty());
+  EXPECT_EQ(q.dangling, (std::vector<size_t>{0, 1}));
+}
+
+TEST(PairingAtScale, APsnSkewedPairIsStillPairedByAddress) {
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2)};
+  // h0 QP 5 <-> h1 QP 17, PSNs far apart both ways; h2 QP 17 names QP 5 too
+  // (and aims at h0) but h0 QP 5 aims at h1.
+  o.qps = {Snap(0, 5, 17, 1, 100, 5000000), Snap(1, 17, 5, 0, 9000000, 12000000),
+           Snap(2, 17, 5, 0, 5000000, 100)};
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 1u);
+  EXPECT_EQ(p.pairs[0].a, 0u);
+  EXPECT_EQ(p.pairs[0].b, 1u);
+  EXPECT_EQ(p.pairs[0].how, "mutual qpn + gid");
+  EXPECT_TRUE(p.pairs[0].unique);  // h2's QP aims at h0 but h0's aims at h1
+  EXPECT_EQ(p.dangling, (std::vector<size_t>{2}));
+  EXPECT_EQ(p.NamedBy(2), std::optional<size_t>(0));  // connected to another
+}
+
+TEST(PairingAtScale, TwoCandidatesThatTieAreAmbiguousAndNotJudged) {
+  // h0 QP 5 (no destination known) and two QP 17s pointing back, both with
+  // PSN continuity: nothing tells them apart.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2)};
+  o.qps = {Snap(0, 5, 17, -1, 100, 100), Snap(1, 17, 5, -1, 100, 100),
+           Snap(2, 17, 5, -1, 100, 100)};
+  const Pairing p = PairObservedQps(o);
+  EXPECT_TRUE(p.pairs.empty());
+  EXPECT_EQ(p.ambiguous, (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST(PairingAtScale, AnotherJobIsNeverAPeer) {
+  Observation o;
+  o.hosts = {Host(0, "job-a"), Host(1, "job-b"), Host(2, "job-a")};
+  o.qps = {Snap(0, 5, 17, -1, 100, 100), Snap(1, 17, 5, -1, 100, 100),
+           Snap(2, 17, 5, -1, 100, 100)};
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 1u);
+  EXPECT_EQ(p.pairs[0].b, 2u);
+  EXPECT_TRUE(p.pairs[0].unique);
+}
+
+TEST(PairingAtScale, ALargeGroupIsSearchedByPsn) {
+  // 200 hosts, the same (5, 17) pair on each: hosts 2k and 2k+1 connected,
+  // each pair's PSNs its own; no destinations.
+  Observation o;
+  for (int h = 0; h < 200; ++h) o.hosts.push_back(Host(h));
+  for (int k = 0; k < 100; ++k) {
+    const uint32_t base = static_cast<uint32_t>(k) * 100000u;
+    o.qps.push_back(Snap(2 * k, 5, 17, -1, base + 10, base + 50010));
+    o.qps.push_back(Snap(2 * k + 1, 17, 5, -1, base + 50010, base + 10));
+  }
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 100u);
+  for (const ObservedPair& pair : p.pairs) {
+    EXPECT_EQ(pair.b, pair.a + 1);
+    EXPECT_EQ(pair.how, "mutual qpn + psn continuity");
+    EXPECT_FALSE(pair.unique);
+  }
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 //
 // JudgeLive() takes the observed QPs and their pairing (pairing.h) and judges
 // every RC/UC pair, and every RC/UC QP whose rqpn names a QP it is not paired
-// with, by the live rules:
+// with (as pairing named it; QPs pairing left ambiguous are not judged), by
+// the live rules:
 //   state       one side in ERR/SQE (qp-error-state) or RESET/INIT
 //               (qp-not-connected), or gone (peer-qp-gone);
 //   addressing  an rqpn naming a QP that is connected to another
@@ -105,5 +106,13 @@ const RuleInfo* FindLiveRule(std::string_view id);
 // ("node7:rxe0 QP 17 ..."). JudgeLive() names hosts when the QPs come from
 // more than one.
 std::string DescribeObservedQp(const ObservedQp& qp, bool with_host = true);
+
+// A /proc state letter in words: "T" -> "stopped", "Z" -> "a zombie (exited,
+// not reaped)", "S" -> "sleeping", ...
+std::string ProcessStateWords(const std::string& process_state);
+
+// True for a process that neither posts nor polls: stopped ("T"), stopped by
+// a tracer ("t") or a zombie ("Z").
+bool IsStoppedState(const std::string& process_state);
 
 }  // namespace qpconnect

@@ -64,6 +64,13 @@ Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc")
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
+// The identity of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N: its
+// LID (`lid`, hex) and LMC (`lid_mask_count`), the valid entries of its GID
+// table (`gids/K`, zero entries left out) and the subnet prefix (the upper
+// half of GID 0). Fields it cannot read stay 0 or empty.
+PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
+                                   const std::string& sysfs_root = "/sys");
+
 // What a snapshot is read from the kernel through; a fake stands in for it in tests.
 class KernelReader {
  public:
@@ -76,6 +83,12 @@ class KernelReader {
   // process state. Notes on what could not be seen go to `notes`.
   virtual Result<KernelSample> Sample(const std::vector<NlDevice>& devices,
                                       std::vector<std::string>* notes) = 0;
+  // The identity of every port of `devices` (the host identity a snapshot
+  // carries); none by default.
+  virtual std::vector<PortIdentity> Identity(const std::vector<NlDevice>& devices) {
+    (void)devices;
+    return {};
+  }
 };
 
 // The reader over a NETLINK_RDMA socket, /proc and /sys.

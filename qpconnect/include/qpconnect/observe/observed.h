@@ -13,9 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qpconnect/endpoint.h"
@@ -24,6 +26,49 @@
 namespace qpconnect {
 
 enum class ObservedSource : uint8_t { kTrace, kSnapshot, kDump };
+
+// An optional value kept on the heap, with std::optional's manners (bool
+// test, *, ->, assignment of a value, reset) and value semantics (copies
+// copy the value). ObservedQp holds a trace's description and applied
+// attributes in it: a snapshot's million QPs have neither and should not each
+// carry their room (some 400 bytes).
+template <typename T>
+class HeapOptional {
+ public:
+  HeapOptional() = default;
+  HeapOptional(const T& v) : p_(std::make_unique<T>(v)) {}        // NOLINT: like optional
+  HeapOptional(T&& v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT: like optional
+  HeapOptional(std::nullopt_t) {}                                 // NOLINT: like optional
+  HeapOptional(const HeapOptional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  HeapOptional(HeapOptional&&) noexcept = default;
+  HeapOptional& operator=(const HeapOptional& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  HeapOptional& operator=(HeapOptional&&) noexcept = default;
+  HeapOptional& operator=(const T& v) {
+    p_ = std::make_unique<T>(v);
+    return *this;
+  }
+  HeapOptional& operator=(T&& v) {
+    p_ = std::make_unique<T>(std::move(v));
+    return *this;
+  }
+  HeapOptional& operator=(std::nullopt_t) {
+    p_.reset();
+    return *this;
+  }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool has_value() const { return p_ != nullptr; }
+  void reset() { p_.reset(); }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
 
 // "trace", "snapshot", "dump".
 const char* ObservedSourceName(ObservedSource source);
@@ -71,10 +116,16 @@ struct ObservedQp {
   bool destroyed = false;
   // Addressing, when the source knows it.
   std::optional<uint32_t> dest_qpn;  // rqpn / dest_qp_num (RC, UC)
+  // Snapshot: the destination address in the QP's context (its address
+  // vector's dgid, or dlid on InfiniBand), when the kernel exposes it (a
+  // driver's raw QP context) or the snapshot's writer knew it. A trace's
+  // destination is in `applied->ah`.
+  std::optional<Gid> dest_gid;
+  std::optional<uint16_t> dest_lid;
   // Trace and dump: this side's description (one QP: this one) and the
   // attributes it applied, which the validator judges as a pair.
-  std::optional<EndpointInfo> endpoint;
-  std::optional<QpAttrs> applied;
+  HeapOptional<EndpointInfo> endpoint;
+  HeapOptional<QpAttrs> applied;
   std::vector<ObservedTransition> transitions;  // trace only, in call order
   // Trace, UD: the address handles the process created on the QP's protection
   // domain (ibv_create_ah), in call order: where its datagrams go. The remote
@@ -101,10 +152,34 @@ struct ObservedPortCounters {
   double interval_seconds = 0;
 };
 
+// One port of a host as the host itself names it: what a peer's destination
+// address (a dgid, a dlid) can be matched against. A snapshot carries it for
+// every port of its host (the host identity, docs/inspect.md).
+struct PortIdentity {
+  std::string device;
+  uint8_t port = 0;
+  uint16_t lid = 0;  // base LID (InfiniBand); 0 on Ethernet or unknown
+  uint8_t lmc = 0;   // LIDs lid .. lid + 2^lmc - 1 are the port's
+  uint64_t subnet_prefix = 0;
+  std::vector<Gid> gids;  // the valid entries of the port's GID table
+
+  friend bool operator==(const PortIdentity&, const PortIdentity&) = default;
+};
+
+// A host whose snapshot was read: its name, the job the snapshot was taken
+// for ("" unknown) and its ports' identities (empty in snapshots written
+// before the identity was recorded).
+struct ObservedHost {
+  std::string name;
+  std::string job;
+  std::vector<PortIdentity> ports;
+};
+
 // Everything read from the given files.
 struct Observation {
   std::vector<ObservedQp> qps;
   std::vector<ObservedPortCounters> ports;
+  std::vector<ObservedHost> hosts;  // one per snapshot read
   // What the readers noticed about their inputs that is not an error ("a.json:
   // the process ended without an end record (killed?)"), for the report.
   std::vector<std::string> notes;

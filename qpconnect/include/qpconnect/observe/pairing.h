@@ -3,32 +3,44 @@
 // descriptions and applied attributes are known (traces, dumps), and by the
 // live rules where only kernel state is (snapshots).
 //
-// Rules of pairing, in order:
-//   1. mutual QPNs: A.dest_qpn == B.qpn and B.dest_qpn == A.qpn, on different
-//      (host, device) or the same device of one host (loopback);
-//   2. ambiguity (QPNs repeat across hosts and devices) is resolved by the
-//      address each side aimed at (a trace's dgid / dlid against the other's
-//      sgid / LID), then by PSN continuity (a snapshot's A.sq_psn close to
-//      B.rq_psn), then by host/device names;
-//   3. a QP whose dest_qpn names a QP that is absent, or that is paired with
-//      another QP, is "dangling"; a QP with no dest_qpn (UD, or never past
-//      INIT) is "unpaired" unless a UD peer is named by a trace's send side.
+// Identities, each either matching, contradicting or silent about a
+// candidate peer:
+//   - QP numbers: A.dest_qpn == B.qpn and B.dest_qpn == A.qpn (mutual), or
+//     A.dest_qpn == B.qpn where B never set one (one-sided);
+//   - addresses: a QP's destination (a trace's dgid/dlid, a snapshot QP's
+//     dgid/dlid where the kernel shows its context) against the other side's
+//     port identity (a trace's GID table and LID, a snapshot host's ports);
+//     a destination that names an observed port restricts the candidates to
+//     that port's QPs;
+//   - PSN continuity: A's next send PSN close to B's next expected PSN;
+//   - job names: two hosts whose snapshots name different jobs never pair.
+// A contradiction (a destination that is not the candidate's, another job)
+// rules the candidate out. Among the rest, address evidence counts before PSN
+// continuity. A QP is paired when it and its partner are each other's unique
+// best, and either that best has positive evidence (an address or PSN
+// continuity) or each was the other's only candidate from the start. What is
+// left with several candidates and nothing to tell them apart is "ambiguous":
+// never paired, never judged as a pair. Host, device, process names do not
+// break ties: at scale the same names and QP numbers repeat on every host.
 // In detail (pairing.cc):
-//   - one-sided: A.dest_qpn == B.qpn where B never set a dest_qpn (a failed
-//     or never-attempted RTR) pairs A with B when B has no other claimant;
+//   - mutual QPNs first, then one-sided (a failed or never-attempted RTR);
 //   - UD: a trace's address handles name the peer's port (dgid in its GID
 //     table or sgid, or dlid among its LIDs); mutual aim pairs two UD QPs,
 //     one-way aim does when the target created no address handle at all;
-//   - the address evidence orders candidates; a contradiction (a dgid that is
-//     not the candidate's) ranks it below one with no evidence; the
-//     host/device tie-break prefers another host, then another device;
-//   - QPs left with several best candidates are "ambiguous".
+//   - each pair says how it was matched (`how`: "mutual qpn + gid + psn
+//     continuity") and whether the match is unique (one candidate each way).
+//
+// Cost: O(N) hash lookups when destinations are known; without them, a QP
+// whose QP-number pair repeats on many hosts is matched by PSN through a
+// sorted index, O(N log N).
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qpconnect/observe/observed.h"
@@ -39,6 +51,11 @@ struct ObservedPair {
   size_t a = 0;  // indexes into Observation::qps; a < b
   size_t b = 0;
   std::string how;  // "mutual qpn", "mutual qpn + gid", "mutual qpn + psn continuity", ...
+  // True when each side had the other as its only candidate; false when the
+  // evidence in `how` chose among several (`candidates` of them, the larger
+  // side's count).
+  bool unique = true;
+  size_t candidates = 1;
 };
 
 struct Pairing {
@@ -50,6 +67,14 @@ struct Pairing {
   // QPs with several equally good partners (QPNs repeat across hosts and
   // devices and nothing else tells the candidates apart): left unpaired.
   std::vector<size_t> ambiguous;
+  // (dangling QP, the QP its dest_qpn and destination address name), sorted,
+  // for each dangling QP whose target is known and unique: a QP connected to
+  // another, destroyed, or never connected. A dangling QP absent from this
+  // list names a QP in no input.
+  std::vector<std::pair<size_t, size_t>> named;
+
+  // The QP dangling QP `qp` names (see `named`); nullopt when none.
+  std::optional<size_t> NamedBy(size_t qp) const;
 };
 
 // Pairs every QP of `observation` (each QP in at most one pair).

@@ -37,7 +37,8 @@ struct SamplingCounts {
   bool kernel_qps_seen = false;  // a kernel QP (pid 0 with an owner, e.g. QP1) was listed
 };
 
-// Appends the plan's samples to snapshot->samples (the first at 0 s, the
+// Sets snapshot->identity from the reader (the ports of the plan's devices)
+// unless the caller set it. Appends the plan's samples to snapshot->samples (the first at 0 s, the
 // second at the seconds since the first) and what the reader could not see
 // to snapshot->notes, with a note when QPs of the last sample have no pid
 // (their owner is outside this PID namespace, or exiting). The snapshot's

@@ -38,6 +38,11 @@ struct KernelQp {
   std::string path_mig_state;      // "MIGRATED", "REARM", "ARMED"; "" when not reported
   int pid = 0;                     // owning process; 0 for a kernel QP
   std::string comm;                // the process's command, or the kernel owner ("ib_core")
+  // The destination address in the QP's context, when the kernel exposes it
+  // (nullopt otherwise, which is the rule for rxe and for the tracker's
+  // plain attributes).
+  std::optional<Gid> dgid;
+  std::optional<uint16_t> dlid;
   // /proc/PID/stat field 3: "R" running, "S" sleeping, "D" disk sleep, "T"
   // stopped, "t" traced, "Z" zombie, ...; "" when unknown (kernel QP, or
   // /proc hides the process).
@@ -69,6 +74,11 @@ struct Snapshot {
   std::string taken_at;  // time of the first sample, ISO 8601 UTC ("2026-11-23T05:20:00Z")
   std::string tool;      // who wrote it: "qp-inspect (qpconnect) 0.1.0"
   std::vector<KernelSample> samples;  // one or two, oldest first
+  // The host identity: every port's GIDs, LID and subnet prefix, read once
+  // (sysfs), so that peers' destination addresses can be matched to this
+  // host across a job. Empty when unknown (files written before it existed).
+  std::vector<PortIdentity> identity;
+  std::string job;  // the job the snapshot was taken for ("" unknown)
   // What the reader could not see (e.g. "/proc hides other users' processes").
   std::vector<std::string> notes;
 
@@ -86,7 +96,8 @@ double SnapshotInterval(const Snapshot& snapshot);
 // SQE, ERR) whose rqpn is not 0. A QP present in an earlier sample but not in
 // the last one is marked `destroyed` (it was destroyed, or its process
 // exited, during the interval). Each port's counters become one
-// ObservedPortCounters with its first and last values and the interval.
+// ObservedPortCounters with its first and last values and the interval. The
+// host, its job and its identity become one ObservedHost.
 void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observation* out);
 
 }  // namespace qpconnect

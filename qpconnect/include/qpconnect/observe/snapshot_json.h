@@ -9,9 +9,19 @@
 //                          "type": "RC", "state": "RTS", "sq_psn": 2680267,
 //                          "rq_psn": 2681266, "path_mig_state": "MIGRATED",
 //                          "pid": 811, "comm": "ibv_rc_pingpong",
-//                          "process_state": "S"}],
+//                          "process_state": "S", "dgid": "fe80::2", "dlid": 7}],
 //                 "ports": [{"device": "rxe0", "port": 1,
 //                            "counters": {"duplicate_request": 57, ...}}]}]}
+//
+// Added to version 1 (written only when known, so older files and readers
+// are unaffected): "num_qps" on the first line, the most QPs in a sample (a
+// reader of many files sizes its tables from the heads: SnapshotHeadQps);
+// "job", the job the snapshot was taken for; "identity", the
+// host identity, one member per port:
+//   "identity": [{"device": "rxe0", "port": 1, "lid": 0, "lmc": 0,
+//                 "subnet_prefix": "0xfe80000000000000",
+//                 "gids": ["fe80::...", "::ffff:10.99.0.1"]}]
+// and a QP's destination address "dgid"/"dlid" where the kernel shows it.
 //
 // A kernel QP has pid 0 and its owner module as comm; a value the kernel does
 // not report is null. Readers ignore unknown keys, so members can be added
@@ -20,6 +30,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -38,6 +49,10 @@ std::string SnapshotToText(const Snapshot& snapshot);
 // True when `text` starts like a snapshot file (its "format" member is
 // "qpconnect-snapshot"): a cheap test to route an input file.
 bool LooksLikeSnapshot(std::string_view text);
+
+// The "num_qps" a snapshot file's head (its first 512 bytes or more)
+// declares; 0 when it declares none (files written before it was added).
+size_t SnapshotHeadQps(std::string_view head);
 
 // Parses a snapshot file. kProtocol for malformed JSON, another format, an
 // unsupported version or a bad field; the Error's attribute names the field
