@@ -18,9 +18,11 @@
 # Each round also runs the verbs bound (tools/bench/connect_bound.c, plain
 # libibverbs, no CM and no exchange): N QP pairs as librdmacm creates them for
 # cmtime (two completion channels and two one-entry CQs per QP), rxe0's side
-# and rxe1's on two threads, created, then INIT, RTR, RTS. No connection
-# manager can connect N pairs faster than that on this guest, so
-# "bound / native" caps what any library can reach against native rdma_cm.
+# and rxe1's on two threads: the server's QPs created (the client's were made
+# before the clock, as cmtime makes them in a step of its own), then INIT,
+# RTR, RTS. No connection manager can do cmtime's connect step faster than
+# that on this guest, so "bound rate / native" caps what any library can
+# reach against native rdma_cm.
 # --from RAW redoes the table from a kept cmtime.raw without a lab run.
 set -uo pipefail
 
@@ -68,6 +70,10 @@ if [[ ${1:-} == --inside ]]; then
   }
   run_bound() {  # run_bound N ROUND (2 x N QPs, 4 x N completion channels: more fds than the default 1024)
     local line
+    # Both sides in one process: 2 x N QPs and 4 x N CQs, each its own
+    # mapping of the device's queues; at N = 10,000 that passes the default
+    # vm.max_map_count (65,530) and ibv_create_qp fails with ENOMEM.
+    sysctl -qw vm.max_map_count=1048576 2>/dev/null
     if line=$(ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; "$bound" "$1" "$QPC_DEV0" "$QPC_GID0" "$QPC_DEV1" "$QPC_GID1" --cm-shape --two-threads 2>&1); then
       echo "RESULT kind=bound round=$2 ${line#bound }"
     else
