@@ -16,10 +16,14 @@
 #                  client's SENDs reach veth0 addressed to another host and
 #                  are dropped; before issue 31 both sides waited for the
 #                  deadline (exit 7, "no completion before the deadline").
+#                  Measured: rxe retried beyond retry_cnt and never completed
+#                  the SEND (92 packets sent, 22 retries): both sides stall
+#                  (no-completion) and report about 1 s after the budget.
 #   neigh_during   the same entry changed during traffic (-D: a running
 #                  proof): the fault comes between two rounds.
 #   link_down      the client's netdev set down during traffic (both rxe
-#                  ports go DOWN): named as the port DOWN.
+#                  ports go DOWN): rxe completes the next SEND at once with
+#                  "local QP operation error"; named as the port DOWN.
 #
 # Usage: proof_fault_lab.sh QP_CONNECT SCENARIO
 source "$(dirname "$0")/fault_lab_common.sh" "$@"
@@ -119,6 +123,7 @@ case $scenario in
     sleep 1
     ip neigh replace "$QPC_IP0" lladdr $wrong dev "$QPC_NETDEV1" nud permanent || exit 1
     fault_ns=$(date +%s%N)
+    echo "proof_fault_lab: fault at $(date +%T.%N)"; ip neigh show dev "$QPC_NETDEV1"
     want_cause="(retry-exceeded|no-completion) \\(.*the path"
     want_where="$QPC_DEV1 sent [0-9]+ packets? to $QPC_IP0 and $QPC_DEV0 received (none|[0-9]+): the neighbour entry for $QPC_IP0 on $QPC_NETDEV1 is $wrong PERMANENT, the peer's $QPC_NETDEV0 is $mac0"
     finish "$fault_ns"
@@ -129,7 +134,9 @@ case $scenario in
     sleep 1
     ip link set "$QPC_NETDEV1" down || exit 1
     fault_ns=$(date +%s%N)
-    want_cause="(retry-exceeded|no-completion) \("
+    # rxe completes a SEND on a port gone DOWN at once with "local QP
+    # operation error" (measured); a stalled wait would be no-completion.
+    want_cause="(retry-exceeded|no-completion|local-qp-operation) \(the"
     want_where="$QPC_DEV1 port 1 is DOWN \($QPC_NETDEV1 down\?\)"
     finish "$fault_ns"
     ;;

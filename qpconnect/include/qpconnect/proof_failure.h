@@ -39,6 +39,7 @@ enum class ProofCause : uint8_t {
   kRemoteOperation,       // IBV_WC_REM_OP_ERR
   kLocalProtection,       // IBV_WC_LOC_PROT_ERR
   kLocalLength,           // IBV_WC_LOC_LEN_ERR
+  kLocalQpOperation,      // IBV_WC_LOC_QP_OP_ERR: rxe's answer to a send on a port gone DOWN
   kResponseTimeout,       // IBV_WC_RESP_TIMEOUT_ERR
   kFlushed,               // IBV_WC_WR_FLUSH_ERR: the QP was already in error
   kOtherStatus,           // another failed status
@@ -48,7 +49,8 @@ enum class ProofCause : uint8_t {
 
 // "retry-exceeded", "rnr-retry-exceeded", "remote-access",
 // "remote-invalid-request", "remote-operation", "local-protection",
-// "local-length", "response-timeout", "flushed", "completion-error",
+// "local-length", "local-qp-operation", "response-timeout", "flushed",
+// "completion-error",
 // "no-completion", "peer-failed".
 const char* ProofCauseName(ProofCause cause);
 std::optional<ProofCause> ProofCauseFromName(std::string_view name);

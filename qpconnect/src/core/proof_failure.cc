@@ -14,7 +14,7 @@ struct CauseRow {
   const char* meaning;
 };
 
-constexpr std::array<CauseRow, 12> kCauses = {{
+constexpr std::array<CauseRow, 13> kCauses = {{
     {ProofCause::kRetryExceeded, "retry-exceeded",
      "the path is broken: no ACK came back within the retry budget"},
     {ProofCause::kRnrRetryExceeded, "rnr-retry-exceeded",
@@ -27,6 +27,8 @@ constexpr std::array<CauseRow, 12> kCauses = {{
     {ProofCause::kLocalProtection, "local-protection",
      "a local buffer is outside its registered MR"},
     {ProofCause::kLocalLength, "local-length", "a receive buffer is smaller than the message"},
+    {ProofCause::kLocalQpOperation, "local-qp-operation",
+     "the QP could not execute the work request: not in RTS, or its port is down"},
     {ProofCause::kResponseTimeout, "response-timeout",
      "the path is broken: no response to an RDMA READ or atomic"},
     {ProofCause::kFlushed, "flushed", "the QP was already in the error state"},
@@ -40,7 +42,7 @@ const CauseRow& Row(ProofCause cause) {
   for (const CauseRow& r : kCauses) {
     if (r.cause == cause) return r;
   }
-  return kCauses[9];
+  return kCauses[10];
 }
 
 std::string Escape(std::string_view s) {
@@ -413,7 +415,9 @@ ProofVerdict ExplainProof(const ProofSide& local, const std::optional<ProofSide>
       where = "the peer's counters are unknown (it did not answer)";
     }
   }
-  v.path_broken = lost && IsPathCause(v.cause);
+  auto down = [](const std::string& state) { return !state.empty() && state != "ACTIVE"; };
+  v.path_broken = (lost && IsPathCause(v.cause)) || down(local.port_state) ||
+                  (remote && down(remote->port_state));
   if (!where.empty()) text += ": " + where;
   v.text = std::move(text);
   return v;

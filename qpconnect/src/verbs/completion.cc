@@ -58,6 +58,8 @@ ProofCause ProofCauseOfStatus(ibv_wc_status status) {
       return ProofCause::kLocalProtection;
     case IBV_WC_LOC_LEN_ERR:
       return ProofCause::kLocalLength;
+    case IBV_WC_LOC_QP_OP_ERR:
+      return ProofCause::kLocalQpOperation;
     case IBV_WC_RESP_TIMEOUT_ERR:
       return ProofCause::kResponseTimeout;
     case IBV_WC_WR_FLUSH_ERR:

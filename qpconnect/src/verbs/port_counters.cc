@@ -29,7 +29,7 @@ bool ReadDir(const fs::path& dir, PortCounters& out) {
   }
   std::sort(names.begin(), names.end());
   for (const std::string& n : names) {
-    if (out.Get(n)) continue;
+    if (n == "lifespan" || out.Get(n)) continue;  // lifespan: a setting (ms), not a count
     auto line = FirstLine(dir / n);
     if (!line || line->empty()) continue;
     char* end = nullptr;

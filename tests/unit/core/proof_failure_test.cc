@@ -182,6 +182,26 @@ TEST(ExplainProof, NamesAPortDown) {
       << v.text;
 }
 
+// As measured in the lab: rxe completes a SEND on a port gone DOWN with
+// IBV_WC_LOC_QP_OP_ERR at once; a DOWN port is a path loss whatever the status.
+TEST(ExplainProof, APortDownIsAPathLossWhateverTheStatus) {
+  ProofSide client = MakeProofSide(
+      ProofCause::kLocalQpOperation,
+      CounterDelta(Counters("rxe1", 0, 0, 0), Counters("rxe1", 4582, 4578, 2, "DOWN")),
+      ClientPath("02:00:0a:63:00:01"));
+  ProofSide server = MakeProofSide(
+      ProofCause::kPeerFailed,
+      CounterDelta(Counters("rxe0", 0, 0, 0), Counters("rxe0", 4578, 4578, 0, "DOWN")),
+      ServerPath());
+  ProofVerdict v = ExplainProof(server, client);
+  EXPECT_TRUE(v.path_broken);
+  EXPECT_EQ(v.cause, ProofCause::kLocalQpOperation);
+  EXPECT_NE(v.text.find("rxe1 sent 4582 packets to 10.99.0.1 and rxe0 received 4578: rxe1 port 1 "
+                        "is DOWN"),
+            std::string::npos)
+      << v.text;
+}
+
 TEST(ExplainProof, PacketsThatArriveAreNotAPathLoss) {
   ProofSide client =
       MakeProofSide(ProofCause::kRetryExceeded,

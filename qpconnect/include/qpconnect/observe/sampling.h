@@ -38,7 +38,8 @@ struct SamplingCounts {
 };
 
 // Appends the plan's samples to snapshot->samples (the first at 0 s, the
-// second at the seconds since the first) and what the reader could not see
+// second at the seconds since the first), sets snapshot->paths from the
+// reader's Paths() of the last sample, and what the reader could not see
 // to snapshot->notes, with a note when QPs of the last sample have no pid
 // (their owner is outside this PID namespace, or exiting). The snapshot's
 // host, tool and time are the caller's to set. Errors: the reader's

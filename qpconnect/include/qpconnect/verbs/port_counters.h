@@ -28,7 +28,8 @@ namespace qpconnect::verbs {
 inline constexpr const char* kSysfsInfiniband = "/sys/class/infiniband";
 
 // Never fails: a port without counter files gives PortCounters::unknown
-// saying so. Values that do not parse as numbers are left out. hw_counters
+// saying so. Values that do not parse as numbers are left out, and so is
+// hw_counters/lifespan (how long the driver caches the values, not a count). hw_counters
 // first, then counters/ entries not already named; each in name order.
 PortCounters ReadSysfsPortCounters(const std::string& device, uint32_t port,
                                    const std::string& root = kSysfsInfiniband);
