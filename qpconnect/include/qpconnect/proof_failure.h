@@ -142,9 +142,13 @@ std::string EncodeProofNote(const ProofSide& side);
 Result<ProofSide> DecodeProofNote(std::string_view note);
 
 struct ProofVerdict {
-  ProofCause cause =
-      ProofCause::kNoCompletion;  // this side's, or the peer's when ours is kPeerFailed
-  bool path_broken = false;       // a path cause and the counters show packets lost
+  // This side's, or the peer's when ours is kPeerFailed.
+  ProofCause cause = ProofCause::kNoCompletion;
+  // The path lost the proof's packets: a path cause with packets lost in
+  // both sides' counters (a peer that did not answer leaves it false: a
+  // stopped or vanished peer looks the same), or a port not ACTIVE on either
+  // side (whatever the status).
+  bool path_broken = false;
   // "retry-exceeded (the path is broken): rxe1 sent 8 packets to 10.99.0.1
   // and rxe0 received none: ..."
   std::string text;

@@ -402,8 +402,9 @@ ProofVerdict ExplainProof(const ProofSide& local, const std::optional<ProofSide>
       }
     }
   } else {
+    // Alone, a path loss cannot be told from a peer that stopped or went
+    // away: the packets' fate is said, not judged (lost stays false).
     if (l.sent && *l.sent > 0) {
-      lost = IsPathCause(local.cause);
       where =
           local.device + " sent " + Packets(*l.sent) + " to " +
           (local.neighbour_address.empty() ? std::string("the peer") : local.neighbour_address) +
