@@ -23,7 +23,9 @@
 #                  proof): the fault comes between two rounds.
 #   link_down      the client's netdev set down during traffic (both rxe
 #                  ports go DOWN): rxe completes the next SEND at once with
-#                  "local QP operation error"; named as the port DOWN.
+#                  "local QP operation error", or retries it without
+#                  completing (both measured); named as the sender's port
+#                  DOWN.
 #
 # Usage: proof_fault_lab.sh QP_CONNECT SCENARIO
 source "$(dirname "$0")/fault_lab_common.sh" "$@"
@@ -136,8 +138,10 @@ case $scenario in
     fault_ns=$(date +%s%N)
     # rxe completes a SEND on a port gone DOWN at once with "local QP
     # operation error" (measured); a stalled wait would be no-completion.
-    want_cause="(retry-exceeded|no-completion|local-qp-operation) \(the"
-    want_where="$QPC_DEV1 port 1 is DOWN \($QPC_NETDEV1 down\?\)"
+    want_cause="(retry-exceeded|no-completion|local-qp-operation) \([a-z]+"
+    # Both ports go DOWN (a veth pair): the sender of the lost packets names
+    # its own, whichever side had a message in flight.
+    want_where="($QPC_DEV1 port 1 is DOWN \($QPC_NETDEV1|$QPC_DEV0 port 1 is DOWN \($QPC_NETDEV0) down\?\)"
     finish "$fault_ns"
     ;;
   *)
