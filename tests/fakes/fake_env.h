@@ -76,6 +76,23 @@ class FakeEnv : public verbs::QpEnv {
   }
   void SetPath(RocePathFacts facts) { path_ = std::move(facts); }
 
+  // ReadPortCounters() returns the readings queued with AddCounters() in
+  // order (the last one again once they run out); none queued: the
+  // default's (no counters).
+  PortCounters ReadPortCounters(ibv_context& ctx, uint8_t port) override {
+    if (counters_.empty()) return QpEnv::ReadPortCounters(ctx, port);
+    PortCounters c = counters_.front();
+    if (counters_.size() > 1) counters_.erase(counters_.begin());
+    return c;
+  }
+  void AddCounters(PortCounters c) { counters_.push_back(std::move(c)); }
+  // ReadRetryBudget() returns `budget` (default: the QpEnv default's).
+  Result<RetryBudget> ReadRetryBudget(ibv_qp& qp) override {
+    (void)qp;
+    return budget_;
+  }
+  void SetRetryBudget(RetryBudget budget) { budget_ = budget; }
+
   // "<qpn hex> <target state>" per modify call that reached a fake, in order.
   const std::vector<std::string>& log() const { return log_; }
   const std::vector<ibv_ah_attr>& ah_attrs() const { return ah_attrs_; }
@@ -116,7 +133,9 @@ class FakeEnv : public verbs::QpEnv {
   std::vector<std::string> log_;
   std::vector<ibv_ah_attr> ah_attrs_;
   std::optional<std::vector<GidEntry>> gids_now_;
-  std::optional<RocePathFacts> path_;  // SetGidsNow()
+  std::optional<RocePathFacts> path_;   // SetPath()
+  std::vector<PortCounters> counters_;  // AddCounters()
+  RetryBudget budget_;                  // SetRetryBudget()
 };
 
 }  // namespace qpconnect::testing

@@ -21,14 +21,15 @@ enum ExitCode : int {
   kExitValidation = 5,  // qp-connect: the validator found errors before any modify
   kExitVerbs = 6,       // a verbs call failed (open, create, modify, ...)
   kExitTraffic = 7,     // verification traffic failed (completion error, mismatch)
-  kExitNoPath = 8,  // qp-info --path, qp-connect --path sa: no path, or the partition refuses it
-  kExitSa = 9,      // the same: no SM, the SA did not answer, or answered wrongly
+  kExitNoPath = 8,     // qp-info --path, qp-connect --path sa: no path, or the partition refuses it
+  kExitSa = 9,         // the same: no SM, the SA did not answer, or answered wrongly
+  kExitPathLoss = 10,  // qp-connect: the proof's packets were lost on the path (named)
 };
 
 // Every status above, in order (docs/cli.md's table lists exactly these).
 inline constexpr ExitCode kExitCodes[] = {
-    kExitOk,         kExitFindings, kExitUsage,   kExitNoDevice, kExitExchange,
-    kExitValidation, kExitVerbs,    kExitTraffic, kExitNoPath,   kExitSa,
+    kExitOk,    kExitFindings, kExitUsage,  kExitNoDevice, kExitExchange, kExitValidation,
+    kExitVerbs, kExitTraffic,  kExitNoPath, kExitSa,       kExitPathLoss,
 };
 
 // The stage of a tool's work that failed: with the error's code, it decides
@@ -45,6 +46,7 @@ enum class ExitStage {
   kTraffic,   // the verification traffic
   kKeyFile,   // --gen-psk: writing a fresh key file
   kPath,      // an SA PathRecord query (qp-info --path, qp-connect --path sa)
+  kPathLoss,  // the verification traffic, its packets lost on the path (proof_failure.h)
   kWhole,     // a verdict over the whole run with no stage (qp-mesh's collective one)
 };
 inline constexpr size_t kExitStages = static_cast<size_t>(ExitStage::kWhole) + 1;
@@ -80,6 +82,7 @@ inline constexpr std::array<ExitRow, kExitStages> kExitTable = {
     Uniform(kExitTraffic),                                                            // kTraffic
     ExitRow{kExitUsage,  kExitUsage,    kExitUsage,    kExitUsage,    kExitUsage,      kExitUsage,    kExitExchange, kExitUsage,    kExitUsage},     // kKeyFile
     ExitRow{kExitUsage,  kExitSa,       kExitSa,       kExitSa,       kExitSa,         kExitSa,       kExitSa,       kExitSa,       kExitSa},        // kPath
+    Uniform(kExitPathLoss),                                                           // kPathLoss
     ExitRow{kExitUsage,  kExitNoDevice, kExitTraffic,  kExitExchange, kExitValidation, kExitVerbs,    kExitExchange, kExitExchange, kExitTraffic},   // kWhole
 };
 // clang-format on

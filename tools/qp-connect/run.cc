@@ -449,9 +449,12 @@ class Runner {
     t.timeout = o_.timeout;
     if (o_.duration) t.duration = *o_.duration;
     t.sweep = o_.sweep;
-    // A peer that died or gave up is noticed within about 100 ms, not at
-    // the completion deadline.
-    t.watch = [this] { return exchanger_->PollPeer(); };
+    // A peer that died or gave up, or whose proof failed, is noticed within
+    // about 100 ms, not at the completion deadline; a wait with no
+    // completion ends after the QP's retry budget and a grace (the witness).
+    t.watch = [this] { return witness_->Watch(*exchanger_); };
+    t.stall = witness_->stall();
+    t.trace = &trace_;
     if (peer_ != 0) {
       // Serving: a signal ends the traffic at its next wait, not after -n
       // rounds or -D seconds: the signal is looked at on every wait that
@@ -466,7 +469,7 @@ class Runner {
         const auto now = std::chrono::steady_clock::now();
         if (now < next) return Ok();
         next = now + std::chrono::milliseconds(100);
-        return exchanger_->PollPeer();
+        return witness_->Watch(*exchanger_);
       };
     }
     t.on_progress = [this](std::string_view step, size_t done, size_t total) {
@@ -485,10 +488,14 @@ class Runner {
          (o_.sweep ? " per size" : "") + " on each of " + std::to_string(session.num_qps()) +
          " QP(s)");
     const auto traffic_start = std::chrono::steady_clock::now();
+    witness_.emplace(connector_->BeginProof());
+    Step("traffic proof: " + witness_->budget().Text() + "; a wait stalls after " +
+         std::to_string(witness_->stall().count()) + " ms");
     const verbs::TrafficOptions t = TrafficOptionsForRun();
     auto tr = verbs::RunTraffic(session, remote,
                                 o_.client ? verbs::Role::kClient : verbs::Role::kServer, t);
     progress_.Clear();
+    if (!tr && witness_->Explains(trace_)) return FailProof(tr.error());
     if (!tr) {
       AbortPeer("traffic failed: " + tr.error().ToString());
       return Fail("traffic", tr.error(), ExitStage::kTraffic);
@@ -504,6 +511,45 @@ class Runner {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - barrier_start)
             .count();
     return std::nullopt;
+  }
+
+  // The proof failed with a cause the witness explains (a failed completion,
+  // a stall, or the peer's failed proof): both sides' counters traded and
+  // where the packets stop named; exit 10 when the path lost them, else 7.
+  int FailProof(Error e) {
+    const verbs::ProofOutcome out = witness_->Explain(trace_, *exchanger_);
+    // After a trade the peer may still be reading it: no abort then.
+    if (out.remote) aborted_ = true;
+    AbortPeer("traffic failed: " + e.ToString());
+    if (out.local.cause == ProofCause::kPeerFailed) {
+      e.detail = "the peer's proof failed";  // not "went away": it told us
+    }
+    const std::string when = "reported " + std::to_string(out.after_budget_ms) +
+                             " ms after the retry budget (" + out.budget.Text() + ") ran out";
+    Put("proof", [&] {
+      ordered_json j{{"cause", ProofCauseName(out.verdict.cause)},
+                     {"path_broken", out.verdict.path_broken},
+                     {"explanation", out.verdict.text},
+                     {"counters", out.verdict.counters},
+                     {"retry_budget_ms",
+                      std::chrono::duration<double, std::milli>(out.budget.Total()).count()},
+                     {"after_budget_ms", out.after_budget_ms},
+                     {"peer_answered", out.remote.has_value()}};
+      if (!out.peer_silence.empty()) j["peer_silence"] = out.peer_silence;
+      return j;
+    });
+    if (!o_.json) {
+      err_ << "qp-connect: " << PeerPrefix() << "proof failed: " << out.verdict.text << " (" << when
+           << ")\n";
+      for (const std::string& line : out.verdict.counters) {
+        err_ << "qp-connect: " << PeerPrefix() << "port counters over the proof: " << line << "\n";
+      }
+      if (!out.peer_silence.empty()) {
+        err_ << "qp-connect: " << PeerPrefix()
+             << "the peer's counters are unknown: " << out.peer_silence << "\n";
+      }
+    }
+    return Fail("traffic", e, out.verdict.path_broken ? ExitStage::kPathLoss : ExitStage::kTraffic);
   }
 
   // Connected: the --json report's figures, or the "connected" line.
@@ -595,11 +641,13 @@ class Runner {
   ordered_json report_;  // --json only (Put); JsonDocument() at the start of Run()
   std::unique_ptr<Connector> connector_;
   std::unique_ptr<oob::Exchanger> exchanger_;
-  unsigned peer_ = 0;                      // --serve: this peer's number; 0 otherwise
-  bool no_peer_ = false;                   // --serve: no client came
-  bool exchange_started_ = false;          // Connect() was called
-  std::optional<double> report_greet_ms_;  // Greeter::ms() when it ran
-  bool aborted_ = false;                   // the peer was told (once)
+  std::optional<verbs::ProofWitness> witness_;  // during and after the traffic proof
+  verbs::ProofTrace trace_;                     // what a failed proof left
+  unsigned peer_ = 0;                           // --serve: this peer's number; 0 otherwise
+  bool no_peer_ = false;                        // --serve: no client came
+  bool exchange_started_ = false;               // Connect() was called
+  std::optional<double> report_greet_ms_;       // Greeter::ms() when it ran
+  bool aborted_ = false;                        // the peer was told (once)
   bool findings_shown_ = false;
   bool gid_pair_shown_ = false;   // Record(): the GID pair line printed
   bool roce_path_shown_ = false;  // Record(): the RoCE path line printed

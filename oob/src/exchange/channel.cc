@@ -62,6 +62,11 @@ class ChannelExchanger final : public Exchanger {
   }
 
   Result<void> PollPeer() override { return driver_.PollPeer(port_); }
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      std::chrono::milliseconds deadline) override {
+    return driver_.BarrierWithNote(port_, stage, note, Clock::now() + deadline);
+  }
+  std::optional<std::string> PeerStage() override { return driver_.PeerStage(); }
 
   void Cancel(std::string_view reason) override { driver_.Cancel(reason); }
 

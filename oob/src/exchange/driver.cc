@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "qpconnect/exchanger.h"
 #include "qpconnect/log.h"
 
 namespace qpconnect::oob::internal {
@@ -371,8 +372,39 @@ Result<void> ProtocolDriver::Barrier(FramePort& port, std::string_view stage,
   return Finish(port, RunBarrier(port, stage, deadline));
 }
 
+Result<std::string> ProtocolDriver::BarrierWithNote(FramePort& port, std::string_view stage,
+                                                    std::string_view note,
+                                                    Clock::time_point deadline) {
+  if (note.size() > Exchanger::kMaxBarrierNote || std::any_of(note.begin(), note.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u > 0x7e;
+      })) {
+    return MakeError(ErrorCode::kInvalidArgument, "barrier '" + std::string(stage) + "'",
+                     "a barrier's note must be printable ASCII of at most " +
+                         std::to_string(Exchanger::kMaxBarrierNote) + " bytes");
+  }
+  WaitScope scope(&stop_);
+  if (StopRequested()) {
+    Error stopped = MakeError(ErrorCode::kTimeout, "barrier '" + std::string(stage) + "'", "");
+    if (exchanged_) return Finish(port, Result<std::string>(std::move(stopped)));
+    return AsStopped(std::move(stopped));
+  }
+  std::string peer_note;
+  QPC_TRY(Finish(port, RunBarrier(port, stage, deadline, note, &peer_note)));
+  return peer_note;
+}
+
+std::optional<std::string> ProtocolDriver::PeerStage() {
+  if (!pending_ || pending_->type != FrameType::kBarrier) return std::nullopt;
+  auto opened = handshake_.Open(*pending_, FrameType::kBarrier, recv_seq_);
+  if (!opened) return std::nullopt;
+  return opened->substr(0, opened->find('\n'));
+}
+
 Result<void> ProtocolDriver::RunBarrier(FramePort& port, std::string_view stage,
-                                        Clock::time_point deadline) {
+                                        Clock::time_point deadline,
+                                        std::optional<std::string_view> note,
+                                        std::string* peer_note) {
   const Clock::duration total = deadline - Clock::now();
   QPC_TRY(CheckStage(stage));
   if (!exchanged_) {
@@ -382,7 +414,9 @@ Result<void> ProtocolDriver::RunBarrier(FramePort& port, std::string_view stage,
   exchanged_ = false;  // until this barrier passes
   // Barrier messages are small: both sides send before reading.
   const Step send{FrameType::kBarrier, send_seq_, deadline, total};
-  auto sealed = handshake_.Seal(FrameType::kBarrier, stage, send_seq_++);
+  std::string body(stage);
+  if (note) body += "\n" + std::string(*note);
+  auto sealed = handshake_.Seal(FrameType::kBarrier, body, send_seq_++);
   if (!sealed) return std::move(sealed).error();
   QPC_TRY(Send(port, send, *sealed));
   const Step receive{FrameType::kBarrier, recv_seq_, deadline, total};
@@ -390,6 +424,13 @@ Result<void> ProtocolDriver::RunBarrier(FramePort& port, std::string_view stage,
   if (!frame) return std::move(frame).error();
   auto opened = handshake_.Open(*frame, FrameType::kBarrier, recv_seq_++);
   if (!opened) return std::move(opened).error();
+  if (peer_note != nullptr) {
+    const size_t cut = opened->find('\n');
+    if (cut != std::string::npos) {
+      *peer_note = opened->substr(cut + 1);
+      opened->resize(cut);
+    }
+  }
   QPC_TRY(MatchStage(*opened, stage, port.Name()));
   QPC_TRY(Settle(port, receive));
   const Step next{FrameType::kBarrier,     recv_seq_, Clock::now(), Clock::duration::zero(),

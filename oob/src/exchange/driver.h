@@ -159,6 +159,17 @@ class ProtocolDriver {
   // another Barrier() needs a new Exchange().
   Result<void> Barrier(FramePort& port, std::string_view stage, Clock::time_point deadline);
 
+  // Barrier() whose message carries `note` after the stage (body "stage\n
+  // note"); returns the note of the peer's barrier (empty: none). Errors as
+  // Barrier(), and kInvalidArgument for a note that is not printable ASCII
+  // of at most Exchanger::kMaxBarrierNote bytes.
+  Result<std::string> BarrierWithNote(FramePort& port, std::string_view stage,
+                                      std::string_view note, Clock::time_point deadline);
+
+  // The stage of the barrier PollPeer() kept (opened, not taken); nullopt
+  // when none is kept or it does not open.
+  std::optional<std::string> PeerStage();
+
   // Sends an abort message with `reason` (cut to kMaxAbortReasonBytes), best
   // effort, once per session; no stop (stop.h) cuts it short, its deadline
   // bounds it. Before the peer's hello is known, a stream port (not a
@@ -200,7 +211,11 @@ class ProtocolDriver {
   bool exchanges_hellos() const { return hello_without_psk_ || handshake_.has_psk(); }
   Result<EndpointInfo> RunExchange(FramePort& port, const EndpointInfo& local,
                                    Clock::time_point deadline);
-  Result<void> RunBarrier(FramePort& port, std::string_view stage, Clock::time_point deadline);
+  // `note`: sent after the stage; `peer_note`: set to the peer's (both or
+  // neither given).
+  Result<void> RunBarrier(FramePort& port, std::string_view stage, Clock::time_point deadline,
+                          std::optional<std::string_view> note = std::nullopt,
+                          std::string* peer_note = nullptr);
   // The end of a public call: a wait a stop ended is reported as the stop
   // (AsStopped()), and after a Cancel() the peer is sent its reason.
   template <typename T>

@@ -96,6 +96,9 @@ class FileExchanger::Impl final : public internal::FramePort {
     driver_.Abort(*this, reason, deadline);
   }
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      Clock::time_point deadline);
+  std::optional<std::string> PeerStage() { return driver_.PeerStage(); }
   void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
   // Removes this side's files; with `keep_abort`, not its abort file; with
@@ -636,6 +639,17 @@ Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_po
   return result;
 }
 
+Result<std::string> FileExchanger::Impl::BarrierWithNote(std::string_view stage,
+                                                         std::string_view note,
+                                                         Clock::time_point deadline) {
+  const std::string sent_before = last_sent_;
+  auto result = driver_.BarrierWithNote(*this, stage, note, deadline);
+  if (!result && !PeerCaused(result.error().code) && last_sent_ != sent_before) {
+    RemoveOwn(last_sent_);
+  }
+  return result;
+}
+
 FileExchanger::FileExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FileExchanger::~FileExchanger() = default;  // Impl removes this side's files
@@ -674,6 +688,11 @@ void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds dea
 }
 
 Result<void> FileExchanger::PollPeer() { return impl_->PollPeer(); }
+Result<std::string> FileExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
+                                                   std::chrono::milliseconds deadline) {
+  return impl_->BarrierWithNote(stage, note, Clock::now() + deadline);
+}
+std::optional<std::string> FileExchanger::PeerStage() { return impl_->PeerStage(); }
 
 void FileExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
 

@@ -509,6 +509,13 @@ void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds de
 
 Result<void> StdioExchanger::PollPeer() { return impl_->driver().PollPeer(*impl_); }
 
+Result<std::string> StdioExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
+                                                    std::chrono::milliseconds deadline) {
+  return impl_->driver().BarrierWithNote(*impl_, stage, note, Clock::now() + deadline);
+}
+
+std::optional<std::string> StdioExchanger::PeerStage() { return impl_->driver().PeerStage(); }
+
 void StdioExchanger::Cancel(std::string_view reason) { impl_->driver().Cancel(reason); }
 
 ExchangeStats StdioExchanger::stats() const { return impl_->driver().stats(); }

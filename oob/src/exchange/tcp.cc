@@ -36,6 +36,9 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
   void Abort(std::string_view reason, Clock::time_point deadline);
   Result<void> PollPeer() { return driver_.PollPeer(*this); }
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      Clock::time_point deadline);
+  std::optional<std::string> PeerStage() { return driver_.PeerStage(); }
   void Cancel(std::string_view reason) { driver_.Cancel(reason); }
   const ExchangeStats& stats() const { return driver_.stats(); }
   const std::vector<Gid>& ends() const { return ends_; }
@@ -339,6 +342,17 @@ Result<void> TcpExchanger::Impl::Barrier(std::string_view stage, Clock::time_poi
   return result;
 }
 
+Result<std::string> TcpExchanger::Impl::BarrierWithNote(std::string_view stage,
+                                                        std::string_view note,
+                                                        Clock::time_point deadline) {
+  auto result = driver_.BarrierWithNote(*this, stage, note, deadline);
+  if (!result && result.error().code != ErrorCode::kInvalidArgument &&
+      !IsCancelled(result.error())) {
+    CloseSocket();
+  }
+  return result;
+}
+
 void TcpExchanger::Impl::Abort(std::string_view reason, Clock::time_point deadline) {
   driver_.Abort(*this, reason, deadline);
   Close();
@@ -408,6 +422,11 @@ void TcpExchanger::Abort(std::string_view reason, std::chrono::milliseconds dead
 }
 
 Result<void> TcpExchanger::PollPeer() { return impl_->PollPeer(); }
+Result<std::string> TcpExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
+                                                  std::chrono::milliseconds deadline) {
+  return impl_->BarrierWithNote(stage, note, Clock::now() + deadline);
+}
+std::optional<std::string> TcpExchanger::PeerStage() { return impl_->PeerStage(); }
 
 void TcpExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
 

@@ -46,6 +46,7 @@
 #include "qpconnect/result.h"
 #include "qpconnect/roce_path.h"
 #include "qpconnect/validate.h"
+#include "qpconnect/verbs/proof_witness.h"
 #include "qpconnect/verbs/session.h"
 
 namespace qpconnect {
@@ -252,6 +253,12 @@ class Connector {
 
   // The report of the last Connect(), as far as it got.
   const ConnectReport& report() const;
+
+  // Before a traffic proof over the connection Connect() made: its witness
+  // (verbs/proof_witness.h) over QP 0, this side's port and, on RoCE v2, the
+  // path between the two GIDs in use, read through this connector's QpEnv.
+  // REQUIRES: Connect() succeeded.
+  verbs::ProofWitness BeginProof() const;
 
  private:
   class Impl;

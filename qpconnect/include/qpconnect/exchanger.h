@@ -14,6 +14,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -93,6 +95,29 @@ class Exchanger {
   // meanwhile (its next barrier) is kept for the next Barrier(). The default
   // knows nothing: Ok.
   virtual Result<void> PollPeer() { return Ok(); }
+
+  // Barrier() carrying a short note each way (a failed proof's port
+  // counters, proof_failure.h): sends `stage` and `note`, waits for the
+  // peer's barrier of the same stage and returns the note it carries (empty
+  // when it carries none). `note`: printable ASCII, at most kMaxBarrierNote
+  // bytes (else kInvalidArgument). Errors as Barrier(). The default cannot
+  // carry notes: kInvalidArgument.
+  static constexpr size_t kMaxBarrierNote = 1500;
+  virtual Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                              std::chrono::milliseconds deadline) {
+    (void)stage;
+    (void)note;
+    (void)deadline;
+    return Error{ErrorCode::kInvalidArgument, 0, "barrier", "",
+                 "this exchanger cannot carry a note with a barrier"};
+  }
+
+  // Without waiting, after PollPeer() returned Ok (during traffic): the stage
+  // of the barrier the peer already sent, which PollPeer() kept for the next
+  // Barrier() (not taken by this call); nullopt when none waits. A side whose
+  // proof failed says so this way ("proof-failed", traffic_proof.h) while its
+  // peer still waits for a completion. The default knows none: nullopt.
+  virtual std::optional<std::string> PeerStage() { return std::nullopt; }
 
   // What this exchanger moved since it was created, as frames (header,
   // payload and trailer: docs/oob.md), in both directions. The channel's own

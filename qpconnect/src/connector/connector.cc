@@ -173,12 +173,17 @@ class Connector::Impl {
   // (roce_path.h), for the validator's path rules. nullopt off RoCE v2 (v1
   // is not routed), without both GIDs, or when the env reads none.
   std::optional<RocePathFacts> ReadPath() const {
+    auto q = PathQuery();
+    if (!q) return std::nullopt;
+    return env->ReadPath(*q);
+  }
+  std::optional<RocePathQuery> PathQuery() const {
     const EndpointInfo& l = report.local;
     if (l.port.link_layer != LinkLayer::kEthernet || !l.path.sgid || !report.remote ||
         !report.remote->path.sgid || l.path.sgid->type != GidType::kRoceV2) {
       return std::nullopt;
     }
-    return env->ReadPath({*l.path.sgid, report.remote->path.sgid->gid});
+    return RocePathQuery{*l.path.sgid, report.remote->path.sgid->gid};
   }
 
   Result<void> Transition(const ConnectionPlan& plan, const std::string& hint,
@@ -352,6 +357,11 @@ Result<void> Connector::Recycle() {
   return Ok();
 }
 const ConnectReport& Connector::report() const { return impl_->report; }
+
+verbs::ProofWitness Connector::BeginProof() const {
+  return verbs::ProofWitness::Begin(*impl_->env, *impl_->Qp(0), impl_->report.local.port.port_num,
+                                    impl_->PathQuery());
+}
 
 Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOptions& options) {
   ConnectReport& r = impl_->report;

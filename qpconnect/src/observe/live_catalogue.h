@@ -23,7 +23,7 @@ inline constexpr Severity E = Severity::kError;
 inline constexpr Severity W = Severity::kWarning;
 
 // In the order JudgeLive() checks them.
-inline constexpr std::array<RuleInfo, 9> kLiveRules = {{
+inline constexpr std::array<RuleInfo, 10> kLiveRules = {{
     {"peer-qp-gone", E, kRcUc, "rqpn", "live",
      "The QP a connected QP's rqpn names still exists: it is in the last sample. A peer in no "
      "input is judged gone only when the connected QP shows it unreachable (RC: its rq_psn "
@@ -92,6 +92,19 @@ inline constexpr std::array<RuleInfo, 9> kLiveRules = {{
      "A stopped process neither posts nor polls: its peer's messages pile up until its receives "
      "run out (then RNR NAKs) and its own sends stop; a zombie's QPs are about to be destroyed.",
      "proc(5) (/proc/PID/stat, field 3); signal(7) (SIGSTOP, SIGTSTP)"},
+    {"roce-path-broken", E, kRcUc, "dgid", "live",
+     "The kernel's path from a connected RoCE QP's port to its peer's (both in the snapshot) "
+     "works: each port still has a routable RoCE v2 address, a route to the peer's address "
+     "exists, and the neighbour entry of the next hop is resolved (not FAILED or INCOMPLETE) to "
+     "the MAC of the peer's netdev.",
+     "The QPs stay in RTS while the packets never reach the peer's QP: sent to another MAC, "
+     "never sent for want of ARP, or addressed to an address the peer's port no longer has. RC "
+     "retries until IBV_WC_RETRY_EXC_ERR (or forever with timeout 0) while sent_pkts rises and "
+     "the peer's rcvd_pkts does not; UC loses them. The programs wait.",
+     "ip-neighbour(8), ip-route(8), ip-address(8); RoCE v2 (IBTA annex A17): packets are UDP/IP, "
+     "routed and resolved by the kernel; lab: a stopped ibv_rc_pingpong pair, then a "
+     "permanent neighbour entry with another MAC, or the address removed "
+     "(tests/lab/inspect_path_lab.sh)"},
 }};
 
 constexpr bool IdsAreUnique() {

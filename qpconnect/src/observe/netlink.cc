@@ -1,6 +1,5 @@
 #include "qpconnect/observe/netlink.h"
 
-#include <dirent.h>
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
@@ -14,6 +13,9 @@
 #include <map>
 #include <optional>
 #include <set>
+
+#include "qpconnect/observe/kernel_paths.h"
+#include "qpconnect/verbs/port_counters.h"
 
 namespace qpconnect::kernel {
 namespace {
@@ -185,6 +187,10 @@ class NetlinkReader : public KernelReader {
     return sample;
   }
 
+  std::vector<ObservedPath> Paths(const KernelSample& sample) override {
+    return ReadQpPaths(sample, KernelPathSources());
+  }
+
  private:
   Result<void> Connect() {
     if (socket_) return Ok();
@@ -349,21 +355,8 @@ Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root) {
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(const std::string& device,
                                                                 uint32_t port,
                                                                 const std::string& sysfs_root) {
-  const std::string dir = sysfs_root + "/class/infiniband/" + device + "/ports/" +
-                          std::to_string(port) + "/hw_counters";
-  std::vector<std::pair<std::string, uint64_t>> out;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (const dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.empty() || name[0] == '.' || name == "lifespan") continue;
-    std::ifstream f(dir + "/" + name);
-    uint64_t v = 0;
-    if (f >> v) out.push_back({name, v});
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
+  // The one sysfs reader of port counters, also the traffic proof's.
+  return verbs::ReadSysfsPortCounters(device, port, sysfs_root + "/class/infiniband").values;
 }
 
 PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,

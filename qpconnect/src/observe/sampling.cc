@@ -27,6 +27,9 @@ Result<SamplingCounts> TakeSamples(KernelReader& reader, const SamplingPlan& pla
     snapshot->samples.push_back(std::move(*sample));
   }
 
+  // The connected RoCE QPs' paths, with the last sample.
+  snapshot->paths = reader.Paths(snapshot->samples.back());
+
   // A user QP without a pid: the kernel withholds it when the owner is
   // outside this PID namespace (or exiting).
   const auto& last_qps = snapshot->samples.back().qps;

@@ -101,6 +101,13 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
   for (size_t i = 0; i < in_last.size(); ++i) {
     if (!in_last[i]) out->qps[first_qp + i].destroyed = true;
   }
+  for (const ObservedPath& p : snapshot.paths) {
+    KernelQp key;
+    key.device = p.device;
+    key.lqpn = p.lqpn;
+    key.pid = p.pid;
+    if (auto it = qp_at.find(QpKey(key)); it != qp_at.end()) out->qps[it->second].path = p;
+  }
 
   const double interval = SnapshotInterval(snapshot);
   std::unordered_map<std::string, size_t> port_at;

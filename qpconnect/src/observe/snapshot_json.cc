@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,6 +54,51 @@ void AppendPort(const KernelPortCounters& p, std::string* out) {
   for (const auto& [name, value] : p.counters) counters[name] = value;
   *out += "{\"device\":" + Quote(p.device) + ",\"port\":" + std::to_string(p.port) +
           ",\"counters\":" + counters.dump() + "}";
+}
+
+// The members of an ObservedPath, in file order (empty strings and false
+// are left out).
+constexpr const char* kPathStrings[] = {"source",
+                                        "destination",
+                                        "peer",
+                                        "netdev",
+                                        "facts",
+                                        "route_error",
+                                        "neighbour_address",
+                                        "neighbour_state",
+                                        "neighbour_mac",
+                                        "peer_netdev",
+                                        "peer_mac",
+                                        "unknown"};
+
+std::string* PathString(ObservedPath& p, std::string_view key) {
+  std::string* fields[] = {&p.source,
+                           &p.destination,
+                           &p.peer,
+                           &p.netdev,
+                           &p.facts,
+                           &p.route_error,
+                           &p.neighbour_address,
+                           &p.neighbour_state,
+                           &p.neighbour_mac,
+                           &p.peer_netdev,
+                           &p.peer_mac,
+                           &p.unknown};
+  for (size_t i = 0; i < std::size(kPathStrings); ++i) {
+    if (key == kPathStrings[i]) return fields[i];
+  }
+  return nullptr;
+}
+
+void AppendPath(const ObservedPath& path, std::string* out) {
+  ObservedPath p = path;
+  ordered_json j{{"device", p.device}, {"port", p.port}, {"lqpn", p.lqpn}, {"pid", p.pid}};
+  for (const char* key : kPathStrings) {
+    if (const std::string* v = PathString(p, key); !v->empty()) j[key] = *v;
+  }
+  if (p.source_gone) j["source_gone"] = true;
+  if (p.destination_gone) j["destination_gone"] = true;
+  *out += j.dump();
 }
 
 // Each element on a line of its own, indented.
@@ -216,6 +262,28 @@ KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
   return p;
 }
 
+ObservedPath ReadPath(Reader& r, const json& j, const std::string& path) {
+  ObservedPath p;
+  if (!j.is_object()) {
+    r.Fail(path, "not an object");
+    return p;
+  }
+  p.device = r.String(j, path, "device", false);
+  p.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
+  p.lqpn = static_cast<uint32_t>(r.Unsigned(j, path, "lqpn", k24Bits).value_or(0));
+  p.pid = static_cast<int>(
+      r.Unsigned(j, path, "pid", static_cast<uint64_t>(std::numeric_limits<int>::max()), true)
+          .value_or(0));
+  for (const char* key : kPathStrings) *PathString(p, key) = r.String(j, path, key);
+  for (auto [key, flag] : {std::pair{"source_gone", &p.source_gone},
+                           std::pair{"destination_gone", &p.destination_gone}}) {
+    const json* v = r.Member(j, path, key, true);
+    if (v != nullptr && !v->is_boolean()) r.Fail(path + key, "not a boolean");
+    if (v != nullptr && v->is_boolean()) *flag = v->get<bool>();
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string SnapshotToText(const Snapshot& snapshot) {
@@ -246,7 +314,13 @@ std::string SnapshotToText(const Snapshot& snapshot) {
     AppendLines(s.ports, AppendPort, &out);
     out += "   ]}";
   }
-  out += "\n ]}\n";
+  out += "\n ]";
+  if (!snapshot.paths.empty()) {
+    out += ",\n \"paths\": [\n";
+    AppendLines(snapshot.paths, AppendPath, &out);
+    out += " ]";
+  }
+  out += "}\n";
   return out;
 }
 
@@ -334,6 +408,11 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
       r.Fail(path + "at_seconds", "earlier than the sample before it");
     }
     s.samples.push_back(std::move(sample));
+  }
+  if (const json* paths = r.Array(doc, "", "paths", true)) {
+    for (size_t k = 0; k < paths->size() && !failure; ++k) {
+      s.paths.push_back(ReadPath(r, (*paths)[k], "paths[" + std::to_string(k) + "]."));
+    }
   }
   if (failure) return *failure;
   return s;

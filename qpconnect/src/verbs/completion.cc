@@ -42,6 +42,33 @@ Result<void> AwaitEvent(ibv_cq& cq, const CompletionWait& wait, Clock::time_poin
 
 }  // namespace
 
+ProofCause ProofCauseOfStatus(ibv_wc_status status) {
+  switch (status) {
+    case IBV_WC_RETRY_EXC_ERR:
+      return ProofCause::kRetryExceeded;
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return ProofCause::kRnrRetryExceeded;
+    case IBV_WC_REM_ACCESS_ERR:
+      return ProofCause::kRemoteAccess;
+    case IBV_WC_REM_INV_REQ_ERR:
+      return ProofCause::kRemoteInvalidRequest;
+    case IBV_WC_REM_OP_ERR:
+      return ProofCause::kRemoteOperation;
+    case IBV_WC_LOC_PROT_ERR:
+      return ProofCause::kLocalProtection;
+    case IBV_WC_LOC_LEN_ERR:
+      return ProofCause::kLocalLength;
+    case IBV_WC_LOC_QP_OP_ERR:
+      return ProofCause::kLocalQpOperation;
+    case IBV_WC_RESP_TIMEOUT_ERR:
+      return ProofCause::kResponseTimeout;
+    case IBV_WC_WR_FLUSH_ERR:
+      return ProofCause::kFlushed;
+    default:
+      return ProofCause::kOtherStatus;
+  }
+}
+
 std::string ExplainWcStatus(ibv_wc_status status, Transport transport) {
   switch (status) {
     case IBV_WC_RETRY_EXC_ERR:
@@ -110,6 +137,7 @@ Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string
     std::this_thread::sleep_for(std::min<Clock::duration>(sleep, deadline - now));
   }
   if (wc.status != IBV_WC_SUCCESS) {
+    if (wait.failed_status != nullptr) *wait.failed_status = wc.status;
     char head[160];
     std::snprintf(head, sizeof head, "work completion %s (status %d, vendor_err 0x%x, qp 0x%06x)",
                   ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,

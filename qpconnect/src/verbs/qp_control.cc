@@ -4,6 +4,7 @@
 
 #include "qpconnect/verbs/device_query.h"
 #include "qpconnect/verbs/kernel_path.h"
+#include "qpconnect/verbs/port_counters.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
@@ -36,6 +37,21 @@ class VerbsQpEnv final : public QpEnv {
   }
   std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override {
     return ReadKernelPath(query);
+  }
+  PortCounters ReadPortCounters(ibv_context& ctx, uint8_t port) override {
+    return ReadSysfsPortCounters(ibv_get_device_name(ctx.device), port);
+  }
+  Result<RetryBudget> ReadRetryBudget(ibv_qp& qp) override {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (int rc = ibv_query_qp(&qp, &attr, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT, &init); rc != 0) {
+      return VerbsError("ibv_query_qp", rc);
+    }
+    RetryBudget b;
+    b.acknowledged = qp.qp_type == IBV_QPT_RC;
+    b.timeout = attr.timeout;
+    b.retry_cnt = attr.retry_cnt;
+    return b;
   }
 };
 

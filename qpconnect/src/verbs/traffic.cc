@@ -59,7 +59,7 @@ class Driver {
     }  // else: the server sends what Receive() copied into its send area
     QPC_TRY(s_.PostSend(qp, size_, imm));
     const std::string what = What("SEND", qp, iteration);
-    auto wc = PollOne(s_.SendCq(), Deadline(), what, s_.transport(), Wait(what));
+    auto wc = Poll(s_.SendCq(), what);
     if (!wc) return std::move(wc).error();
     ++report_.messages;
     report_.bytes += size_;
@@ -68,7 +68,7 @@ class Driver {
 
   Result<void> ReceiveOnce(size_t qp, uint32_t iteration) {
     const std::string what = What("RECV", qp, iteration);
-    auto wc = PollOne(s_.RecvCq(), Deadline(), what, s_.transport(), Wait(what));
+    auto wc = Poll(s_.RecvCq(), what);
     if (!wc) return std::move(wc).error();
     size_t got_qp = static_cast<size_t>(wc->wr_id >> 32);
     auto slot = static_cast<uint32_t>(wc->wr_id & 0xffffffffU);
@@ -195,7 +195,7 @@ class Driver {
     FillPattern(s_.SendArea(qp), size_, kWriteSeedBase ^ s_.Local().qps[qp].qpn);
     QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_WRITE, o_.size, mr.addr, mr.rkey));
     const std::string write = What("RDMA_WRITE", qp, 0);
-    auto w = PollOne(s_.SendCq(), Deadline(), write, s_.transport(), Wait(write));
+    auto w = Poll(s_.SendCq(), write);
     if (!w) return std::move(w).error();
     // The peer checks the contents after our "done"; a mismatch there ends
     // its side, and ours fails at its next wait.
@@ -203,7 +203,7 @@ class Driver {
     if (s_.transport() == Transport::kRc) {
       QPC_TRY(s_.PostRdma(qp, IBV_WR_RDMA_READ, o_.size, mr.addr + mr.length / 2, mr.rkey));
       const std::string read = What("RDMA_READ", qp, 0);
-      auto r = PollOne(s_.SendCq(), Deadline(), read, s_.transport(), Wait(read));
+      auto r = Poll(s_.SendCq(), read);
       if (!r) return std::move(r).error();
       long bad = FindPatternMismatch(s_.ReadBack(qp), o_.size, kReadSeedBase ^ remote_.qps[qp].qpn);
       if (bad >= 0) return Mismatch(What("RDMA_READ", qp, 0), bad);
@@ -256,7 +256,32 @@ class Driver {
   }
 
  private:
-  Clock::time_point Deadline() const { return Clock::now() + o_.timeout; }
+  // The wait's deadline: the stall's when it comes first (TrafficOptions).
+  Clock::time_point Deadline() {
+    const auto now = Clock::now();
+    if (o_.trace != nullptr) o_.trace->wait_start = now;
+    if (o_.stall.count() > 0 && o_.stall < o_.timeout) return now + o_.stall;
+    return now + o_.timeout;
+  }
+  // PollOne() with the stall and the failed status told to the trace.
+  Result<ibv_wc> Poll(ibv_cq& cq, const std::string& what) {
+    const Clock::time_point deadline = Deadline();
+    CompletionWait w = Wait(what);
+    ibv_wc_status status = IBV_WC_SUCCESS;
+    w.failed_status = &status;
+    auto wc = PollOne(cq, deadline, what, s_.transport(), w);
+    if (wc) return wc;
+    Error e = std::move(wc).error();
+    if (o_.trace != nullptr && status != IBV_WC_SUCCESS) o_.trace->status = status;
+    if (e.code == ErrorCode::kTimeout && o_.stall.count() > 0 && o_.stall < o_.timeout) {
+      if (o_.trace != nullptr) o_.trace->stalled = true;
+      e.code = ErrorCode::kTraffic;
+      e.detail = "no completion within " + std::to_string(o_.stall.count()) +
+                 " ms, the QP's retry budget and a grace: the packets are lost (or the peer "
+                 "stopped)";
+    }
+    return e;
+  }
   // The wait's watch: the caller's, its error reworded as the peer gone
   // during this phase of the traffic.
   CompletionWait Wait(const std::string& what) {

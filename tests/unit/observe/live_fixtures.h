@@ -91,6 +91,29 @@ inline Observation FrozenPair(uint32_t a_sq, uint32_t b_rq, Transport t = Transp
   return o;
 }
 
+// rxe1 QP 17's path to rxe0 QP 17 as qp-inspect reads it, its neighbour
+// entry for 10.99.0.1 a wrong permanent MAC.
+inline ObservedPath WrongNeighbourPath() {
+  ObservedPath p;
+  p.device = "rxe1";
+  p.port = 1;
+  p.lqpn = 17;
+  p.pid = 200;
+  p.source = "10.99.0.2";
+  p.destination = "10.99.0.1";
+  p.peer = "rxe0 QP 17";
+  p.netdev = "veth1";
+  p.facts =
+      "veth1 (02:00:0a:63:00:02, untagged, MTU 1500) -> 10.99.0.1: route dev veth1 table "
+      "101, on link; neighbour 10.99.0.1 02:00:00:00:00:99 PERMANENT";
+  p.neighbour_address = "10.99.0.1";
+  p.neighbour_state = "PERMANENT";
+  p.neighbour_mac = "02:00:00:00:00:99";
+  p.peer_netdev = "veth0";
+  p.peer_mac = "02:00:0a:63:00:01";
+  return p;
+}
+
 inline LiveReport JudgeAll(const Observation& o) { return JudgeLive(o, PairObservedQps(o)); }
 
 // Ids of the error and warning findings.
@@ -180,6 +203,14 @@ inline const std::map<std::string, std::function<Observation()>>& LiveViolations
        [] {
          Observation o = FrozenPair(1000, 1000);
          o.qps[1].samples.back().process_state = "T";
+         return o;
+       }},
+      // An idle pair whose client's neighbour entry for the server holds
+      // another MAC than the server's netdev (issue 31 item 5).
+      {"roce-path-broken",
+       [] {
+         Observation o = FrozenPair(1000, 1000);
+         o.qps[1].path = WrongNeighbourPath();
          return o;
        }},
   };

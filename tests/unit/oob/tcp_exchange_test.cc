@@ -16,6 +16,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -782,6 +783,67 @@ TEST(TcpExchanger, PollPeerNoticesAClosedOrAbortingPeerAndKeepsAnEarlyBarrier) {
     }
     EXPECT_FALSE(server->PollPeer());  // it stays failed
   }
+}
+
+// A server and its client past the exchange and the "rts" barrier, as
+// during traffic.
+struct PastRts {
+  explicit PastRts(std::optional<Psk> key = std::nullopt)
+      : server(Server(key)), client(Client(server->port(), key)) {
+    auto fs = std::async(std::launch::async, [&] {
+      auto r = server->Exchange(MakeEndpoint("s", 1), 5s);
+      return r && server->Barrier("rts", 5s);
+    });
+    EXPECT_TRUE(client->Exchange(MakeEndpoint("c", 1), 5s));
+    EXPECT_TRUE(client->Barrier("rts", 5s));
+    EXPECT_TRUE(fs.get());
+  }
+  std::unique_ptr<TcpExchanger> server;
+  std::unique_ptr<TcpExchanger> client;
+};
+
+// Issue 31: a side whose proof failed enters a "proof-failed" barrier with a
+// note (its port counters); its peer, still waiting for a completion, sees
+// the stage with PeerStage() without taking it, then trades its own note.
+// With and without a key (the note is sealed with the stage).
+TEST(TcpExchanger, BarrierWithNoteTradesNotesAndPeerStageShowsItEarly) {
+  for (bool keyed : {false, true}) {
+    SCOPED_TRACE(keyed);
+    PastRts p(keyed ? std::optional(Key("k")) : std::nullopt);
+    EXPECT_FALSE(p.server->PeerStage());  // nothing waits
+    auto fc = std::async(std::launch::async, [&] {
+      return p.client->BarrierWithNote("proof-failed", "cause=retry-exceeded;c.sent_pkts=8", 5s);
+    });
+    std::optional<std::string> seen;
+    for (int i = 0; i < 200 && !seen; ++i) {
+      ASSERT_TRUE(p.server->PollPeer());
+      seen = p.server->PeerStage();
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(seen);
+    EXPECT_EQ(*seen, "proof-failed");
+    EXPECT_EQ(p.server->PeerStage(), "proof-failed");  // not taken
+    auto got = p.server->BarrierWithNote("proof-failed", "cause=peer-failed;c.rcvd_pkts=0", 5s);
+    ASSERT_TRUE(got) << got.error().ToString();
+    EXPECT_EQ(*got, "cause=retry-exceeded;c.sent_pkts=8");
+    auto theirs = fc.get();
+    ASSERT_TRUE(theirs) << theirs.error().ToString();
+    EXPECT_EQ(*theirs, "cause=peer-failed;c.rcvd_pkts=0");
+  }
+}
+
+TEST(TcpExchanger, BarrierWithNoteRefusesABadNoteAndAStageMismatch) {
+  PastRts p;
+  auto bad = p.client->BarrierWithNote("proof-failed", "line\nbreak", 1s);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  auto fc = std::async(std::launch::async,
+                       [&] { return p.client->BarrierWithNote("proof-failed", "n", 5s); });
+  auto done = p.server->Barrier("done", 5s);  // a peer that never traded: refused, not misread
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code, ErrorCode::kProtocol);
+  EXPECT_NE(done.error().detail.find("proof-failed"), std::string::npos) << done.error().ToString();
+  EXPECT_FALSE(fc.get());
 }
 
 TEST(TcpExchanger, DefaultServerClosesItsListenerAfterOneClient) {

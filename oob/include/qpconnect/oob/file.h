@@ -121,6 +121,10 @@ class FileExchanger : public Exchanger {
   void Cancel(std::string_view reason) override;
 
   Result<void> PollPeer() override;
+  // Exchanger's, with barrier files.
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      std::chrono::milliseconds deadline) override;
+  std::optional<std::string> PeerStage() override;
   ExchangeStats stats() const override;
 
   // Path of the file of `role` and `kind` ("hello", "qpc", "barrier-1").

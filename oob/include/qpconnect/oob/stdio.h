@@ -94,6 +94,10 @@ class StdioExchanger : public Exchanger {
   void Cancel(std::string_view reason) override;
 
   Result<void> PollPeer() override;
+  // Exchanger's, over the same lines.
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      std::chrono::milliseconds deadline) override;
+  std::optional<std::string> PeerStage() override;
   ExchangeStats stats() const override;
 
  private:

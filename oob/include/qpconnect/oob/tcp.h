@@ -129,6 +129,10 @@ class TcpExchanger : public Exchanger {
   // Without waiting (during traffic): an error once the peer closed or reset
   // the connection or sent an abort; Ok otherwise.
   Result<void> PollPeer() override;
+  // Exchanger's: over the connection of the last successful Exchange().
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      std::chrono::milliseconds deadline) override;
+  std::optional<std::string> PeerStage() override;
   ExchangeStats stats() const override;
   // This side's address and the peer's of the current or last connection.
   std::vector<Gid> Addresses() const override;

@@ -59,8 +59,10 @@ struct ProcessInfo {
 // kNotFound when the process is gone; kIo (with errno) when /proc hides it.
 Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc");
 
-// Counters of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N/hw_counters,
-// in name order; empty when the directory is absent.
+// Counters of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N/hw_counters
+// (then counters/, where the device has it), in name order; empty when
+// neither directory is there. The reader is verbs::ReadSysfsPortCounters
+// (qpconnect/verbs/port_counters.h), which a failed traffic proof also uses.
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
@@ -87,6 +89,12 @@ class KernelReader {
   // carries); none by default.
   virtual std::vector<PortIdentity> Identity(const std::vector<NlDevice>& devices) {
     (void)devices;
+    return {};
+  }
+  // The RoCE paths of the connected QPs of `sample` (kernel_paths.h). The
+  // default reads none.
+  virtual std::vector<ObservedPath> Paths(const KernelSample& sample) {
+    (void)sample;
     return {};
   }
 };

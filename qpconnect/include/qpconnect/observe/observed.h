@@ -96,6 +96,37 @@ struct ObservedSample {
   std::string process_state;       // "R", "S", "T" (stopped), "Z" (zombie), "" unknown
 };
 
+// The kernel's facts on the RoCE path of a connected QP towards its peer, as
+// qp-inspect read them with the last sample (issue 31 item 5; the same
+// reader as qp-connect's checks before RTR, qpconnect/verbs/kernel_path.h).
+// The kernel does not show a QP's GIDs: the source is the QP's port's
+// routable RoCE v2 address, the destination the routable address of the
+// port of the QP its rqpn names, when that QP is in the same snapshot and
+// names it back. Whatever could not be found is said in `unknown`.
+struct ObservedPath {
+  // Which QP (snapshot key).
+  std::string device;
+  uint8_t port = 0;
+  uint32_t lqpn = 0;
+  int pid = 0;
+  std::string source;             // "10.99.0.2"; empty: the port has no routable address
+  std::string destination;        // "10.99.0.1"; empty: unknown (see unknown)
+  std::string peer;               // "rxe0 QP 17" when the peer is in the snapshot
+  bool source_gone = false;       // the QP's port has no routable RoCE v2 address (removed?)
+  bool destination_gone = false;  // the peer's port has none
+  std::string netdev;             // the source's netdev
+  std::string facts;              // RocePathText() of the path read; empty when none was read
+  std::string route_error;        // no route: the kernel's refusal
+  std::string neighbour_address;  // the next hop
+  std::string neighbour_state;    // "PERMANENT", "FAILED", ...; empty: no entry
+  std::string neighbour_mac;      // "02:00:0a:63:00:01"; empty unresolved
+  std::string peer_netdev;        // the peer's netdev and its MAC, when read
+  std::string peer_mac;
+  std::string unknown;  // what could not be read, and why
+
+  friend bool operator==(const ObservedPath&, const ObservedPath&) = default;
+};
+
 struct ObservedQp {
   ObservedSource source = ObservedSource::kTrace;
   std::string origin;  // the file it was read from, for messages
@@ -137,6 +168,8 @@ struct ObservedQp {
   bool creation_unseen = false;
   // Snapshot: two samples (or one), oldest first.
   std::vector<ObservedSample> samples;
+  // Snapshot, a connected RoCE QP: its path facts at the last sample.
+  std::optional<ObservedPath> path;
 };
 
 // A port's counters over the snapshot interval (snapshot only).

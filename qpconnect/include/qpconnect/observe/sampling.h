@@ -38,8 +38,10 @@ struct SamplingCounts {
 };
 
 // Sets snapshot->identity from the reader (the ports of the plan's devices)
-// unless the caller set it. Appends the plan's samples to snapshot->samples (the first at 0 s, the
-// second at the seconds since the first) and what the reader could not see
+// unless the caller set it. Appends the plan's samples to snapshot->samples
+// (the first at 0 s, the second at the seconds since the first), sets
+// snapshot->paths from the reader's Paths() of the last sample, and what the
+// reader could not see
 // to snapshot->notes, with a note when QPs of the last sample have no pid
 // (their owner is outside this PID namespace, or exiting). The snapshot's
 // host, tool and time are the caller's to set. Errors: the reader's

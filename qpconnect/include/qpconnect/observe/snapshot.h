@@ -81,6 +81,8 @@ struct Snapshot {
   std::string job;  // the job the snapshot was taken for ("" unknown)
   // What the reader could not see (e.g. "/proc hides other users' processes").
   std::vector<std::string> notes;
+  // Connected RoCE QPs of the last sample: their path facts (ObservedPath).
+  std::vector<ObservedPath> paths;
 
   friend bool operator==(const Snapshot&, const Snapshot&) = default;
 };

@@ -11,7 +11,17 @@
 //                          "pid": 811, "comm": "ibv_rc_pingpong",
 //                          "process_state": "S", "dgid": "fe80::2", "dlid": 7}],
 //                 "ports": [{"device": "rxe0", "port": 1,
-//                            "counters": {"duplicate_request": 57, ...}}]}]}
+//                            "counters": {"duplicate_request": 57, ...}}]}],
+//    "paths": [{"device": "rxe1", "port": 1, "lqpn": 17, "pid": 812,
+//               "source": "10.99.0.2", "destination": "10.99.0.1",
+//               "peer": "rxe0 QP 17", "netdev": "veth1", "facts": "...",
+//               "neighbour_address": "10.99.0.1", "neighbour_state": "PERMANENT",
+//               "neighbour_mac": "02:00:00:00:00:99", "peer_netdev": "veth0",
+//               "peer_mac": "02:00:0a:63:00:01"}]}
+//
+// "paths" (issue 31 item 5, optional: absent in older files, ignored by older
+// readers) holds the connected RoCE QPs' path facts (ObservedPath, observed.h);
+// empty strings and false flags are left out.
 //
 // Added to version 1 (written only when known, so older files and readers
 // are unaffected): "num_qps" on the first line, the most QPs in a sample (a

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "qpconnect/endpoint.h"
+#include "qpconnect/proof_failure.h"
 #include "qpconnect/result.h"
 
 namespace qpconnect::verbs {
@@ -33,6 +34,9 @@ struct CompletionWait {
   ibv_comp_channel* channel = nullptr;
   // Counts the events taken from the channel, if set.
   uint64_t* events = nullptr;
+  // Set to the status of a completion that failed, if set (the proof's
+  // cause, proof_failure.h).
+  ibv_wc_status* failed_status = nullptr;
 };
 
 // Polls `cq` for one completion until `deadline`: busy for the first
@@ -56,6 +60,9 @@ inline constexpr std::chrono::milliseconds kPeerExplainGrace{200};
 inline constexpr std::chrono::milliseconds kPeerExplainPoll{10};
 Result<ibv_wc> PollOne(ibv_cq& cq, Clock::time_point deadline, const std::string& what,
                        Transport transport, const CompletionWait& wait = {});
+
+// The proof's cause for a failed completion status (proof_failure.h).
+ProofCause ProofCauseOfStatus(ibv_wc_status status);
 
 // The likely cause of a failed completion status, in the user's terms.
 std::string ExplainWcStatus(ibv_wc_status status, Transport transport);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/proof_failure.h"
 #include "qpconnect/result.h"
 #include "qpconnect/roce_path.h"
 #include "qpconnect/verbs/describe.h"
@@ -91,8 +92,29 @@ class QpEnv {
     return std::nullopt;
   }
 
+  // `port`'s counters now (proof_failure.h; read before and after a traffic
+  // proof, so that a failed one names where the packets stop). Never fails:
+  // counters that cannot be read leave PortCounters::unknown saying why. The
+  // default reads none.
+  virtual PortCounters ReadPortCounters(ibv_context& ctx, uint8_t port) {
+    (void)ctx;
+    PortCounters c;
+    c.port = port;
+    c.unknown = "this environment reads no port counters";
+    return c;
+  }
+
+  // The retry budget of `qp` from its attributes now (ibv_query_qp: type,
+  // timeout, retry_cnt). kVerbs when the query fails. The default knows
+  // none: an unacknowledged budget (no stall beyond the grace).
+  virtual Result<RetryBudget> ReadRetryBudget(ibv_qp& qp) {
+    (void)qp;
+    return RetryBudget{};
+  }
+
   // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal,
-  // QueryGids, and rtnetlink for the netdevs and paths (kernel_path.h).
+  // QueryGids, rtnetlink for the netdevs and paths (kernel_path.h), sysfs
+  // for the port counters (port_counters.h), ibv_query_qp for the budget.
   static QpEnv& Default();
 };
 

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "qpconnect/endpoint.h"
@@ -42,6 +43,15 @@
 namespace qpconnect::verbs {
 
 enum class Role : uint8_t { kClient, kServer };  // the client sends first
+
+// What a failed proof left for its explanation (proof_witness.h): the
+// failed completion's status, or that a wait stalled, and when the wait that
+// ended it began.
+struct ProofTrace {
+  std::optional<ibv_wc_status> status;  // a completion failed with it
+  bool stalled = false;                 // no completion within TrafficOptions::stall
+  std::chrono::steady_clock::time_point wait_start{};
+};
 
 // What the ping-pong carries and checks.
 //   kQpc       both sides send a pattern per iteration, sender and QP, and
@@ -64,6 +74,13 @@ struct TrafficOptions {
   // peer aborted during traffic ..."), its code the watch's.
   std::function<Result<void>()> watch;
   std::chrono::milliseconds watch_interval{100};
+  // A wait with no completion for this long (> 0; shorter than `timeout`)
+  // ends the traffic as stalled: kTraffic "no completion within ..." (the
+  // QP's retry budget plus a grace, proof_failure.h's ProofStall), instead
+  // of waiting for `timeout`. 0: only `timeout`.
+  std::chrono::milliseconds stall{0};
+  // Filled when the traffic fails, if set.
+  ProofTrace* trace = nullptr;
   // Told after each ping-pong round on a QP ("traffic", rounds done, iters x
   // QPs; per size with `sweep`; not in duration mode). May be empty.
   ProgressFn on_progress;
