@@ -1,5 +1,6 @@
 #include "qpconnect/observe/netlink.h"
 
+#include <dirent.h>
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 

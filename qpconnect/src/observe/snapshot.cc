@@ -102,11 +102,13 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
     if (!in_last[i]) out->qps[first_qp + i].destroyed = true;
   }
   for (const ObservedPath& p : snapshot.paths) {
-    KernelQp key;
-    key.device = p.device;
-    key.lqpn = p.lqpn;
-    key.pid = p.pid;
-    if (auto it = qp_at.find(QpKey(key)); it != qp_at.end()) out->qps[it->second].path = p;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (*devices[d] != p.device) continue;
+      if (auto it = qp_at.find(QpKey{d, p.lqpn, p.pid}); it != qp_at.end()) {
+        out->qps[it->second].path = p;
+      }
+      break;
+    }
   }
 
   const double interval = SnapshotInterval(snapshot);

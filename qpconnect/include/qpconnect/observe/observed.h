@@ -168,8 +168,9 @@ struct ObservedQp {
   bool creation_unseen = false;
   // Snapshot: two samples (or one), oldest first.
   std::vector<ObservedSample> samples;
-  // Snapshot, a connected RoCE QP: its path facts at the last sample.
-  std::optional<ObservedPath> path;
+  // Snapshot, a connected RoCE QP: its path facts at the last sample (on the
+  // heap: most QPs of a large job have none, and each is kept small).
+  HeapOptional<ObservedPath> path;
 };
 
 // A port's counters over the snapshot interval (snapshot only).
