@@ -50,7 +50,10 @@ n=${2:-200}
 runs=${3:-5}
 : "${QPC_DEV0:?--lab runs inside tools/lab/lab-run}"
 # -t 16: perftest sizes one CQ for all QPs (tx depth x QPs); rxe caps a CQ's size.
-ib_write_bw -d "$QPC_DEV0" -x "$QPC_GID0" -q "$n" -t 16 -D 600 >"$w/server.out" 2>&1 &
+# -u 20: a QP timeout of 4.3 s; with the default 67 ms the ACKs of many busy
+# QPs under TCG come back too late and rxe moves QPs to ERR after 7 retries
+# (docs/benchmarks.md, tools/bench/busy_pairs.sh).
+ib_write_bw -d "$QPC_DEV0" -x "$QPC_GID0" -q "$n" -t 16 -u 20 -D 600 >"$w/server.out" 2>&1 &
 procs+=($!)
 # The server sets up its QPs first; wait (bounded) until it listens.
 for ((l = 0; l < 600; l++)); do
@@ -58,7 +61,7 @@ for ((l = 0; l < 600; l++)); do
   sleep 0.2
 done
 start=$(date +%s)
-ib_write_bw -d "$QPC_DEV1" -x "$QPC_GID1" -q "$n" -t 16 -D 600 "$QPC_IP0" >"$w/client.out" 2>&1 &
+ib_write_bw -d "$QPC_DEV1" -x "$QPC_GID1" -q "$n" -t 16 -u 20 -D 600 "$QPC_IP0" >"$w/client.out" 2>&1 &
 procs+=($!)
 client=$!
 for ((i = 0; ; i++)); do
@@ -71,7 +74,7 @@ for ((i = 0; ; i++)); do
   fi
   sleep 1
 done
-echo "$k RC QPs connected by ib_write_bw -q $n -t 16 in $(($(date +%s) - start)) s (traffic running)"
+echo "$k RC QPs connected by ib_write_bw -q $n -t 16 -u 20 in $(($(date +%s) - start)) s (traffic running)"
 echo "qp-inspect (list), median of $runs, wall ms:                  $(median_ms "$runs" "$qi")"
 echo "qp-inspect -o --interval 0.01 (2 listings + file), wall ms:  $(median_ms "$runs" "$qi" -o "$w/fast.json" --interval 0.01)"
 echo "rdma resource show qp, median of $runs, wall ms:               $(median_ms "$runs" rdma resource show qp)"
