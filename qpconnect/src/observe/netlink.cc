@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -172,6 +173,15 @@ class NetlinkReader : public KernelReader {
     }
     FillProcesses(&sample, notes);
     return sample;
+  }
+
+  std::vector<KernelPortIdentity> PortIdentities(const std::vector<NlDevice>& devices) override {
+    std::vector<KernelPortIdentity> out;
+    for (const NlDevice& d : devices) {
+      for (uint32_t port = 1; port <= d.ports; ++port)
+        out.push_back(ReadSysfsPortIdentity(d.name, port));
+    }
+    return out;
   }
 
  private:
@@ -353,6 +363,45 @@ std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(const std::strin
   closedir(d);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+KernelPortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
+                                         const std::string& sysfs_root) {
+  const std::string dir =
+      sysfs_root + "/class/infiniband/" + device + "/ports/" + std::to_string(port);
+  KernelPortIdentity id;
+  id.device = device;
+  id.port = static_cast<uint8_t>(port);
+  auto line = [&](const std::string& name) {
+    std::ifstream f(dir + "/" + name);
+    std::string s;
+    std::getline(f, s);
+    return s;
+  };
+  auto lid = [&](const std::string& name) {  // "0x1a"
+    const std::string s = line(name);
+    return s.empty() ? 0u : static_cast<uint32_t>(std::strtoul(s.c_str(), nullptr, 0));
+  };
+  id.link_layer = line("link_layer");
+  id.lid = lid("lid");
+  id.sm_lid = lid("sm_lid");
+  const std::string zero = "0000:0000:0000:0000:0000:0000:0000:0000";
+  DIR* d = opendir((dir + "/gids").c_str());
+  if (d != nullptr) {
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.empty() || name[0] == '.') continue;
+      const std::string gid = line("gids/" + name);  // empty when the kernel refuses (EINVAL)
+      if (gid.size() != zero.size() || gid == zero) continue;
+      id.gids.push_back({static_cast<uint32_t>(std::strtoul(name.c_str(), nullptr, 10)), gid});
+    }
+    closedir(d);
+  }
+  std::sort(id.gids.begin(), id.gids.end());
+  if (!id.gids.empty() && id.gids.front().first == 0) {
+    id.subnet_prefix = id.gids.front().second.substr(0, 19);
+  }
+  return id;
 }
 
 std::unique_ptr<KernelReader> MakeNetlinkReader() { return std::make_unique<NetlinkReader>(); }

@@ -1,5 +1,7 @@
 #include "qpconnect/observe/snapshot.h"
 
+#include <algorithm>
+
 #include <string>
 #include <unordered_map>
 
@@ -24,6 +26,18 @@ std::string PortKey(const std::string& device, uint8_t port) {
 double SnapshotInterval(const Snapshot& snapshot) {
   if (snapshot.samples.size() < 2) return 0;
   return snapshot.samples.back().at_seconds - snapshot.samples.front().at_seconds;
+}
+
+double SnapshotSkewSeconds(const std::vector<Snapshot>& snapshots) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const Snapshot& s : snapshots) {
+    if (s.started_epoch <= 0) continue;
+    lo = any ? std::min(lo, s.started_epoch) : s.started_epoch;
+    hi = any ? std::max(hi, s.started_epoch) : s.started_epoch;
+    any = true;
+  }
+  return hi - lo;
 }
 
 void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observation* out) {

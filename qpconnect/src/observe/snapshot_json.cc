@@ -32,6 +32,15 @@ void AppendPort(const KernelPortCounters& p, std::string* out) {
           ",\"counters\":" + counters.dump() + "}";
 }
 
+void AppendIdentity(const KernelPortIdentity& p, std::string* out) {
+  ordered_json gids = ordered_json::array();
+  for (const auto& [index, gid] : p.gids) gids.push_back({{"index", index}, {"gid", gid}});
+  *out += "{\"device\":" + Quote(p.device) + ",\"port\":" + std::to_string(p.port) +
+          ",\"link_layer\":" + Quote(p.link_layer) + ",\"lid\":" + std::to_string(p.lid) +
+          ",\"sm_lid\":" + std::to_string(p.sm_lid) +
+          ",\"subnet_prefix\":" + Quote(p.subnet_prefix) + ",\"gids\":" + gids.dump() + "}";
+}
+
 // Each element on a line of its own, indented.
 template <typename T, typename Fn>
 void AppendLines(const std::vector<T>& items, Fn append, std::string* out) {
@@ -158,6 +167,29 @@ KernelPortCounters ReadPort(Reader& r, const json& j, const std::string& path) {
   return p;
 }
 
+KernelPortIdentity ReadIdentity(Reader& r, const json& j, const std::string& path) {
+  KernelPortIdentity p;
+  if (!j.is_object()) {
+    r.Fail(path, "not an object");
+    return p;
+  }
+  p.device = r.String(j, path, "device", false);
+  p.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
+  p.link_layer = r.String(j, path, "link_layer");
+  p.lid = static_cast<uint32_t>(r.Unsigned(j, path, "lid", 0xffff, true).value_or(0));
+  p.sm_lid = static_cast<uint32_t>(r.Unsigned(j, path, "sm_lid", 0xffff, true).value_or(0));
+  p.subnet_prefix = r.String(j, path, "subnet_prefix");
+  if (const json* gids = r.Array(j, path, "gids", true)) {
+    for (size_t k = 0; k < gids->size(); ++k) {
+      const std::string at = path + "gids[" + std::to_string(k) + "].";
+      const auto index = r.Unsigned((*gids)[k], at, "index", 0xffff);
+      const std::string gid = r.String((*gids)[k], at, "gid", false);
+      if (index) p.gids.push_back({static_cast<uint32_t>(*index), gid});
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string SnapshotToText(const Snapshot& snapshot) {
@@ -166,6 +198,7 @@ std::string SnapshotToText(const Snapshot& snapshot) {
                     ",\n \"tool\": " + Quote(snapshot.tool) +
                     ", \"host\": " + Quote(snapshot.host) +
                     ", \"taken_at\": " + Quote(snapshot.taken_at) +
+                    ", \"started_epoch\": " + ordered_json(snapshot.started_epoch).dump() +
                     ",\n \"interval_seconds\": " + ordered_json(SnapshotInterval(snapshot)).dump() +
                     ", \"notes\": " + ordered_json(snapshot.notes).dump() + ",\n \"samples\": [";
   for (size_t i = 0; i < snapshot.samples.size(); ++i) {
@@ -178,16 +211,73 @@ std::string SnapshotToText(const Snapshot& snapshot) {
     AppendLines(s.ports, AppendPort, &out);
     out += "   ]}";
   }
-  out += "\n ]}\n";
+  out += "\n ],\n \"port_identity\": [\n";
+  AppendLines(snapshot.ports, AppendIdentity, &out);
+  out += " ]}\n";
   return out;
 }
 
-bool LooksLikeSnapshot(std::string_view text) {
+namespace {
+
+bool HasFormat(std::string_view text, std::string_view format) {
   // The writer puts "format" first; allow some leading whitespace and keys.
   const std::string_view head = text.substr(0, 512);
-  const size_t key = head.find("\"format\"");
-  return key != std::string_view::npos &&
-         head.find("\"" + std::string(kSnapshotFormat) + "\"", key) != std::string_view::npos;
+  size_t at = head.find("\"format\"");
+  if (at == std::string_view::npos) return false;
+  at += 8;
+  while (at < head.size() && (head[at] == ' ' || head[at] == ':' || head[at] == '\n')) ++at;
+  return head.substr(at).starts_with("\"" + std::string(format) + "\"");
+}
+
+Result<Snapshot> SnapshotFromDoc(const json& doc);
+
+}  // namespace
+
+bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshotFormat); }
+
+bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
+
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
+  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) +
+                    ", \"version\": 1,\n \"snapshots\": [\n";
+  for (size_t i = 0; i < snapshot_texts.size(); ++i) {
+    std::string_view t = snapshot_texts[i];
+    while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+    out += std::string(t) + (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
+  }
+  out += " ]}\n";
+  return out;
+}
+
+Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "", "not a JSON object"};
+  }
+  auto format = doc.find("format");
+  if (format == doc.end() || *format != kJobSnapshotsFormat) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "format", "not a job snapshot file"};
+  }
+  auto version = doc.find("version");
+  if (version == doc.end() || *version != 1) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "version", "only version 1 is read"};
+  }
+  auto list = doc.find("snapshots");
+  if (list == doc.end() || !list->is_array()) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "snapshots", "missing"};
+  }
+  std::vector<Snapshot> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    Result<Snapshot> s = SnapshotFromDoc((*list)[i]);
+    if (!s) {
+      Error e = s.error();
+      e.attribute =
+          "snapshots[" + std::to_string(i) + "]" + (e.attribute.empty() ? "" : "." + e.attribute);
+      return e;
+    }
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 Result<Snapshot> SnapshotFromJson(std::string_view text) {
@@ -195,6 +285,12 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   if (doc.is_discarded()) {
     return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not valid JSON"};
   }
+  return SnapshotFromDoc(doc);
+}
+
+namespace {
+
+Result<Snapshot> SnapshotFromDoc(const json& doc) {
   if (!doc.is_object()) return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not a JSON object"};
   std::optional<Error> failure;
   Reader r(&failure);
@@ -212,6 +308,18 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   s.tool = r.String(doc, "", "tool");
   s.host = r.String(doc, "", "host");
   s.taken_at = r.String(doc, "", "taken_at");
+  if (const json* e = r.Member(doc, "", "started_epoch", true)) {
+    if (!e->is_number() || e->get<double>() < 0) {
+      r.Fail("started_epoch", "not a number of seconds");
+    } else {
+      s.started_epoch = e->get<double>();
+    }
+  }
+  if (const json* ids = r.Array(doc, "", "port_identity", true)) {
+    for (size_t k = 0; k < ids->size() && !failure; ++k) {
+      s.ports.push_back(ReadIdentity(r, (*ids)[k], "port_identity[" + std::to_string(k) + "]."));
+    }
+  }
   if (const json* notes = r.Array(doc, "", "notes", true)) {
     for (const json& n : *notes) {
       if (n.is_string()) s.notes.push_back(n.get<std::string>());
@@ -251,5 +359,7 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   if (failure) return *failure;
   return s;
 }
+
+}  // namespace
 
 }  // namespace qpconnect

@@ -64,6 +64,12 @@ Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc")
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
+// The identity of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N: lid,
+// sm_lid, link_layer and gids/* (entries that are all zeros, or that the
+// kernel refuses to read, are left out). Fields it cannot read stay empty.
+KernelPortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
+                                         const std::string& sysfs_root = "/sys");
+
 // What a snapshot is read from the kernel through; a fake stands in for it in tests.
 class KernelReader {
  public:
@@ -76,6 +82,12 @@ class KernelReader {
   // process state. Notes on what could not be seen go to `notes`.
   virtual Result<KernelSample> Sample(const std::vector<NlDevice>& devices,
                                       std::vector<std::string>* notes) = 0;
+  // The identity of every port of `devices` (read once per snapshot); none by
+  // default (a reader that cannot tell).
+  virtual std::vector<KernelPortIdentity> PortIdentities(const std::vector<NlDevice>& devices) {
+    (void)devices;
+    return {};
+  }
 };
 
 // The reader over a NETLINK_RDMA socket, /proc and /sys.

@@ -64,11 +64,32 @@ struct KernelSample {
   friend bool operator==(const KernelSample&, const KernelSample&) = default;
 };
 
+// Who a port is, read once per snapshot (sysfs), so that QPs of many hosts can
+// be told apart and matched by address: its LID and the SM's (InfiniBand; 0 on
+// RoCE), the subnet prefix (the upper 64 bits of GID 0) and every GID in its
+// table that is not all zeros, by index.
+struct KernelPortIdentity {
+  std::string device;
+  uint8_t port = 0;
+  std::string link_layer;  // "InfiniBand", "Ethernet"; "" when unknown
+  uint32_t lid = 0;
+  uint32_t sm_lid = 0;
+  std::string subnet_prefix;                           // "fe80:0000:0000:0000"; "" when unknown
+  std::vector<std::pair<uint32_t, std::string>> gids;  // (index, "fe80:...:0001")
+
+  friend bool operator==(const KernelPortIdentity&, const KernelPortIdentity&) = default;
+};
+
 struct Snapshot {
   std::string host;      // the host the samples were read on
   std::string taken_at;  // time of the first sample, ISO 8601 UTC ("2026-11-23T05:20:00Z")
-  std::string tool;      // who wrote it: "qp-inspect (qpconnect) 0.1.0"
-  std::vector<KernelSample> samples;  // one or two, oldest first
+  // The first sample's start on this host's wall clock, seconds since the
+  // epoch (sub-second); 0 when unknown. Snapshots of many hosts taken "at the
+  // same moment" (qp-inspect --at, --mpi) are compared by it: their skew.
+  double started_epoch = 0;
+  std::vector<KernelPortIdentity> ports;  // every sampled port's identity
+  std::string tool;                       // who wrote it: "qp-inspect (qpconnect) 0.1.0"
+  std::vector<KernelSample> samples;      // one or two, oldest first
   // What the reader could not see (e.g. "/proc hides other users' processes").
   std::vector<std::string> notes;
 
@@ -77,6 +98,11 @@ struct Snapshot {
 
 // Seconds between the first and the last sample; 0 with one sample.
 double SnapshotInterval(const Snapshot& snapshot);
+
+// How far apart the first samples of `snapshots` started: the largest minus
+// the smallest started_epoch among those that know it (0 with fewer than two).
+// Across hosts this includes the difference of their wall clocks.
+double SnapshotSkewSeconds(const std::vector<Snapshot>& snapshots);
 
 // Appends the QPs and ports of `snapshot` to `out`: one ObservedQp (source
 // kSnapshot, origin `origin`, host snapshot.host) per QP, identified by

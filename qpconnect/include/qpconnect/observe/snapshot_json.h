@@ -22,6 +22,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qpconnect/observe/snapshot.h"
 #include "qpconnect/result.h"
@@ -38,6 +39,15 @@ std::string SnapshotToText(const Snapshot& snapshot);
 // True when `text` starts like a snapshot file (its "format" member is
 // "qpconnect-snapshot"): a cheap test to route an input file.
 bool LooksLikeSnapshot(std::string_view text);
+
+// The job file of qp-inspect-mpi: every rank's snapshot file, by rank, in one
+// document: {"format": "qpconnect-job-snapshots", "version": 1,
+// "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
+inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+bool LooksLikeJobSnapshots(std::string_view text);
+// kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
+Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
 
 // Parses a snapshot file. kProtocol for malformed JSON, another format, an
 // unsupported version or a bad field; the Error's attribute names the field
