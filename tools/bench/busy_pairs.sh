@@ -25,35 +25,9 @@ qi=$build/tools/qp-inspect/qp-inspect
 qv=$build/tools/qp-validate/qp-validate
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${QPC_DEV0:?runs inside tools/lab/lab-run}"
-w=$(mktemp -d)
-procs=()
-cleanup() {
-  for p in "${procs[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$w"
-}
-trap cleanup EXIT
+source "$here/write_bw_pairs.sh"
 
-# -t 16: perftest sizes one CQ for all QPs (tx depth x QPs); rxe caps a CQ's size.
-ib_write_bw -d "$QPC_DEV0" -x "$QPC_GID0" -q "$n" -t 16 -D 3600 "${perftest[@]}" >"$w/server.out" 2>&1 &
-procs+=($!)
-for ((l = 0; l < 600; l++)); do
-  grep -q ":4853 " /proc/net/tcp 2>/dev/null && break
-  sleep 0.2
-done
-start=$(date +%s)
-ib_write_bw -d "$QPC_DEV1" -x "$QPC_GID1" -q "$n" -t 16 -D 3600 "${perftest[@]}" "$QPC_IP0" >"$w/client.out" 2>&1 &
-client=$!
-procs+=($client)
-for ((i = 0; ; i++)); do
-  k=$(rdma resource show qp | grep -c "type RC state RT" || true)
-  ((k >= 2 * n)) && break
-  if ((i >= 600)) || ! kill -0 "$client" 2>/dev/null; then
-    echo "only $k of $((2 * n)) QPs connected" >&2
-    tail -n 15 "$w"/*.out >&2
-    exit 1
-  fi
-  sleep 1
-done
+start_write_bw_pairs "$n" 3600 "${perftest[@]}"
 echo "$k RC QPs connected by ib_write_bw -q $n -t 16 ${perftest[*]} in $(($(date +%s) - start)) s; warm-up 5 s"
 sleep 5
 for ((s = 1; s <= snaps; s++)); do
