@@ -81,7 +81,8 @@ std::string Help() {
          "\n"
          "Exit status: 0 listed (also when nothing matches a filter; stderr says so),\n"
          "2 bad usage or an unwritable -o file, 3 no RDMA netlink, no device or no such\n"
-         "device, 6 a kernel query failed.\n";
+         "device, 4 (qp-inspect-mpi) a barrier or the gather failed, 6 a kernel query\n"
+         "failed.\n";
 }
 
 int UsageError(std::ostream& err, const std::string& what) {

@@ -14,7 +14,8 @@
 //
 // Exit status (tools/common/exit_codes.h): 0 listed (also when nothing
 // matches: a message on stderr says so), 2 usage or an unwritable -o file,
-// 3 no RDMA netlink, no device or no such device, 6 a kernel query failed.
+// 3 no RDMA netlink, no device or no such device, 4 (qp-inspect-mpi) a barrier
+// or the gather failed, 6 a kernel query failed.
 //
 // Thread-safety: Run*() touch no global state besides the streams and the
 // environment they are given.
