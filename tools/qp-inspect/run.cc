@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -30,7 +31,9 @@ constexpr double kDefaultInterval = 1.0;
 
 // The option table: constant data (cli_args.h).
 constexpr OptionSpec kSpecs[] = {
-    {'d', "ib-dev", true, "NAME", "only this device (default: all)"},
+    {'d', "ib-dev", true, "NAME[,NAME...]",
+     "only these devices (default: all); under qp-inspect-mpi, local rank r takes the r-th, "
+     "round-robin (as qp-mesh --devices)"},
     {0, "pid", true, "PID[,PID...]", "only QPs of these processes"},
     {0, "comm", true, "NAME[,NAME...]", "only QPs of processes with these command names"},
     {'j', "json", false, "", "print the snapshot as JSON (docs/inspect.md) instead of the table"},
@@ -38,6 +41,11 @@ constexpr OptionSpec kSpecs[] = {
      "write a snapshot of two samples --interval apart to FILE, for qp-validate"},
     {0, "interval", true, "SECONDS",
      "seconds between two samples (default 1 with -o; alone: show both)"},
+    {0, "at", true, "TIME",
+     "take the first sample at TIME: seconds since the epoch (agreed by every node: "
+     "--at $(($(date +%s) + 10))) or +SECONDS from now"},
+    {0, "host", true, "NAME",
+     "name this host in the snapshot (default: its hostname; %r: the MPI rank)"},
     {'h', "help", false, "", "show this help and exit"},
     VersionOption(),
 };
@@ -45,8 +53,8 @@ constexpr OptionSpec kSpecs[] = {
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
 std::string Help() {
-  return "Usage: qp-inspect [-d NAME] [--pid PID,...] [--comm NAME,...] [--json]\n"
-         "                  [-o FILE] [--interval SECONDS]\n"
+  return "Usage: qp-inspect [-d NAME,...] [--pid PID,...] [--comm NAME,...] [--json]\n"
+         "                  [-o FILE] [--interval SECONDS] [--at TIME] [--host NAME]\n"
          "\n"
          "Lists every RDMA queue pair on this host from the kernel's resource tracker\n"
          "(netlink RDMA_NLDEV_CMD_RES_QP_GET, what `rdma res show qp` reads): device,\n"
@@ -56,6 +64,11 @@ std::string Help() {
          "out-of-sequence, retry, RNR...). With -o, two samples --interval apart are\n"
          "written as a snapshot that `qp-validate FILE` pairs and judges: moving or\n"
          "stuck, PSNs that disagree, a peer gone, a receiver not ready.\n"
+         "\n"
+         "A whole job: one qp-inspect per node (srun, pdsh) with the same --at, each\n"
+         "writing -o DIR/%h.json (%h: the host name), then `qp-validate DIR`; or\n"
+         "`mpirun qp-inspect-mpi -o FILE` (a barrier before each sample, every rank's\n"
+         "snapshot in rank 0's FILE). docs/inspect.md says how close the samples are.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
@@ -68,7 +81,8 @@ std::string Help() {
          "\n"
          "Exit status: 0 listed (also when nothing matches a filter; stderr says so),\n"
          "2 bad usage or an unwritable -o file, 3 no RDMA netlink, no device or no such\n"
-         "device, 6 a kernel query failed.\n";
+         "device, 4 (qp-inspect-mpi) a barrier or the gather failed, 6 a kernel query\n"
+         "failed.\n";
 }
 
 int UsageError(std::ostream& err, const std::string& what) {
@@ -86,7 +100,7 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 struct Filter {
-  std::string device;
+  std::vector<std::string> devices;
   std::set<int> pids;
   std::set<std::string> comms;
 
@@ -116,6 +130,65 @@ int KernelError(std::ostream& err, const Error& e) {
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// `pattern` with each %h replaced by `host` and each %r by `rank`.
+std::string Expand(const std::string& pattern, const std::string& host, int rank) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() &&
+        (pattern[i + 1] == 'h' || pattern[i + 1] == 'r')) {
+      out += pattern[i + 1] == 'h' ? host : std::to_string(rank);
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+// --at: seconds since the epoch, or "+SECONDS" from `now`.
+std::optional<double> ParseAt(const std::string& v, double now) {
+  const bool relative = !v.empty() && v[0] == '+';
+  const std::string num = relative ? v.substr(1) : v;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(num.c_str(), &end);
+  if (num.empty() || *end != '\0' || errno != 0 || !(x >= 0)) return std::nullopt;
+  if (relative) return x <= 86400 ? std::optional<double>(now + x) : std::nullopt;
+  return x > 1e9 && x < 1e11 ? std::optional<double>(x) : std::nullopt;
+}
+
+// qp-inspect-mpi: every rank's snapshot to rank 0, which writes the job file
+// and says how far apart the ranks' first samples started.
+int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output, std::ostream& out,
+             std::ostream& err) {
+  std::optional<std::vector<std::string>> all = job.gather(SnapshotToText(snapshot));
+  if (!all) {
+    err << "qp-inspect-mpi: rank " << job.rank << ": gathering the snapshots failed\n";
+    return kExitExchange;
+  }
+  if (job.rank != 0) return kExitOk;
+  std::vector<Snapshot> parsed;
+  for (const std::string& text : *all) {
+    if (Result<Snapshot> s = SnapshotFromJson(text)) parsed.push_back(std::move(*s));
+  }
+  std::ofstream f(output, std::ios::trunc);
+  f << JobSnapshotsToText(*all);
+  f.close();
+  if (!f) {
+    const int e = errno;
+    err << "qp-inspect-mpi: cannot write " << output << ": " << std::strerror(e) << "\n";
+    return kExitUsage;
+  }
+  size_t qps = 0;
+  for (const Snapshot& s : parsed) qps += s.samples.back().qps.size();
+  char skew[64];
+  std::snprintf(skew, sizeof skew, "%.3f ms", SnapshotSkewSeconds(parsed) * 1000);
+  out << "job snapshot of " << all->size() << " rank(s), " << qps << " QPs, written to " << output
+      << "; first samples started within " << skew
+      << " of each other (wall clocks); judge it with: qp-validate " << output << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 Environment RealEnvironment(KernelReader* reader) {
@@ -130,6 +203,10 @@ Environment RealEnvironment(KernelReader* reader) {
     char name[256] = {};
     if (gethostname(name, sizeof name - 1) != 0) return std::string();
     return std::string(name);
+  };
+  env.wall_seconds = [] {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
   };
   env.utc_now = [] {
     const std::time_t t = std::time(nullptr);
@@ -164,7 +241,21 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     return UsageError(err, "unexpected argument '" + a.positionals[0] + "'");
 
   Filter filter;
-  filter.device = a.Get("ib-dev").value_or("");
+  filter.devices = SplitList(a.Get("ib-dev").value_or(""));
+  if (env.job != nullptr && filter.devices.size() > 1) {
+    // One device per local rank, round-robin (qp-mesh's ChooseMeshDevice).
+    const std::string mine =
+        filter.devices[static_cast<size_t>(env.job->local_rank) % filter.devices.size()];
+    filter.devices = {mine};
+  }
+  std::optional<double> at;
+  if (auto v = a.Get("at")) {
+    at = ParseAt(*v, env.wall_seconds ? env.wall_seconds() : 0);
+    if (!at) {
+      return UsageError(
+          err, "--at must be seconds since the epoch or +SECONDS (up to a day), not '" + *v + "'");
+    }
+  }
   if (auto p = a.Get("pid")) {
     for (const std::string& item : SplitList(*p)) {
       Result<unsigned long> v = ParseUnsigned(item, "--pid", 1, 0x7fffffff);
@@ -177,7 +268,12 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     for (const std::string& item : SplitList(*c)) filter.comms.insert(item);
     if (filter.comms.empty()) return UsageError(err, "--comm needs a command name");
   }
-  const std::optional<std::string> output = a.Get("output");
+  const int rank = env.job != nullptr ? env.job->rank : 0;
+  const std::string host = Expand(a.Get("host").value_or(env.hostname()), env.hostname(), rank);
+  std::optional<std::string> output = a.Get("output");
+  if (output) output = Expand(*output, host, rank);
+  if (env.job != nullptr && !output) return UsageError(err, "qp-inspect-mpi needs -o FILE");
+  const bool writes = output && (env.job == nullptr || rank == 0);
   std::optional<double> interval;
   if (auto i = a.Get("interval")) {
     char* end = nullptr;
@@ -190,7 +286,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     interval = v;
   }
   if (output && !interval) interval = kDefaultInterval;
-  if (output) {
+  if (writes) {
     // Fail now rather than after the samples.
     std::ofstream probe(*output, std::ios::app);
     if (!probe) {
@@ -210,24 +306,56 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
   }
   std::vector<NlDevice> devices;
   for (const NlDevice& d : *all) {
-    if (filter.device.empty() || d.name == filter.device) devices.push_back(d);
+    if (filter.devices.empty() ||
+        std::find(filter.devices.begin(), filter.devices.end(), d.name) != filter.devices.end()) {
+      devices.push_back(d);
+    }
   }
-  if (devices.empty()) {
-    err << "qp-inspect: no device named '" << filter.device << "'; devices: " << Names(*all)
-        << "\n";
-    return kExitNoDevice;
+  for (const std::string& name : filter.devices) {
+    if (std::none_of(devices.begin(), devices.end(),
+                     [&](const NlDevice& d) { return d.name == name; })) {
+      err << "qp-inspect: no device named '" << name << "'; devices: " << Names(*all) << "\n";
+      return kExitNoDevice;
+    }
   }
 
   Snapshot snapshot;
-  snapshot.host = env.hostname();
-  snapshot.tool = FirstLine(VersionText("qp-inspect"));
-  snapshot.taken_at = env.utc_now();
+  snapshot.host = host;
+  snapshot.tool = FirstLine(VersionText(env.job != nullptr ? "qp-inspect-mpi" : "qp-inspect"));
   kernel::SamplingPlan plan;
   plan.devices = devices;
   plan.interval = interval;
   if (filter.ByProcess()) plan.keep = [&](const KernelQp& q) { return filter.Keeps(q); };
+  if (at && env.wall_seconds) {
+    const double wait = *at - env.wall_seconds();
+    if (wait > 0) {
+      env.sleep(wait);
+    } else if (wait < -0.1) {
+      char late[64];
+      std::snprintf(late, sizeof late, "%.3f", -wait);
+      snapshot.notes.push_back(std::string("started ") + late +
+                               " s after --at: this host's samples are that much later than the "
+                               "other hosts'");
+    }
+  }
+  // Under MPI every sample follows a barrier: the ranks leave it together.
+  std::function<void(double)> sleep = env.sleep;
+  bool channel_ok = true;
+  if (env.job != nullptr) {
+    channel_ok = env.job->barrier();
+    sleep = [&](double s) {
+      env.sleep(s);
+      channel_ok &= env.job->barrier();
+    };
+  }
+  if (env.wall_seconds) snapshot.started_epoch = env.wall_seconds();
+  snapshot.taken_at = env.utc_now();
   Result<kernel::SamplingCounts> counts =
-      kernel::TakeSamples(*env.reader, plan, {env.monotonic_seconds, env.sleep}, &snapshot);
+      kernel::TakeSamples(*env.reader, plan, {env.monotonic_seconds, sleep}, &snapshot);
+  if (!channel_ok) {
+    err << "qp-inspect-mpi: rank " << rank << ": a barrier failed\n";
+    return kExitExchange;
+  }
   if (!counts) return KernelError(err, counts.error());
   const size_t listed_before_filter = counts->listed;
   const bool kernel_qps_seen = counts->kernel_qps_seen;
@@ -247,6 +375,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
         << (listed_before_filter == 1 ? "" : "s") << " on " << Names(devices) << ")\n";
   }
 
+  if (env.job != nullptr) return WriteJob(*env.job, snapshot, *output, out, err);
   if (output) {
     std::ofstream f(*output, std::ios::trunc);
     f << SnapshotToText(snapshot);

@@ -1,5 +1,6 @@
 #include "run.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -319,7 +320,23 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     transport = ParseTransport(*t);
     if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
   }
-  const auto& files = a.positionals;
+  // A directory stands for its files (one snapshot per host: qp-inspect --at
+  // -o DIR/%h.json on every node), in name order.
+  std::vector<std::string> files;
+  for (const std::string& f : a.positionals) {
+    std::error_code ec;
+    if (f != "-" && std::filesystem::is_directory(f, ec)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : std::filesystem::directory_iterator(f, ec)) {
+        if (e.is_regular_file(ec)) in_dir.push_back(e.path().string());
+      }
+      if (in_dir.empty()) return UsageError(err, "the directory " + f + " holds no file");
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else {
+      files.push_back(f);
+    }
+  }
   const std::optional<std::string> svg = a.Get("svg");
   if (WantsSnapshotMode(files)) {
     if (transport) return UsageError(err, "--transport does not apply to snapshots");

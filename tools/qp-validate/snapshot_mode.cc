@@ -308,7 +308,8 @@ bool WantsSnapshotMode(const std::vector<std::string>& files) {
     std::ifstream in(f, std::ios::binary);
     char head[512] = {};
     in.read(head, sizeof head);
-    if (LooksLikeSnapshot(std::string_view(head, static_cast<size_t>(in.gcount())))) return true;
+    const std::string_view text(head, static_cast<size_t>(in.gcount()));
+    if (LooksLikeSnapshot(text) || LooksLikeJobSnapshots(text)) return true;
   }
   return false;
 }
@@ -332,6 +333,13 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
   }
   obs.qps.reserve(std::min<size_t>(declared, size_t{1} << 26));
   std::vector<Input> inputs;
+  std::vector<Snapshot> snapshots;  // headers only (host, start): for the skew
+  auto remember_start = [&](const Snapshot& s) {
+    Snapshot header;
+    header.host = s.host;
+    header.started_epoch = s.started_epoch;
+    snapshots.push_back(std::move(header));
+  };
   for (const std::string& f : files) {
     Input in;
     in.name = f == "-" ? "<stdin>" : f;
@@ -341,6 +349,30 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
       return kExitUsage;
     }
     const size_t before = obs.qps.size();
+    if (LooksLikeJobSnapshots(*text)) {
+      // qp-inspect-mpi's job file: every rank's snapshot, each one input.
+      Result<std::vector<Snapshot>> job = JobSnapshotsFromJson(*text);
+      if (!job) {
+        err << "qp-validate: " << in.name
+            << ": not a usable job snapshot file: " << job.error().detail
+            << (job.error().attribute.empty() ? "" : " (field " + job.error().attribute + ")")
+            << "\n";
+        return kExitUsage;
+      }
+      for (size_t r = 0; r < job->size(); ++r) {
+        Input part;
+        part.name = in.name + "[" + std::to_string(r) + "]";
+        part.kind = "snapshot";
+        const size_t from = obs.qps.size();
+        AddSnapshot((*job)[r], part.name, &obs);
+        part.qps = obs.qps.size() - from;
+        part.what = "host " + (*job)[r].host + ", rank " + std::to_string(r) + ", " +
+                    std::to_string(part.qps) + (part.qps == 1 ? " QP" : " QPs");
+        inputs.push_back(std::move(part));
+        remember_start((*job)[r]);
+      }
+      continue;
+    }
     if (LooksLikeSnapshot(*text)) {
       in.kind = "snapshot";
       Result<Snapshot> s = SnapshotFromJson(*text);
@@ -356,6 +388,7 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
                 (s->samples.size() == 1 ? " sample" : " samples");
       if (s->samples.size() > 1) in.what += " " + Seconds(SnapshotInterval(*s)) + " apart";
       in.what += ", " + std::to_string(s->samples.back().ports.size()) + " ports";
+      remember_start(*s);
       if (s->samples.size() == 1) {
         obs.notes.push_back(in.name +
                             ": one sample: moving and stuck cannot be told apart (take it with "
@@ -386,6 +419,13 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     in.qps = obs.qps.size() - before;
     in.what += ", " + std::to_string(in.qps) + (in.qps == 1 ? " QP" : " QPs");
     inputs.push_back(std::move(in));
+  }
+  if (snapshots.size() > 1 && SnapshotSkewSeconds(snapshots) > 0) {
+    char skew[96];
+    std::snprintf(skew, sizeof skew, "%.3f s", SnapshotSkewSeconds(snapshots));
+    obs.notes.push_back("the " + std::to_string(snapshots.size()) +
+                        " snapshots' first samples started within " + skew +
+                        " of each other (their hosts' wall clocks)");
   }
   if (obs.qps.empty()) {
     err << "qp-validate: the inputs hold no QP (was the snapshot taken while the job ran?)\n";

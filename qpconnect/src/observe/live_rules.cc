@@ -52,6 +52,9 @@ const std::initializer_list<const char*> kRetryCounters = {
 const std::initializer_list<const char*> kRnrSentCounters = {"send_rnr_err", "out_of_buffer"};
 const std::initializer_list<const char*> kRnrReceivedCounters = {
     "rcvd_rnr_err", "retry_rnr_exceeded_err", "rnr_nak_retry_err"};
+// Packets a port failed to send (rxe: the netdev refused them): a receiver's
+// ACKs among them.
+const std::initializer_list<const char*> kSendErrorCounters = {"send_err"};
 
 class Judge {
  public:
@@ -462,14 +465,29 @@ class Judge {
     if (ahead != 0 && (two ? ahead_before : ahead > options_.single_sample_slack_psns)) {
       CounterRise(r, kDuplicateCounters, &evidence, true);
       CounterRise(s, kRetryCounters, &evidence);
+      // A receiver ahead of a sender that retransmits is also what lost ACKs
+      // look like: the receiver accepted the packets, its ACKs did not leave
+      // its port, the sender went back to resend them (busy-pairs benchmark,
+      // docs/benchmarks.md). Its port failing to send says which.
+      const bool acks_lost = two && CounterRise(r, kSendErrorCounters, &evidence) != 0;
+      const std::string gap = Describe(r) + " expects PSN " + std::to_string(*r2.rq_psn) +
+                              " but its sender " + Describe(s) + " is at " +
+                              std::to_string(*s2.sq_psn) + ": the receiver is " +
+                              std::to_string(ahead) + " ahead";
       LiveFinding& f =
           Add(LiveRule("psn-receiver-ahead"), ri, si, "rq_psn " + std::to_string(*r2.rq_psn),
               "sq_psn " + std::to_string(*s2.sq_psn),
-              Describe(r) + " expects PSN " + std::to_string(*r2.rq_psn) + " but its sender " +
-                  Describe(s) + " is at " + std::to_string(*s2.sq_psn) + ": the receiver is " +
-                  std::to_string(ahead) + " ahead, so every packet is discarded as a duplicate",
-              "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the sq_psn it "
-              "sets at RTS and publishes), then reconnect both QPs");
+              acks_lost ? gap +
+                              ", and its port fails to send: it accepted those packets, its "
+                              "ACKs are lost, and the sender resends what was delivered, "
+                              "discarded as duplicates"
+                        : gap + ", so every packet is discarded as a duplicate",
+              acks_lost ? "Find why " + r.device +
+                              " cannot send (send_err): the netdev's transmit "
+                              "queue and qdisc drops, the link, the host's load; if the pair "
+                              "moved before, its PSNs were set right"
+                        : "Set the receiver's rq_psn at RTR to the PSN the sender starts from (the "
+                          "sq_psn it sets at RTS and publishes), then reconnect both QPs");
       f.evidence = std::move(evidence);
       return false;
     }

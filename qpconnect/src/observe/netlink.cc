@@ -367,11 +367,19 @@ PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
   PortIdentity id;
   id.device = device;
   id.port = static_cast<uint8_t>(port);
-  {
-    std::ifstream f(dir + "/lid");
+  auto word = [&](const char* name) {  // the file's first word; "" when unreadable
+    std::ifstream f(dir + "/" + name);
     std::string text;
-    if (f >> text) id.lid = static_cast<uint16_t>(std::strtoul(text.c_str(), nullptr, 16));
-  }
+    f >> text;
+    return text;
+  };
+  auto lid = [&](const char* name) {  // "0x1a"
+    const std::string text = word(name);
+    return static_cast<uint16_t>(text.empty() ? 0 : std::strtoul(text.c_str(), nullptr, 16));
+  };
+  id.link_layer = word("link_layer");
+  id.lid = lid("lid");
+  id.sm_lid = lid("sm_lid");
   {
     std::ifstream f(dir + "/lid_mask_count");
     unsigned lmc = 0;

@@ -41,6 +41,18 @@ double SnapshotInterval(const Snapshot& snapshot) {
   return snapshot.samples.back().at_seconds - snapshot.samples.front().at_seconds;
 }
 
+double SnapshotSkewSeconds(const std::vector<Snapshot>& snapshots) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const Snapshot& s : snapshots) {
+    if (s.started_epoch <= 0) continue;
+    lo = any ? std::min(lo, s.started_epoch) : s.started_epoch;
+    hi = any ? std::max(hi, s.started_epoch) : s.started_epoch;
+    any = true;
+  }
+  return hi - lo;
+}
+
 void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observation* out) {
   out->hosts.push_back({snapshot.host, snapshot.job, snapshot.identity});
   const size_t first_qp = out->qps.size();

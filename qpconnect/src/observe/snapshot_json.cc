@@ -45,7 +45,8 @@ void AppendIdentity(const PortIdentity& p, std::string* out) {
   ordered_json gids = ordered_json::array();
   for (const Gid& g : p.gids) gids.push_back(GidToString(g));
   *out += "{\"device\":" + Quote(p.device) + ",\"port\":" + std::to_string(p.port) +
-          ",\"lid\":" + std::to_string(p.lid) + ",\"lmc\":" + std::to_string(p.lmc) +
+          ",\"link_layer\":" + Quote(p.link_layer) + ",\"lid\":" + std::to_string(p.lid) +
+          ",\"lmc\":" + std::to_string(p.lmc) + ",\"sm_lid\":" + std::to_string(p.sm_lid) +
           ",\"subnet_prefix\":" + Quote(Hex64(p.subnet_prefix)) + ",\"gids\":" + gids.dump() + "}";
 }
 
@@ -217,7 +218,9 @@ PortIdentity ReadIdentity(Reader& r, const json& j, const std::string& path) {
   p.device = r.String(j, path, "device", false);
   p.port = static_cast<uint8_t>(r.Unsigned(j, path, "port", 255).value_or(0));
   p.lid = static_cast<uint16_t>(r.Unsigned(j, path, "lid", 0xffff, true).value_or(0));
+  p.link_layer = r.String(j, path, "link_layer");
   p.lmc = static_cast<uint8_t>(r.Unsigned(j, path, "lmc", 7, true).value_or(0));
+  p.sm_lid = static_cast<uint16_t>(r.Unsigned(j, path, "sm_lid", 0xffff, true).value_or(0));
   const std::string prefix = r.String(j, path, "subnet_prefix");
   if (!prefix.empty()) {
     char* end = nullptr;
@@ -294,9 +297,12 @@ std::string SnapshotToText(const Snapshot& snapshot) {
       ", \"version\": " + std::to_string(kSnapshotVersion) +
       ", \"num_qps\": " + std::to_string(most) + ",\n \"tool\": " + Quote(snapshot.tool) +
       ", \"host\": " + Quote(snapshot.host) + ", \"taken_at\": " + Quote(snapshot.taken_at) +
+      (snapshot.started_epoch > 0
+           ? ", \"started_epoch\": " + ordered_json(snapshot.started_epoch).dump()
+           : std::string()) +
       ",\n \"interval_seconds\": " + ordered_json(SnapshotInterval(snapshot)).dump() +
       ", \"notes\": " + ordered_json(snapshot.notes).dump();
-  // The host identity and the job: members added to version 1, written when known.
+  // The start, the host identity and the job: members added to version 1, written when known.
   if (!snapshot.job.empty()) out += ",\n \"job\": " + Quote(snapshot.job);
   if (!snapshot.identity.empty()) {
     out += ",\n \"identity\": [\n";
@@ -335,12 +341,67 @@ size_t SnapshotHeadQps(std::string_view head) {
   return ec == std::errc() && next != head.data() + at ? n : 0;
 }
 
-bool LooksLikeSnapshot(std::string_view text) {
+namespace {
+
+bool HasFormat(std::string_view text, std::string_view format) {
   // The writer puts "format" first; allow some leading whitespace and keys.
   const std::string_view head = text.substr(0, 512);
-  const size_t key = head.find("\"format\"");
-  return key != std::string_view::npos &&
-         head.find("\"" + std::string(kSnapshotFormat) + "\"", key) != std::string_view::npos;
+  size_t at = head.find("\"format\"");
+  if (at == std::string_view::npos) return false;
+  at += 8;
+  while (at < head.size() && (head[at] == ' ' || head[at] == ':' || head[at] == '\n')) ++at;
+  return head.substr(at).starts_with("\"" + std::string(format) + "\"");
+}
+
+Result<Snapshot> SnapshotFromDoc(const json& doc);
+
+}  // namespace
+
+bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshotFormat); }
+
+bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
+
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
+  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) +
+                    ", \"version\": 1,\n \"snapshots\": [\n";
+  for (size_t i = 0; i < snapshot_texts.size(); ++i) {
+    std::string_view t = snapshot_texts[i];
+    while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
+    out += std::string(t) + (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
+  }
+  out += " ]}\n";
+  return out;
+}
+
+Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "", "not a JSON object"};
+  }
+  auto format = doc.find("format");
+  if (format == doc.end() || *format != kJobSnapshotsFormat) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "format", "not a job snapshot file"};
+  }
+  auto version = doc.find("version");
+  if (version == doc.end() || *version != 1) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "version", "only version 1 is read"};
+  }
+  auto list = doc.find("snapshots");
+  if (list == doc.end() || !list->is_array()) {
+    return Error{ErrorCode::kProtocol, 0, "job snapshots", "snapshots", "missing"};
+  }
+  std::vector<Snapshot> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    Result<Snapshot> s = SnapshotFromDoc((*list)[i]);
+    if (!s) {
+      Error e = s.error();
+      e.attribute =
+          "snapshots[" + std::to_string(i) + "]" + (e.attribute.empty() ? "" : "." + e.attribute);
+      return e;
+    }
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 Result<Snapshot> SnapshotFromJson(std::string_view text) {
@@ -350,6 +411,12 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   if (doc.is_discarded()) {
     return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not valid JSON"};
   }
+  return SnapshotFromDoc(doc);
+}
+
+namespace {
+
+Result<Snapshot> SnapshotFromDoc(const json& doc) {
   if (!doc.is_object()) return Error{ErrorCode::kProtocol, 0, "snapshot", "", "not a JSON object"};
   std::optional<Error> failure;
   Reader r(&failure);
@@ -367,6 +434,13 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   s.tool = r.String(doc, "", "tool");
   s.host = r.String(doc, "", "host");
   s.taken_at = r.String(doc, "", "taken_at");
+  if (const json* e = r.Member(doc, "", "started_epoch", true)) {
+    if (!e->is_number() || e->get<double>() < 0) {
+      r.Fail("started_epoch", "not a number of seconds");
+    } else {
+      s.started_epoch = e->get<double>();
+    }
+  }
   if (const json* notes = r.Array(doc, "", "notes", true)) {
     for (const json& n : *notes) {
       if (n.is_string()) s.notes.push_back(n.get<std::string>());
@@ -417,5 +491,7 @@ Result<Snapshot> SnapshotFromJson(std::string_view text) {
   if (failure) return *failure;
   return s;
 }
+
+}  // namespace
 
 }  // namespace qpconnect

@@ -290,7 +290,9 @@ bool ReadIdentity(Scanner& s, PortIdentity* p) {
     if (key == "device"sv) return Text(s, &p->device, &device);
     if (key == "port"sv) return Number(s, 255, &p->port, &port);
     if (key == "lid"sv) return Number(s, 0xffff, &p->lid);
+    if (key == "link_layer"sv) return OptionalString(s, &p->link_layer);
     if (key == "lmc"sv) return Number(s, 7, &p->lmc);
+    if (key == "sm_lid"sv) return Number(s, 0xffff, &p->sm_lid);
     if (key == "subnet_prefix"sv) {
       std::string prefix;
       if (!OptionalString(s, &prefix)) return false;
@@ -368,6 +370,10 @@ std::optional<Snapshot> ScanSnapshot(std::string_view text) {
     if (key == "tool"sv) return OptionalString(s, &snap.tool);
     if (key == "host"sv) return OptionalString(s, &snap.host);
     if (key == "taken_at"sv) return OptionalString(s, &snap.taken_at);
+    if (key == "started_epoch"sv) {
+      if (s.Null()) return true;
+      return s.Double(&snap.started_epoch) && snap.started_epoch >= 0;
+    }
     if (key == "job"sv) return OptionalString(s, &snap.job);
     if (key == "notes"sv) {
       if (s.Null()) return true;

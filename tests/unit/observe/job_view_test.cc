@@ -29,11 +29,14 @@ Snapshot IdentifiedSnapshot() {
   PortIdentity p;
   p.device = "mlx5_0";
   p.port = 1;
+  p.link_layer = "InfiniBand";
   p.lid = 12;
   p.lmc = 1;
+  p.sm_lid = 1;
   p.subnet_prefix = 0xfe80000000000000ull;
   p.gids = {G("fe80::1"), G("::ffff:10.0.0.37")};
   s.identity = {p};
+  s.started_epoch = 1800000000.25;
   KernelSample a;
   KernelQp q;
   q.device = "mlx5_0";
@@ -64,6 +67,10 @@ TEST(SnapshotFile, CarriesTheHostIdentityJobAndDestinations) {
   EXPECT_EQ(SnapshotHeadQps(text), 1u);
   EXPECT_NE(text.find("\"job\": \"train-42\""), std::string::npos);
   EXPECT_NE(text.find("\"subnet_prefix\":\"0xfe80000000000000\""), std::string::npos);
+  EXPECT_NE(text.find("\"link_layer\":\"InfiniBand\",\"lid\":12,\"lmc\":1,\"sm_lid\":1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"started_epoch\": 1800000000.25"), std::string::npos) << text;
   EXPECT_NE(text.find("\"dgid\":\"::ffff:10.0.0.2\",\"dlid\":7"), std::string::npos);
   Result<Snapshot> back = SnapshotFromJson(text);
   ASSERT_TRUE(back) << back.error().ToString();
@@ -99,6 +106,7 @@ TEST(SnapshotFile, OlderFilesWithoutIdentityStillRead) {
   ASSERT_TRUE(s) << s.error().ToString();
   EXPECT_TRUE(s->identity.empty());
   EXPECT_TRUE(s->job.empty());
+  EXPECT_EQ(s->started_epoch, 0);
   EXPECT_FALSE(s->samples[0].qps[0].dgid);
   EXPECT_EQ(SnapshotHeadQps(old), 0u);
 }
@@ -118,19 +126,29 @@ TEST(SnapshotFile, TheHostIdentityIsReadFromSysfs) {
       fs::temp_directory_path() / ("job_view_sysfs_" + std::to_string(::getpid()));
   const fs::path port = root / "class/infiniband/mlx5_0/ports/1";
   fs::create_directories(port / "gids");
+  std::ofstream(port / "link_layer") << "InfiniBand\n";
   std::ofstream(port / "lid") << "0xc\n";
   std::ofstream(port / "lid_mask_count") << "1\n";
+  std::ofstream(port / "sm_lid") << "0x1\n";
   std::ofstream(port / "gids/0") << "fe80:0000:0000:0000:0202:c9ff:fe01:0203\n";
+  std::ofstream(port / "gids/12") << "fe80:0000:0000:0000:0202:c9ff:fe01:0204\n";
   std::ofstream(port / "gids/1") << "0000:0000:0000:0000:0000:ffff:0a00:0025\n";
   std::ofstream(port / "gids/2") << "0000:0000:0000:0000:0000:0000:0000:0000\n";
   const PortIdentity id = kernel::ReadSysfsPortIdentity("mlx5_0", 1, root.string());
+  const PortIdentity none = kernel::ReadSysfsPortIdentity("mlx5_9", 1, root.string());
   fs::remove_all(root);
   EXPECT_EQ(id.device, "mlx5_0");
   EXPECT_EQ(id.port, 1);
+  EXPECT_EQ(id.link_layer, "InfiniBand");
   EXPECT_EQ(id.lid, 12);
   EXPECT_EQ(id.lmc, 1);
+  EXPECT_EQ(id.sm_lid, 1);
   EXPECT_EQ(id.subnet_prefix, 0xfe80000000000000ull);
-  EXPECT_EQ(id.gids, (std::vector<Gid>{G("fe80::202:c9ff:fe01:203"), G("::ffff:10.0.0.37")}));
+  EXPECT_EQ(id.gids, (std::vector<Gid>{G("fe80::202:c9ff:fe01:203"), G("::ffff:10.0.0.37"),
+                                       G("fe80::202:c9ff:fe01:204")}))
+      << "the zero entry is left out; the others in index order (12 after 1)";
+  EXPECT_TRUE(none.gids.empty());
+  EXPECT_TRUE(none.link_layer.empty());
 }
 
 ObservedSample Sample(double at, uint32_t sq, uint32_t rq, const std::string& process) {

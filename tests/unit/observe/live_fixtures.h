@@ -52,7 +52,7 @@ inline ObservedPortCounters LivePort(const std::string& device, double interval 
   p.interval_seconds = interval;
   for (const char* name :
        {"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
-        "send_rnr_err", "rcvd_seq_err", "completer_retry_err", "retry_exceeded_err"}) {
+        "send_rnr_err", "rcvd_seq_err", "completer_retry_err", "retry_exceeded_err", "send_err"}) {
     p.counters.push_back({name, {0, 0}});
   }
   return p;

@@ -104,8 +104,13 @@ struct Harness {
   double clock = 100;
   std::vector<double> sleeps;
 
+  const inspect::Job* job = nullptr;
+  bool wall = false;  // give Run a wall clock: 1.8e9 s + the steady clock
+
   Outcome Run(const std::vector<std::string>& args) {
     Environment env;
+    env.job = job;
+    if (wall) env.wall_seconds = [this] { return 1.8e9 + clock; };
     env.reader = &kernel;
     env.monotonic_seconds = [this] { return clock; };
     env.sleep = [this](double s) {
@@ -419,6 +424,69 @@ TEST(ProcAndSysfs, ReadProcessTakesTheCommandUpToTheLastParenthesis) {
   std::filesystem::remove_all(sys);
 }
 
+TEST(QpInspect, AtWaitsForTheAgreedTimeAndNamesTheHostInTheFile) {
+  Harness h;
+  h.wall = true;
+  const std::string dir = Temp("at");
+  std::filesystem::create_directories(dir);
+  const Outcome o = h.Run({"--at", "+5", "--host", "node-%r", "-o", dir + "/%h.json"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(h.sleeps, (std::vector<double>{5.0, 1.0}));
+  Result<Snapshot> s = SnapshotFromJson(ReadAll(dir + "/node-0.json"));
+  ASSERT_TRUE(s) << s.error().ToString();
+  EXPECT_EQ(s->host, "node-0");
+  EXPECT_DOUBLE_EQ(s->started_epoch, 1.8e9 + 105);
+  EXPECT_TRUE(s->notes.size() == 1) << "no lateness note";
+
+  // An absolute time already past: sampled at once, with a note.
+  const Outcome late = h.Run({"--at", "1800000000", "-o", dir + "/late.json"});
+  EXPECT_EQ(late.code, 0) << late.err;
+  Result<Snapshot> l = SnapshotFromJson(ReadAll(dir + "/late.json"));
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->host, "lab");
+  ASSERT_FALSE(l->notes.empty());
+  EXPECT_NE(l->notes.front().find("s after --at"), std::string::npos) << l->notes.front();
+  for (const char* bad : {"soon", "+", "+100000", "12", "-5"}) {
+    EXPECT_EQ(h.Run({"--at", bad}).code, 2) << bad;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(QpInspect, UnderAJobEachSampleFollowsABarrierAndRankZeroWritesEveryRank) {
+  Harness h;
+  h.wall = true;
+  int barriers = 0;
+  std::string gathered;
+  inspect::Job job;
+  job.rank = 0;
+  job.size = 2;
+  job.local_rank = 1;
+  job.barrier = [&] { return ++barriers > 0; };
+  job.gather = [&](const std::string& mine) {
+    gathered = mine;
+    return std::optional<std::vector<std::string>>({mine, mine});
+  };
+  h.job = &job;
+  const std::string path = Temp("job.json");
+  const Outcome o = h.Run({"-d", "rxe0,rxe1", "-o", path});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(barriers, 2) << "one before each sample";
+  Result<Snapshot> mine = SnapshotFromJson(gathered);
+  ASSERT_TRUE(mine) << mine.error().ToString();
+  EXPECT_EQ(mine->tool.rfind("qp-inspect-mpi", 0), 0u) << mine->tool;
+  for (const KernelQp& q : mine->samples.back().qps) EXPECT_EQ(q.device, "rxe1") << "local rank 1";
+  Result<std::vector<Snapshot>> job_file = JobSnapshotsFromJson(ReadAll(path));
+  ASSERT_TRUE(job_file) << job_file.error().ToString();
+  EXPECT_EQ(job_file->size(), 2u);
+  EXPECT_NE(o.out.find("job snapshot of 2 rank(s)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("within 0.000 ms"), std::string::npos) << o.out;
+
+  job.barrier = [] { return false; };
+  EXPECT_EQ(h.Run({"-o", path}).code, 4) << "a failed barrier";
+  EXPECT_EQ(h.Run({}).code, 2) << "a job needs -o";
+  std::filesystem::remove(path);
+}
+
 // ---- the snapshot file ----------------------------------------------------
 
 Snapshot Sample2() {
@@ -438,13 +506,39 @@ Snapshot Sample2() {
 }
 
 TEST(SnapshotJson, RoundTrips) {
-  const Snapshot s = Sample2();
+  Snapshot s = Sample2();
+  s.started_epoch = 1800000000.25;
   const std::string text = SnapshotToText(s);
   EXPECT_TRUE(LooksLikeSnapshot(text));
   Result<Snapshot> back = SnapshotFromJson(text);
   ASSERT_TRUE(back) << back.error().ToString();
   EXPECT_EQ(*back, s);
   EXPECT_NE(text.find("\"interval_seconds\": 1.004"), std::string::npos) << text;
+}
+
+TEST(SnapshotJson, AJobFileHoldsEveryRanksSnapshotInRankOrder) {
+  Snapshot a = Sample2(), b = Sample2();
+  a.host = "node-0";
+  b.host = "node-1";
+  a.started_epoch = 1800000000.0;
+  b.started_epoch = 1800000000.002;
+  const std::string text = JobSnapshotsToText({SnapshotToText(a), SnapshotToText(b)});
+  EXPECT_TRUE(LooksLikeJobSnapshots(text));
+  EXPECT_FALSE(LooksLikeSnapshot(text));
+  Result<std::vector<Snapshot>> back = JobSnapshotsFromJson(text);
+  ASSERT_TRUE(back) << back.error().ToString();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0], a);
+  EXPECT_EQ((*back)[1], b);
+  EXPECT_NEAR(SnapshotSkewSeconds(*back), 0.002, 1e-6);
+  Snapshot unknown = Sample2();  // started_epoch 0: not counted
+  EXPECT_NEAR(SnapshotSkewSeconds({a, b, unknown}), 0.002, 1e-6);
+
+  std::string bad = text;
+  bad.replace(bad.find("\"lqpn\":17"), 9, "\"lqpn\":-1");
+  Result<std::vector<Snapshot>> refused = JobSnapshotsFromJson(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().attribute, "snapshots[0].samples[0].qps[0].lqpn");
 }
 
 TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {

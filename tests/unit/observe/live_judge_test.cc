@@ -194,6 +194,28 @@ TEST(JudgeLive, RnrWhileTrafficMovesIsNotJudged) {
   EXPECT_TRUE(LiveProblems(r).empty()) << LiveDump(r);
 }
 
+TEST(JudgeLive, ReceiverAheadWhosePortCannotSendSaysItsAcksAreLost) {
+  // The busy-pairs benchmark at its collapse: the receiver accepted the
+  // packets, its port's send_err rose by thousands, the sender went back to
+  // resend them (go-back-N), 65 PSNs behind.
+  Observation o = FrozenPair(3811276, 3811341);
+  o.qps[0].samples.back().sq_psn = 3811211;
+  Rise(o, "rxe1", "send_err", 6872);
+  Rise(o, "rxe1", "duplicate_request", 7023);
+  Rise(o, "rxe0", "completer_retry_err", 407);
+  const LiveReport r = JudgeAll(o);
+  const LiveFinding* f = FindId(r, "psn-receiver-ahead");
+  ASSERT_NE(f, nullptr) << LiveDump(r);
+  EXPECT_NE(f->finding.message.find("its ACKs are lost"), std::string::npos) << LiveDump(r);
+  EXPECT_NE(f->finding.fix.find("cannot send (send_err)"), std::string::npos) << LiveDump(r);
+  EXPECT_TRUE(EvidenceHas(*f, "send_err +6872 on rxe1 port 1")) << LiveDump(r);
+  // Without the send errors: the PSN mismatch it was.
+  const LiveReport plain = JudgeAll(LiveViolations().at("psn-receiver-ahead")());
+  const LiveFinding* g = FindId(plain, "psn-receiver-ahead");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE(g->finding.fix.find("Set the receiver's rq_psn"), std::string::npos);
+}
+
 TEST(JudgeLive, CountersThatDidNotRiseAreStillNamedAsTotals) {
   // The lab's pingpong with rq_psn shifted: four duplicates at the start, then
   // both sides wait; nothing rises during the interval.

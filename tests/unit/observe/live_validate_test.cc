@@ -178,5 +178,62 @@ TEST_F(SnapshotMode, UnusableInputExitsTwoNamingTheField) {
   EXPECT_NE(o.err.find("hold no QP"), std::string::npos) << o.err;
 }
 
+// The pingpong pair as two hosts' snapshots: node-a holds rxe0's QP, node-b
+// rxe1's, their first samples 2 ms apart.
+std::vector<Snapshot> TwoHosts() {
+  Snapshot a = Pingpong(1000, 1000, 100), b = a;
+  a.host = "node-a";
+  b.host = "node-b";
+  a.started_epoch = 1800000000.000;
+  b.started_epoch = 1800000000.002;
+  for (KernelSample& k : a.samples) {
+    std::erase_if(k.qps, [](const KernelQp& q) { return q.device != "rxe0"; });
+    std::erase_if(k.ports, [](const KernelPortCounters& p) { return p.device != "rxe0"; });
+  }
+  for (KernelSample& k : b.samples) {
+    std::erase_if(k.qps, [](const KernelQp& q) { return q.device != "rxe1"; });
+    std::erase_if(k.ports, [](const KernelPortCounters& p) { return p.device != "rxe1"; });
+  }
+  return {a, b};
+}
+
+TEST_F(SnapshotMode, ADirectoryOfHostsIsPairedAcrossThemWithTheirSkew) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("qpc_live_validate_dir_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<Snapshot> hosts = TwoHosts();
+  std::ofstream(dir / "node-a.json") << SnapshotToText(hosts[0]);
+  std::ofstream(dir / "node-b.json") << SnapshotToText(hosts[1]);
+  const Outcome o = Validate({dir.string()});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (const char* s : {"node-a.json: snapshot, host node-a", "node-b.json: snapshot, host node-b",
+                        "note: the 2 snapshots' first samples started within 0.002 s",
+                        "node-a:rxe0 QP 17 (pid 811", "node-b:rxe1 QP 17 (pid 812", "): sound"}) {
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(Validate({dir.string()}).code, 2) << "an empty directory";
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(SnapshotMode, AJobFileIsEveryRanksSnapshot) {
+  const std::vector<Snapshot> hosts = TwoHosts();
+  const std::string job =
+      Write("job.json", JobSnapshotsToText({SnapshotToText(hosts[0]), SnapshotToText(hosts[1])}));
+  const Outcome o = Validate({"--json", job});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  const auto doc = nlohmann::json::parse(o.out);
+  ASSERT_EQ(doc.at("pairs").size(), 1u);
+  EXPECT_EQ(doc.at("pairs")[0].at("a").at("host"), "node-a");
+  EXPECT_EQ(doc.at("pairs")[0].at("b").at("host"), "node-b");
+  EXPECT_NE(doc.at("notes").dump().find("started within 0.002 s"), std::string::npos) << o.out;
+  const Outcome bad = Validate({Write("badjob.json",
+                                      "{\"format\": \"qpconnect-job-snapshots\", "
+                                      "\"version\": 1, \"snapshots\": [{}]}")});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("not a usable job snapshot file"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace qpconnect::tools::qp_validate

@@ -67,9 +67,11 @@ std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
 // The identity of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N: its
-// LID (`lid`, hex) and LMC (`lid_mask_count`), the valid entries of its GID
-// table (`gids/K`, zero entries left out) and the subnet prefix (the upper
-// half of GID 0). Fields it cannot read stay 0 or empty.
+// link layer (`link_layer`), LID (`lid`, hex), LMC (`lid_mask_count`), the
+// SM's LID (`sm_lid`, hex), the valid entries of its GID table (`gids/K` by
+// index; zero entries and those the kernel refuses to read are left out) and
+// the subnet prefix (the upper half of GID 0). Fields it cannot read stay 0
+// or empty.
 PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,
                                    const std::string& sysfs_root = "/sys");
 

@@ -192,10 +192,12 @@ struct ObservedPortCounters {
 struct PortIdentity {
   std::string device;
   uint8_t port = 0;
-  uint16_t lid = 0;  // base LID (InfiniBand); 0 on Ethernet or unknown
-  uint8_t lmc = 0;   // LIDs lid .. lid + 2^lmc - 1 are the port's
-  uint64_t subnet_prefix = 0;
-  std::vector<Gid> gids;  // the valid entries of the port's GID table
+  std::string link_layer;      // "InfiniBand", "Ethernet"; "" when unknown
+  uint16_t lid = 0;            // base LID (InfiniBand); 0 on Ethernet or unknown
+  uint8_t lmc = 0;             // LIDs lid .. lid + 2^lmc - 1 are the port's
+  uint16_t sm_lid = 0;         // the subnet manager's LID (InfiniBand); 0 on Ethernet or unknown
+  uint64_t subnet_prefix = 0;  // the upper 64 bits of GID 0; 0 when unknown
+  std::vector<Gid> gids;       // the valid entries of the port's GID table, by index
 
   friend bool operator==(const PortIdentity&, const PortIdentity&) = default;
 };

@@ -72,11 +72,15 @@ struct KernelSample {
 struct Snapshot {
   std::string host;      // the host the samples were read on
   std::string taken_at;  // time of the first sample, ISO 8601 UTC ("2026-11-23T05:20:00Z")
-  std::string tool;      // who wrote it: "qp-inspect (qpconnect) 0.1.0"
+  // The first sample's start on this host's wall clock, seconds since the
+  // epoch (sub-second); 0 when unknown. Snapshots of many hosts taken "at the
+  // same moment" (qp-inspect --at, --mpi) are compared by it: their skew.
+  double started_epoch = 0;
+  std::string tool;                   // who wrote it: "qp-inspect (qpconnect) 0.1.0"
   std::vector<KernelSample> samples;  // one or two, oldest first
-  // The host identity: every port's GIDs, LID and subnet prefix, read once
-  // (sysfs), so that peers' destination addresses can be matched to this
-  // host across a job. Empty when unknown (files written before it existed).
+  // The host identity: every port's link layer, GIDs, LIDs and subnet prefix,
+  // read once (sysfs), so that peers' destination addresses can be matched to
+  // this host across a job. Empty when unknown (files written before it existed).
   std::vector<PortIdentity> identity;
   std::string job;  // the job the snapshot was taken for ("" unknown)
   // What the reader could not see (e.g. "/proc hides other users' processes").
@@ -89,6 +93,11 @@ struct Snapshot {
 
 // Seconds between the first and the last sample; 0 with one sample.
 double SnapshotInterval(const Snapshot& snapshot);
+
+// How far apart the first samples of `snapshots` started: the largest minus
+// the smallest started_epoch among those that know it (0 with fewer than two).
+// Across hosts this includes the difference of their wall clocks.
+double SnapshotSkewSeconds(const std::vector<Snapshot>& snapshots);
 
 // Appends the QPs and ports of `snapshot` to `out`: one ObservedQp (source
 // kSnapshot, origin `origin`, host snapshot.host) per QP, identified by

@@ -26,9 +26,11 @@
 // Added to version 1 (written only when known, so older files and readers
 // are unaffected): "num_qps" on the first line, the most QPs in a sample (a
 // reader of many files sizes its tables from the heads: SnapshotHeadQps);
-// "job", the job the snapshot was taken for; "identity", the
-// host identity, one member per port:
-//   "identity": [{"device": "rxe0", "port": 1, "lid": 0, "lmc": 0,
+// "started_epoch", the first sample's start on the host's wall clock (seconds
+// since the epoch; the skew of snapshots taken together); "job", the job the
+// snapshot was taken for; "identity", the host identity, one member per port:
+//   "identity": [{"device": "rxe0", "port": 1, "link_layer": "Ethernet",
+//                 "lid": 0, "lmc": 0, "sm_lid": 0,
 //                 "subnet_prefix": "0xfe80000000000000",
 //                 "gids": ["fe80::...", "::ffff:10.99.0.1"]}]
 // and a QP's destination address "dgid"/"dlid" where the kernel shows it.
@@ -43,6 +45,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qpconnect/observe/snapshot.h"
 #include "qpconnect/result.h"
@@ -63,6 +66,15 @@ bool LooksLikeSnapshot(std::string_view text);
 // The "num_qps" a snapshot file's head (its first 512 bytes or more)
 // declares; 0 when it declares none (files written before it was added).
 size_t SnapshotHeadQps(std::string_view head);
+
+// The job file of qp-inspect-mpi: every rank's snapshot file, by rank, in one
+// document: {"format": "qpconnect-job-snapshots", "version": 1,
+// "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
+inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+bool LooksLikeJobSnapshots(std::string_view text);
+// kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
+Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
 
 // Parses a snapshot file. kProtocol for malformed JSON, another format, an
 // unsupported version or a bad field; the Error's attribute names the field
