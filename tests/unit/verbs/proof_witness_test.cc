@@ -85,7 +85,7 @@ TEST(ProofWitness, StallsAfterTheQpsRetryBudgetAndAGrace) {
   Rig r;
   auto w = verbs::ProofWitness::Begin(r.env, *r.qp, 1, Query());
   EXPECT_EQ(w.budget().timeout, 14);
-  EXPECT_EQ(w.stall(), milliseconds(537 + 1000));
+  EXPECT_EQ(w.stall(), milliseconds(537) + kProofStallGrace);
 }
 
 TEST(ProofWitness, WatchSeesThePeersFailedProof) {

@@ -15,7 +15,7 @@
 // once; its peer, still waiting for a completion, sees that barrier waiting
 // (Exchanger::PeerStage(), checked by Watch() about every 100 ms), stops
 // and enters it too. Both therefore report within about the stall
-// (ProofStall: the retry budget plus 1 s) plus the note wait after the
+// (ProofStall: the retry budget plus 1.5 s) plus the note wait after the
 // budget ran out, whether or not the device ever completed the work request
 // with an error. A peer that does not answer within kPeerNoteWait (gone, or
 // an older qpconnect) leaves this side to report alone; the caller should
