@@ -23,17 +23,8 @@ qi=$tools/qp-inspect/qp-inspect
 qv=$tools/qp-validate/qp-validate
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
 
-w=$(mktemp -d)
-procs=()
-cleanup() {
-  for p in "${procs[@]}"; do
-    kill -CONT "$p" 2>/dev/null
-    kill -9 "$p" 2>/dev/null
-  done
-  wait 2>/dev/null
-  rm -rf "$w"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lab_qps.sh"  # scratch_and_procs
+scratch_and_procs
 
 fail() {
   echo "FAIL ($scenario): $*" >&2

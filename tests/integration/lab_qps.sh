@@ -21,3 +21,19 @@ wait_listening() {
   fail=1
   return 1
 }
+
+# A scratch directory in $w and the processes a script starts, in procs (each
+# continued if stopped, then killed), all gone when the script exits.
+scratch_and_procs() {
+  w=$(mktemp -d)
+  procs=()
+  trap cleanup_scratch_and_procs EXIT
+}
+cleanup_scratch_and_procs() {
+  for p in "${procs[@]}"; do
+    kill -CONT "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null
+  done
+  wait 2>/dev/null
+  rm -rf "$w"
+}

@@ -22,17 +22,7 @@ scenario=${3:?usage: inspect_path_lab.sh QP_INSPECT QP_VALIDATE SCENARIO}
 : "${QPC_DEV1:?not in the lab: QPC_DEV1 unset}"
 . "$(dirname "$0")/../integration/lab_qps.sh"  # wait_listening
 
-w=$(mktemp -d)
-procs=()
-cleanup() {
-  for p in "${procs[@]}"; do
-    kill -CONT "$p" 2>/dev/null
-    kill -9 "$p" 2>/dev/null
-  done
-  wait 2>/dev/null
-  rm -rf "$w"
-}
-trap cleanup EXIT
+scratch_and_procs
 fail=0
 check() {  # file text: the text must be in the file
   grep -qF -- "$2" "$1" || { echo "FAIL ($scenario): '$2' not in ${1##*/}"; fail=1; }
