@@ -281,9 +281,10 @@ std::string EncodeProofNote(const ProofSide& s) {
                         "completer_retry_err", "local_ack_timeout_err", "retry_exceeded_err"}) {
     if (auto v = s.delta.Get(n)) order.emplace_back(n, *v);
   }
-  for (const auto& [n, v] : s.delta.values) {
-    if (std::none_of(order.begin(), order.end(), [&](const auto& o) { return o.first == n; })) {
-      order.emplace_back(n, v);
+  for (const auto& counter : s.delta.values) {
+    const std::string& name = counter.first;
+    if (std::none_of(order.begin(), order.end(), [&](const auto& o) { return o.first == name; })) {
+      order.emplace_back(name, counter.second);
     }
   }
   for (const auto& [n, v] : order) {
