@@ -14,6 +14,7 @@
 #include "events.h"
 #include "id_part.h"
 #include "log.h"
+#include "overdue.h"
 #include "qp.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/verbs/describe.h"
@@ -146,10 +147,6 @@ void ReportDisconnected(Id* id);
 // stands for every request held from that peer (a message per request made
 // a thousand held requests cost the engine, under the lock, more than the
 // accepts themselves), and none goes out when the program accepts sooner.
-// How long rdma_cm lets a held request wait: its MRA asks for 2^24 x 4.096 us
-// (CMA_CM_MRA_SETTING).
-constexpr std::chrono::milliseconds kMraBound{68719};
-
 std::chrono::milliseconds MraPeriod() {
   return std::min(AnswerTimeout() / 2, std::chrono::milliseconds(500));
 }
@@ -208,14 +205,12 @@ void Sweep() {
       waiting = true;
       return;
     }
-    // A passive id whose RTU is late while the peer keeps sending: the RTU
-    // is queued behind the peer's other frames on the one link (ten thousand
-    // REQs of cmtime's burst, read before it), or the peer is busy with its
-    // replies; it waits, up to the bound an MRA gives a request.
-    if (id->state == IdState::kAccepted && id->link &&
-        now - id->link->last_heard() < AnswerTimeout() &&
-        now - id->connect_started < std::max(AnswerTimeout(), kMraBound)) {
-      id->deadline = now + AnswerTimeout();
+    // A REP or RTU late while the peer keeps sending waits on (overdue.h);
+    // bytes of the peer's still unread here count as heard now.
+    size_t unread = id->link ? id->link->Unread() : 0;
+    auto heard = id->link ? (unread > 0 ? now : id->link->last_heard()) : Clock::time_point{};
+    if (id->link && PeerStillTalking(now, id->connect_started, heard, AnswerTimeout())) {
+      id->deadline = heard + AnswerTimeout();  // when silence would end it
       waiting = true;
       return;
     }
@@ -229,7 +224,15 @@ void Sweep() {
     else
       LogLine(std::string(id->state == IdState::kConnecting ? "no reply" : "no RTU") + " from " +
               (id->link ? id->link->peer_text() : std::string("the peer")) + " within " +
-              std::to_string(AnswerTimeout().count()) + " ms: UNREACHABLE");
+              std::to_string(AnswerTimeout().count()) + " ms" +
+              (id->link && heard != Clock::time_point{}
+                   ? " (nothing heard from it for " +
+                         std::to_string(
+                             std::chrono::duration_cast<std::chrono::milliseconds>(now - heard)
+                                 .count()) +
+                         " ms)"
+                   : std::string()) +
+              ": UNREACHABLE");
     if (id->state == IdState::kAccepted) QpToError(id);
     id->state = IdState::kFailed;
     Release(id);

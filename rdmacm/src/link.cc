@@ -1,5 +1,8 @@
 #include "link.h"
 
+#include <sys/ioctl.h>
+
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -158,7 +161,6 @@ void Link::Accept(tcp::socket socket) {
 }
 
 void Link::Start() {
-  connected_ = true;
   QPCM_DEBUG_LINE("link: tcp connected to " + peer_text_ + " id 0");
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
@@ -173,8 +175,8 @@ void Link::Start() {
   }
   // The nonce only feeds the key derivation: without a key it stays zero
   // (and the first link pays no random generator's start-up).
-  plain_ = !(*psk).has_value();
-  if (!plain_) {
+  bool plain = !(*psk).has_value();
+  if (!plain) {
     auto nonce = oob::RandomNonce();
     if (!nonce) {
       Fail({LinkFailure::kError, EIO, nonce.error().ToString()});
@@ -185,7 +187,14 @@ void Link::Start() {
   Message hello;
   hello.hello_flags = (*psk).has_value() ? kHelloFlagPsk : 0;
   hello.nonce = nonce_;
-  outbox_.push_front(EncodeBody(hello));  // HELLO goes first
+  {
+    // Connected, for Send, with the HELLO first in the outbox.
+    std::lock_guard<std::mutex> out(out_mu_);
+    plain_ = plain;
+    outbox_.push_front(EncodeBody(hello));
+    connected_ = true;
+    fd_ = socket_.native_handle();
+  }
   timer_.expires_after(kHelloTimeout);
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& e) {
     if (e || self->hello_seen_) return;
@@ -218,11 +227,15 @@ bool Link::OnHello(const Message& hello) {
       Fail({LinkFailure::kError, EIO, "key derivation failed"});
       return false;
     }
-    send_key_ = client_ ? *c2s : *s2c;
     recv_key_ = client_ ? *s2c : *c2s;
+    std::lock_guard<std::mutex> out(out_mu_);
+    send_key_ = client_ ? *c2s : *s2c;
     sealed_ = true;
   }
-  hello_seen_ = true;
+  {
+    std::lock_guard<std::mutex> out(out_mu_);
+    hello_seen_ = true;
+  }
   QPCM_DEBUG_LINE("link: HELLO from " + peer_text_ + " id 0");
   timer_.cancel();
   WriteNext();
@@ -230,11 +243,36 @@ bool Link::OnHello(const Message& hello) {
 }
 
 void Link::Send(const Message& msg) {
-  asio::post(EngineIo(), [self = shared_from_this(), frame = EncodeBody(msg)]() mutable {
-    if (self->failed_) return;
-    self->outbox_.push_back(std::move(frame));
-    if (self->connected_) self->WriteNext();
-  });
+  std::string body = EncodeBody(msg);
+  std::unique_lock<std::mutex> out(out_mu_);
+  if (failed_) return;
+  outbox_.push_back(std::move(body));
+  // Not yet connected (Start writes it), or the engine is writing (it takes
+  // the outbox when done).
+  if (!connected_ || writing_ || fd_ < 0) return;
+  if (!FillWireLocked() || wire_.empty()) {
+    if (!wire_.empty() || !outbox_.empty()) {
+      // A sealing failure: the engine thread fails the link.
+      writing_ = true;
+      out.unlock();
+      asio::post(EngineIo(), [self = shared_from_this()] {
+        self->Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
+      });
+    }
+    return;
+  }
+  ssize_t n = ::send(fd_, wire_.data(), wire_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n == static_cast<ssize_t>(wire_.size())) {
+    wire_.clear();
+    QPCM_DEBUG_LINE("link: sent " + std::to_string(n) + " bytes id 0");
+    return;
+  }
+  // The socket took part of it, or nothing, or failed: the engine thread
+  // writes the rest (and meets the error, if any, and fails the link).
+  if (n > 0) wire_.erase(0, static_cast<size_t>(n));
+  writing_ = true;
+  out.unlock();
+  asio::post(EngineIo(), [self = shared_from_this()] { self->WriteNext(); });
 }
 
 void Link::Close() {
@@ -243,14 +281,13 @@ void Link::Close() {
   });
 }
 
-void Link::WriteNext() {
-  if (writing_ || outbox_.empty() || failed_) return;
+bool Link::FillWireLocked() {
   // Every body queued goes out in one write (a thousand REQs of one
-  // program's loop cost one send, not a thousand); the HELLO first. With a
-  // key, nothing else before the peer's HELLO (its nonce makes the keys);
-  // without, the requests follow our HELLO at once, saving a round trip (a
-  // peer that refuses our HELLO closes the link before reading them).
-  wire_.clear();
+  // program's loop, queued while a write is under way, cost one send, not a
+  // thousand); the HELLO first. With a key, nothing else before the peer's
+  // HELLO (its nonce makes the keys); without, the requests follow our HELLO
+  // at once, saving a round trip (a peer that refuses our HELLO closes the
+  // link before reading them).
   while (!outbox_.empty()) {
     bool hello = !hello_written_;
     if (!hello && !hello_seen_ && !plain_) break;
@@ -260,29 +297,56 @@ void Link::WriteNext() {
       hello_written_ = true;
     } else if (sealed_) {
       auto sealed = oob::AeadSeal(send_key_, Iv(send_seq_++), client_ ? "qpcm c" : "qpcm s", body);
-      if (!sealed) {
-        Fail({LinkFailure::kError, EIO, "sealing a frame failed: " + sealed.error().ToString()});
-        return;
-      }
+      if (!sealed) return false;
       body = std::move(*sealed);
     }
     wire_ += FramePrefix(body.size());
     wire_ += body;
     if (hello && !plain_) break;
   }
-  if (wire_.empty()) return;
+  return true;
+}
+
+// Engine thread: writes wire_ (what a Send left, flagged writing_) and what
+// the outbox holds that may go now, until both are empty.
+void Link::WriteNext() {
+  if (in_flight_) return;  // its completion comes back here
+  std::unique_lock<std::mutex> out(out_mu_);
+  if (failed_ || !connected_) return;
+  bool sealed_ok = FillWireLocked();
+  if (!sealed_ok || wire_.empty()) {
+    writing_ = false;
+    out.unlock();
+    if (!sealed_ok) Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
+    return;
+  }
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(wire_),
+  in_flight_ = true;
+  // wire_ is not touched by another thread while writing_ is set: Send only
+  // queues then.
+  asio::const_buffer buffer = asio::buffer(wire_);
+  out.unlock();
+  asio::async_write(socket_, buffer,
                     [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-                      self->writing_ = false;
                       QPCM_DEBUG_LINE("link: wrote " + std::to_string(n) + " bytes id 0");
+                      self->in_flight_ = false;
                       if (ec) {
                         self->Fail({LinkFailure::kClosed, ec.value(),
                                     "write to " + self->peer_text_ + ": " + ec.message()});
                         return;
                       }
+                      {
+                        std::lock_guard<std::mutex> done(self->out_mu_);
+                        self->wire_.clear();
+                      }
                       self->WriteNext();
                     });
+}
+
+size_t Link::Unread() {
+  int pending = 0;
+  if (!failed_ && ::ioctl(socket_.native_handle(), FIONREAD, &pending) != 0) pending = 0;
+  return inbox_.size() + static_cast<size_t>(std::max(pending, 0));
 }
 
 void Link::ReadMore() {
@@ -361,8 +425,14 @@ void Link::Fail(const LinkFailure& failure) {
   if (failed_.exchange(true)) return;
   boost::system::error_code ec;
   timer_.cancel();
-  socket_.close(ec);
-  outbox_.clear();
+  {
+    // Not while another thread's Send writes to the descriptor.
+    std::lock_guard<std::mutex> out(out_mu_);
+    socket_.close(ec);
+    fd_ = -1;
+    outbox_.clear();
+    wire_.clear();
+  }
   if (!client_ && !hello_seen_) {
     // A stray client: no id knows this link.
     if (failure.kind != LinkFailure::kClosed || failure.err != 0)

@@ -32,6 +32,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -70,6 +71,12 @@ class Link : public std::enable_shared_from_this<Link> {
   // connection's link still carries requests).
   static void Accept(boost::asio::ip::tcp::socket socket);
 
+  // Queues `msg` and, when nothing else is being written, writes it at once
+  // from the calling thread (a non-blocking send: no hop to the engine
+  // thread, which costs a wake-up per message); what the socket does not
+  // take at once, and everything while a write is under way, goes out from
+  // the engine thread, in the order Send was called. Never blocks on the
+  // network. May be called with Lock() held.
   void Send(const Message& msg);
   void Close();
 
@@ -79,6 +86,10 @@ class Link : public std::enable_shared_from_this<Link> {
   // runs there too). A peer still sending is alive, whatever it has not
   // answered yet: its answer may be queued behind its other frames.
   std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
+  // Bytes that came from the peer and this side has not taken yet: in the
+  // socket, or part of a frame (engine thread only). A peer whose bytes wait
+  // here is alive; its answer may be among them.
+  size_t Unread();
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
   // The peer's end (both sides), set with local() once connected.
@@ -100,6 +111,10 @@ class Link : public std::enable_shared_from_this<Link> {
   bool TakeFrames();
   bool OnFrame(std::string body);
   void WriteNext();
+  // Moves the bodies that may go now from outbox_ into wire_ (the HELLO
+  // first; on a keyed link nothing more before the peer's HELLO), sealed.
+  // False if sealing failed. REQUIRES: out_mu_ held.
+  bool FillWireLocked();
   void Fail(const LinkFailure& failure);
   // The peer's HELLO: checks both sides agree on a key, derives the keys.
   bool OnHello(const Message& hello);
@@ -110,21 +125,31 @@ class Link : public std::enable_shared_from_this<Link> {
   std::string peer_text_;
   sockaddr_storage local_{};
   sockaddr_storage remote_{};
-  bool connected_ = false;   // engine thread only, as the rest below
+  // The sending side's state. The engine thread alone changes connected_,
+  // hello_seen_, plain_, sealed_ and send_key_, under out_mu_ (it reads them
+  // without); every other member here is read and written under out_mu_ only,
+  // by any thread (Send). out_mu_ is taken last: nothing is locked under it.
+  std::mutex out_mu_;
+  bool connected_ = false;
   bool hello_seen_ = false;  // the peer's HELLO arrived
-  std::chrono::steady_clock::time_point last_heard_{};
-  bool plain_ = true;  // no pre-shared key: frames need no keys, may follow our HELLO
-  bool writing_ = false;
+  bool plain_ = true;        // no pre-shared key: frames need no keys, may follow our HELLO
+  bool sealed_ = false;
+  oob::SecretKey send_key_{};
+  int fd_ = -1;             // the socket's descriptor once connected, -1 once closed
+  bool writing_ = false;    // wire_ is the engine thread's (to write, or being written)
+  bool in_flight_ = false;  // an async_write is under way (engine thread only)
   bool hello_written_ = false;
   // Message bodies to send; the first is our HELLO. On a keyed link the rest
   // wait for the peer's (its nonce makes the keys that seal them); on a plain
-  // one they follow at once (WriteNext).
+  // one they follow at once (FillWireLocked).
   std::deque<std::string> outbox_;
-  std::string wire_;   // the frame being written
+  std::string wire_;  // framed bytes not yet written
+  uint64_t send_seq_ = 0;
+  // The receiving side's: engine thread only.
+  std::chrono::steady_clock::time_point last_heard_{};
   std::string nonce_;  // ours
-  bool sealed_ = false;
-  oob::SecretKey send_key_{}, recv_key_{};
-  uint64_t send_seq_ = 0, recv_seq_ = 0;
+  oob::SecretKey recv_key_{};
+  uint64_t recv_seq_ = 0;
   std::atomic<bool> failed_{false};
   std::string inbox_;  // bytes read, not yet a whole frame
 };
