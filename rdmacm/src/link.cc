@@ -250,17 +250,16 @@ void Link::Send(const Message& msg) {
   // Not yet connected (Start writes it), or the engine is writing (it takes
   // the outbox when done).
   if (!connected_ || writing_ || fd_ < 0) return;
-  if (!FillWireLocked() || wire_.empty()) {
-    if (!wire_.empty() || !outbox_.empty()) {
-      // A sealing failure: the engine thread fails the link.
-      writing_ = true;
-      out.unlock();
-      asio::post(EngineIo(), [self = shared_from_this()] {
-        self->Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
-      });
-    }
+  if (!FillWireLocked()) {
+    // A sealing failure: the engine thread fails the link.
+    writing_ = true;
+    out.unlock();
+    asio::post(EngineIo(), [self = shared_from_this()] {
+      self->Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
+    });
     return;
   }
+  if (wire_.empty()) return;  // a keyed link before the peer's HELLO: OnHello writes it
   ssize_t n = ::send(fd_, wire_.data(), wire_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n == static_cast<ssize_t>(wire_.size())) {
     wire_.clear();
