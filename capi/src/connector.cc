@@ -100,6 +100,7 @@ Result<void> ConvertCommon(const char* function, const COptions& o, CppOptions& 
   auto psn = PsnFrom(function, o.psn);
   if (!psn) return std::move(psn).error();
   out.psn = *psn;
+  // The one MTU knob: described as forced, which the plan follows.
   auto mtu = MtuFrom(function, o.mtu);
   if (!mtu) return std::move(mtu).error();
   out.mtu = *mtu;
@@ -152,6 +153,34 @@ Result<void> CheckLength(const char* function, const verbs::Session& s, uint32_t
 }
 
 }  // namespace
+
+Result<verbs::SessionOptions> SessionOptionsFrom(const char* function,
+                                                 const qpc_open_options* options) {
+  qpc_open_options o;
+  qpc_open_options_init(&o);
+  if (options != nullptr) o = *options;
+  verbs::SessionOptions s;
+  QPC_TRY(ConvertCommon(function, o, s));
+  if (o.device != nullptr) s.device = o.device;
+  auto transport = TransportFrom(function, o.transport);
+  if (!transport) return std::move(transport).error();
+  s.transport = *transport;
+  s.num_qps = o.num_qps;
+  s.message_size = o.message_size;
+  s.rx_depth = o.rx_depth;
+  return s;
+}
+
+Result<AdoptOptions> AdoptOptionsFrom(const char* function, const qpc_adopt_options* options) {
+  qpc_adopt_options o;
+  qpc_adopt_options_init(&o);
+  if (options != nullptr) o = *options;
+  AdoptOptions a;
+  QPC_TRY(ConvertCommon(function, o, a));
+  if (o.access_flags != 0) a.access_flags = o.access_flags;
+  return a;
+}
+
 }  // namespace qpconnect::capi
 
 using namespace qpconnect;        // NOLINT: the C entry points below
@@ -206,19 +235,9 @@ qpc_status qpc_connector_open(const qpc_open_options* options, qpc_connector** o
   static constexpr const char* kFn = "qpc_connector_open";
   return Boundary(kFn, error, [&]() -> Result<void> {
     if (out == nullptr) return NullArgument(kFn, "out");
-    qpc_open_options o;
-    qpc_open_options_init(&o);
-    if (options != nullptr) o = *options;
-    verbs::SessionOptions s;
-    QPC_TRY(ConvertCommon(kFn, o, s));
-    if (o.device != nullptr) s.device = o.device;
-    auto transport = TransportFrom(kFn, o.transport);
-    if (!transport) return std::move(transport).error();
-    s.transport = *transport;
-    s.num_qps = o.num_qps;
-    s.message_size = o.message_size;
-    s.rx_depth = o.rx_depth;
-    auto c = Connector::Open(s);
+    auto s = SessionOptionsFrom(kFn, options);
+    if (!s) return std::move(s).error();
+    auto c = Connector::Open(*s);
     if (!c) return std::move(c).error();
     return Wrap(out, std::move(*c));
   });
@@ -238,12 +257,8 @@ qpc_status qpc_connector_adopt(const qpc_adopted_qp* qps, size_t n,
     if (out == nullptr) return NullArgument(kFn, "out");
     if (qps == nullptr) return NullArgument(kFn, "qps");
     if (n == 0) return Invalid(kFn, "n", "no QP given");
-    qpc_adopt_options o;
-    qpc_adopt_options_init(&o);
-    if (options != nullptr) o = *options;
-    AdoptOptions a;
-    QPC_TRY(ConvertCommon(kFn, o, a));
-    if (o.access_flags != 0) a.access_flags = o.access_flags;
+    auto a = AdoptOptionsFrom(kFn, options);
+    if (!a) return std::move(a).error();
     std::vector<AdoptedQp> adopted(n);
     for (size_t i = 0; i < n; ++i) {
       adopted[i].qp = qps[i].qp;  // a NULL QP is refused by Adopt, naming its index
@@ -251,7 +266,7 @@ qpc_status qpc_connector_adopt(const qpc_adopted_qp* qps, size_t n,
         adopted[i].mr = MrDescriptor{qps[i].mr->addr, qps[i].mr->rkey, qps[i].mr->length};
       }
     }
-    auto c = Connector::Adopt(std::move(adopted), a);
+    auto c = Connector::Adopt(std::move(adopted), *a);
     if (!c) return std::move(c).error();
     return Wrap(out, std::move(*c));
   });
@@ -272,7 +287,6 @@ void qpc_connect_options_init(qpc_connect_options* options) {
   options->timeout_ms = static_cast<int>(d.timeout.count());
   options->validate = d.validate ? 1 : 0;
   options->barrier_stage = nullptr;
-  options->mtu = 0;
   options->message_size = 0;
   options->min_rnr_timer = p.min_rnr_timer;
   options->ack_timeout = p.timeout;
@@ -293,9 +307,6 @@ qpc_status qpc_connector_connect(qpc_connector* connector, qpc_exchanger* exchan
     c.timeout = Millis(o.timeout_ms);
     c.validate = o.validate != 0;
     if (o.barrier_stage != nullptr) c.barrier_stage = o.barrier_stage;
-    auto mtu = MtuFrom(kFn, o.mtu);
-    if (!mtu) return std::move(mtu).error();
-    c.plan.mtu = *mtu;
     if (o.message_size != 0) {
       c.plan.message_size = o.message_size;
     } else if (const verbs::Session* s = connector->impl->session()) {

@@ -99,4 +99,13 @@ Result<void> Emit(qpc_exchanger** out, std::unique_ptr<Exchanger> impl, uint16_t
 // A copy of `s` in memory the caller frees with qpc_string_free().
 Result<char*> DupString(const std::string& s);
 
+// The C options as the C++ connector takes them (NULL: the C defaults),
+// checked: kInvalidArgument naming `function` and the field at fault. The
+// one MTU knob, `mtu`, becomes DescribeOptions::mtu (described as forced,
+// which the plan follows). What qpc_connector_open() and
+// qpc_connector_adopt() convert; the unit tests adopt fake QPs through it.
+Result<verbs::SessionOptions> SessionOptionsFrom(const char* function,
+                                                 const qpc_open_options* options);
+Result<AdoptOptions> AdoptOptionsFrom(const char* function, const qpc_adopt_options* options);
+
 }  // namespace qpconnect::capi

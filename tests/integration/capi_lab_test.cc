@@ -186,11 +186,10 @@ TEST_F(CapiLabTest, OwningUdGivesTheAddressHandleRemoteQpnAndQkey) {
 TEST_F(CapiLabTest, GateRefusesOnBothSidesWithTheFindingsAndQpsLeftInInit) {
   auto r = RunPair([&](int side, qpc_exchanger* x) {
     qpc_open_options o = Open(side, QPC_TRANSPORT_RC);
-    o.mtu = side == 0 ? 1024 : 256;  // both announce and force different MTUs
+    o.mtu = side == 0 ? 1024 : 256;  // both force (announce and plan) different MTUs
     qpc_connect_options co;
     qpc_connect_options_init(&co);
     co.timeout_ms = kTimeoutMs;
-    co.mtu = o.mtu;
     qpc_connector* c = nullptr;
     qpc_error* err = nullptr;
     SideResult s;

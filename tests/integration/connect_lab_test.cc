@@ -209,10 +209,12 @@ TEST_F(LabTest, WitnessQpnMismatchIsCaughtAndSendNeverCompletes) {
 }
 
 TEST_F(LabTest, WitnessMtuMismatchIsCaughtAndBreaksRc) {
-  PlanOptions a, b;
-  a.mtu = Mtu::k1024;
-  b.mtu = Mtu::k256;
-  auto p = Connect(Options(0, Transport::kRc), Options(1, Transport::kRc), {}, a, b);
+  // Each side forces its own MTU (described as forced): each plan keeps its own.
+  SessionOptions oa = Options(0, Transport::kRc);
+  SessionOptions ob = Options(1, Transport::kRc);
+  oa.mtu = Mtu::k1024;
+  ob.mtu = Mtu::k256;
+  auto p = Connect(oa, ob);
   ASSERT_TRUE(p.a && p.b);
   EXPECT_TRUE(HasFinding(p.findings, "mtu-mismatch")) << Dump(p.findings);
   ASSERT_TRUE(p.connect_a && p.connect_b);

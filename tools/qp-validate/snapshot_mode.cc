@@ -461,7 +461,7 @@ std::vector<RuleInfo> AllRules() {
 }
 
 std::string RuleFile(const RuleInfo& rule) {
-  if (rule.family == "live") return "qpconnect/src/observe/live_rules.cc";
+  if (rule.family == "live") return "qpconnect/src/observe/live_judge.cc";
   return "qpconnect/src/validate/rules_" + std::string(rule.family) + ".cc";
 }
 

@@ -54,6 +54,16 @@
  * The header is C99 (and C++) clean and needs no verbs header: the verbs
  * types appear only as pointers to incomplete structs. Include
  * <infiniband/verbs.h> to use them.
+ *
+ * The path MTU has one knob: the `mtu` of qpc_open_options and of
+ * qpc_adopt_options (as qp-connect's and qp-mesh's -m). 0 negotiates; a size
+ * forces it: the description announces it as forced, this side programs it
+ * and a peer that negotiates follows it.
+ *
+ * ABI. Before 1.0 a structure may change between versions; rebuild against
+ * the header of the library you link. 0.1.0: qpc_connect_options has no
+ * `mtu` any more (it forced the plan's MTU without announcing it, a second
+ * knob beside the open and adopt options' `mtu`, which now do both).
  */
 #ifndef QPCONNECT_QPCONNECT_H_
 #define QPCONNECT_QPCONNECT_H_
@@ -314,7 +324,7 @@ typedef struct qpc_open_options {
   uint32_t qkey;              /* UD Q_Key [0x11111111] */
   uint8_t sl;                 /* service level [0] */
   int64_t psn;                /* first QP's send PSN, others +1 [-1: random] */
-  uint32_t mtu;               /* path MTU to announce, bytes [0: the port's active] */
+  uint32_t mtu;               /* force the path MTU, bytes (announced and planned) [0: negotiate] */
   uint8_t max_rd_atomic;      /* [1] */
   uint8_t max_dest_rd_atomic; /* [1] */
   const char* host;           /* identity for diagnostics [NULL: gethostname()] */
@@ -353,7 +363,7 @@ typedef struct qpc_adopt_options {
   uint32_t qkey;              /* UD [0x11111111] */
   uint8_t sl;                 /* [0] */
   int64_t psn;                /* [-1: random] */
-  uint32_t mtu;               /* bytes [0: the port's active MTU] */
+  uint32_t mtu;               /* force the path MTU, bytes (announced and planned) [0: negotiate] */
   uint8_t max_rd_atomic;      /* [1] */
   uint8_t max_dest_rd_atomic; /* [1] */
   /* Access flags (enum ibv_access_flags) set at RESET->INIT [0: RC local
@@ -401,7 +411,6 @@ typedef struct qpc_connect_options {
   int timeout_ms;            /* deadline of each exchange step [30000] */
   int validate;              /* refuse when the validator finds an error [1] */
   const char* barrier_stage; /* stage both announce after RTS [NULL: "rts"; "": none] */
-  uint32_t mtu;              /* force the path MTU, bytes [0: negotiate] */
   /* Largest message this side will send [0: owning mode, the connector's
    * message_size; adopted, 4096]. UD: the validator refuses a size above the
    * path MTU (ud-message-exceeds-mtu), so adopted UD callers set their

@@ -82,9 +82,11 @@ struct ConnectionPlan {
   friend bool operator==(const ConnectionPlan&, const ConnectionPlan&) = default;
 };
 
-// Choices the user may force; unset means "negotiate".
+// Choices the user may force; unset means "negotiate". The path MTU is not
+// among them: it is forced by describing it forced (DescribeOptions::mtu,
+// the tools' -m, the C API's open and adopt options' mtu), which both
+// sides' plans follow.
 struct PlanOptions {
-  std::optional<Mtu> mtu;  // force the path MTU unannounced (tools: describe it forced)
   std::optional<uint8_t>
       hop_limit;  // GRH hop limit (default 64 for UD, on RoCE and across IB subnets; else 1)
   uint8_t min_rnr_timer = 12;
@@ -101,7 +103,7 @@ struct PlanOptions {
 // Derives the attributes `local` applies to connect each of its QPs to the
 // peer's QP of the same position in `remote`. Pure: it never fails; a plan
 // built from inconsistent endpoints is what the validator then flags.
-//   path_mtu   = options.mtu; else local.path.path_mtu if local forced it; else
+//   path_mtu   = local.path.path_mtu if local forced it; else
 //                remote.path.path_mtu if the peer forced it; else min(both sides'
 //                path_mtu and active_mtu) over the known ones (1024 if none)
 //   dest_qp_num, rq_psn = the peer QP's qpn and psn; sq_psn = the local QP's psn

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_state_table.h"
 
 namespace qpconnect {
 namespace {
@@ -35,14 +36,15 @@ void AddDump(const EndpointInfo& local, const std::optional<ConnectionPlan>& pla
       if (e.transport != Transport::kUd) q.dest_qpn = q.applied->dest_qp_num;
       // The dump holds the plan qp-connect applied, with the required masks
       // of ibv_modify_qp(3): what the validator's trace judgement reads.
-      const std::pair<const char*, verbs::QpState> steps[] = {{"RESET", verbs::QpState::kInit},
-                                                              {"INIT", verbs::QpState::kRtr},
-                                                              {"RTR", verbs::QpState::kRts}};
+      using verbs::QpState;
+      const std::pair<QpState, QpState> steps[] = {{QpState::kReset, QpState::kInit},
+                                                   {QpState::kInit, QpState::kRtr},
+                                                   {QpState::kRtr, QpState::kRts}};
       for (const auto& [from, to] : steps) {
         ObservedTransition t;
-        t.from = from;
+        t.from = verbs::QpStateName(from);
         t.to = verbs::QpStateName(to);
-        t.mask = verbs::MasksFor(e.transport, to).required;
+        t.mask = verbs::FindTransition(e.transport, from, to)->required;
         t.attrs = *q.applied;
         q.transitions.push_back(std::move(t));
       }

@@ -172,9 +172,8 @@ FailedTransition Explain(size_t qp_index, const ObservedQp& q, size_t i,
   if (!t.to.empty() && !ValidTransition(from, to)) {
     f.mask_problem = t.from + "->" + t.to + " is not a transition of the QP state machine " +
                      "(ibv_modify_qp(3))";
-  } else if (q.transport && ((from == QpState::kReset && to == QpState::kInit) ||
-                             (from == QpState::kInit && to == QpState::kRtr) ||
-                             (from == QpState::kRtr && to == QpState::kRts))) {
+  } else if (q.transport && verbs::FindTransition(*q.transport, from, to)) {
+    // Every move the state table has a row for, by its (from, to) pair.
     f.mask_problem = verbs::CheckRequest(*q.transport, request);
   }
   if (q.transport) f.errno_hint = verbs::ExplainModifyErrno(t.sys_errno, *q.transport, request);

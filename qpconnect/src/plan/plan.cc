@@ -47,12 +47,10 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
 
   // A forced MTU is programmed as-is; a side that negotiates follows a peer
   // that forced one (the only way to agree), else takes the minimum.
-  // This side forces one by options.mtu or by describing it forced (-m).
+  // This side forces one by describing it forced (DescribeOptions::mtu, -m).
   const bool local_forced = local.path.path_mtu_forced && IsValidMtu(local.path.path_mtu);
   Mtu path_mtu;
-  if (options.mtu) {
-    path_mtu = *options.mtu;
-  } else if (local_forced) {
+  if (local_forced) {
     path_mtu = local.path.path_mtu;
   } else if (remote.path.path_mtu_forced && IsValidMtu(remote.path.path_mtu)) {
     path_mtu = remote.path.path_mtu;
@@ -98,7 +96,7 @@ ConnectionPlan PlanConnection(const EndpointInfo& local, const EndpointInfo& rem
     }
     ah.sl = sa->sl;
     plan.from_sa.push_back("sl");
-    if (!options.mtu && !local_forced && IsValidMtu(sa->mtu)) {
+    if (!local_forced && IsValidMtu(sa->mtu)) {
       path_mtu = NegotiateMtu({path_mtu, sa->mtu});
       plan.from_sa.push_back("path_mtu");
     }

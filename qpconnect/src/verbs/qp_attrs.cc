@@ -153,13 +153,6 @@ ibv_qp_type ToIbvQpType(Transport t) {
   return IBV_QPT_RC;
 }
 
-TransitionMasks MasksFor(Transport transport, QpState to) {
-  // The state table (qp_state_table.h): the rule into `to` from its
-  // predecessor; a target it lacks takes the state alone.
-  if (auto rule = FindTransitionInto(transport, to)) return {rule->required, rule->optional};
-  return {IBV_QP_STATE, 0};
-}
-
 Result<void> CheckAddressVector(const AddressVector& av) {
   if (!av.is_global) return Ok();
   if (av.sgid_index > kMaxSgidIndex) {
@@ -225,12 +218,15 @@ void CopyQpAttrs(const QpAttrs& from, int mask, QpAttrs& to) {
 namespace {
 
 // The request `from` -> `to`: the state and exactly the required attributes
-// of the state table's row, with `a`'s values.
+// of the state table's (from, to) row, with `a`'s values. Every builder's
+// pair has a row (qp_attr_table_test.cc); without one, the state alone,
+// which CheckRequest() then refuses as no transition.
 ModifyRequest Build(Transport transport, QpState from, QpState to, const QpAttrs& a) {
   ModifyRequest r;
   r.from = from;
   r.to = to;
-  r.mask = MasksFor(transport, to).required;
+  const auto rule = FindTransition(transport, from, to);
+  r.mask = rule ? rule->required : IBV_QP_STATE;
   r.attr.qp_state = ToIbvState(to);
   ToIbvAttr(a, r.mask, r.attr);
   return r;

@@ -31,12 +31,20 @@ std::string RangeRefusal(const QpAttrInfo& row, const ibv_qp_attr& attr) {
 }
 
 std::string CheckRequest(Transport transport, const ModifyRequest& r) {
-  TransitionMasks m = MasksFor(transport, r.to);
-  if ((r.mask & m.required) != m.required) {
-    return "mask lacks required " + DecodeMask(m.required & ~r.mask);
+  // The row of this (from, to) pair, as the kernel's qp_state_table is
+  // indexed by current and next state: what one move requires, another
+  // from a different state may not (INIT->INIT takes none of RTR's).
+  const auto rule = FindTransition(transport, r.from, r.to);
+  if (!rule) {
+    const std::string from = r.from == QpState::kUnknown ? "?" : QpStateName(r.from);
+    return from + "->" + QpStateName(r.to) + " is not a transition of " + TransportName(transport) +
+           " QPs (the state table has no row for it)";
   }
-  if ((r.mask & ~(m.required | m.optional)) != 0) {
-    return "mask sends " + DecodeMask(r.mask & ~(m.required | m.optional)) +
+  if ((r.mask & rule->required) != rule->required) {
+    return "mask lacks required " + DecodeMask(rule->required & ~r.mask);
+  }
+  if ((r.mask & ~(rule->required | rule->optional)) != 0) {
+    return "mask sends " + DecodeMask(r.mask & ~(rule->required | rule->optional)) +
            ", not allowed at this transition";
   }
   for (const QpAttrInfo& row : kQpAttrTable) {

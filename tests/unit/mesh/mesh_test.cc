@@ -152,7 +152,6 @@ TEST(MeshOptionsCli, DevicesTransportAndSizes) {
   EXPECT_EQ(o->mesh.devices, (std::vector<std::string>{"rxe0", "rxe1"}));
   EXPECT_EQ(o->mesh.session.transport, Transport::kUc);
   EXPECT_EQ(o->mesh.session.num_qps, 4u);
-  EXPECT_FALSE(o->mesh.connect.plan.mtu);  // one knob: the described MTU, which plans follow
   EXPECT_EQ(o->mesh.session.mtu, Mtu::k2048);
   EXPECT_EQ(o->mesh.traffic_iters, 3u);
   EXPECT_TRUE(o->json);

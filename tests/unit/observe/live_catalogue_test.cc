@@ -37,7 +37,7 @@ TEST(LiveRuleCatalogue, IdsAreUniqueKebabCaseAndNotTheValidators) {
 }
 
 TEST(LiveRuleCatalogue, EveryEntryIsCompleteAndNamedInItsRuleFile) {
-  const std::string rules = ReadSource("qpconnect/src/observe/live_rules.cc");
+  const std::string rules = ReadSource("qpconnect/src/observe/live_judge.cc");
   for (const RuleInfo& r : LiveRuleCatalogue()) {
     SCOPED_TRACE(std::string(r.id));
     EXPECT_NE(r.severity, Severity::kInfo);
@@ -50,7 +50,7 @@ TEST(LiveRuleCatalogue, EveryEntryIsCompleteAndNamedInItsRuleFile) {
     EXPECT_FALSE(r.source.empty());
     EXPECT_EQ(FindLiveRule(r.id), &r);
     EXPECT_NE(rules.find(std::string(r.id)), std::string::npos)
-        << r.id << " is not named in live_rules.cc";
+        << r.id << " is not named in live_judge.cc";
   }
   EXPECT_EQ(FindLiveRule("psn-mismatch"), nullptr);
 }

@@ -183,8 +183,9 @@ TEST(PingpongEndpoint, StockRocePeerValidatesWithoutErrors) {
     EXPECT_EQ(remote.port.link_layer, LinkLayer::kUnspecified);
     EXPECT_EQ(remote.qps.at(0).qpn, 0x12u);
     EXPECT_EQ(remote.qps.at(0).psn, 0x654321u);
+    local.path.path_mtu = Mtu::k1024;  // qp-connect --wire pingpong's default -m
+    local.path.path_mtu_forced = true;
     PlanOptions po;
-    po.mtu = Mtu::k1024;
     po.message_size = t == Transport::kUd ? 1024 : 4096;
     ConnectionPlan plan = PlanConnection(local, remote, po);
     auto findings = Validate({&local, &remote, plan, std::nullopt});

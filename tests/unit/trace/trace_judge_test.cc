@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -171,6 +172,32 @@ TEST(TraceJudge, ChecksTheMaskAgainstTheStateTable) {
   ASSERT_EQ(v.lone[0].failures.size(), 1u);
   EXPECT_NE(v.lone[0].failures[0].mask_problem.find("mask lacks required"), std::string::npos);
   EXPECT_NE(v.lone[0].failures[0].mask_problem.find("DEST_QPN"), std::string::npos);
+}
+
+// The mask is judged by the state table's row for the traced (from, to)
+// pair, on every move the table has, not only RESET->INIT->RTR->RTS: the
+// same UC mask into RTS is right from RTR and sends a bit RTS->RTS refuses.
+TEST(TraceJudge, ChecksTheMaskByTheFromAndToStates) {
+  Observation o;
+  const std::string text =
+      R"({"qp_trace":1,"event":"start","pid":1})"
+      "\n"
+      R"({"event":"modify_qp","device":"rxe0","qpn":17,"qp_type":"UC","from":"RTR","to":"RTS",)"
+      R"("mask":65537,"attr":{"sq_psn":5},"result":22,"errno":22})"
+      "\n"
+      R"({"event":"modify_qp","device":"rxe0","qpn":18,"qp_type":"UC","from":"RTS","to":"RTS",)"
+      R"("mask":65537,"attr":{"sq_psn":5},"result":22,"errno":22})"
+      "\n";
+  ASSERT_TRUE(ReadTrace(text, "m.json", o));
+  const Verdict v = JudgeObservation(o);
+  ASSERT_EQ(v.lone.size(), 2u);
+  std::map<uint32_t, std::string> problem;
+  for (const auto& lone : v.lone) {
+    ASSERT_EQ(lone.failures.size(), 1u);
+    problem[o.qps[lone.qp].qpn] = lone.failures[0].mask_problem;
+  }
+  EXPECT_EQ(problem[17], "");
+  EXPECT_EQ(problem[18], "mask sends SQ_PSN, not allowed at this transition");
 }
 
 // qp-validate TRACE... in-process.

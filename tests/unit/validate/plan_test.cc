@@ -50,15 +50,16 @@ TEST(PlanConnection, FallsBackTo1024WhenNoMtuIsKnown) {
 
 TEST(PlanConnection, ForcedMtuWins) {
   Pair p = IbPair(Transport::kRc);
-  PlanOptions o;
-  o.mtu = Mtu::k256;
-  EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k256);
+  p.local.path.path_mtu = Mtu::k256;
+  p.local.path.path_mtu_forced = true;
+  EXPECT_EQ(PlanConnection(p.local, p.remote).qps[0].path_mtu, Mtu::k256);
 }
 
 // One MTU knob: a side that describes its MTU forced (qp-connect -m, qp-mesh
-// -m) programs it whatever the SA's path says, as PlanOptions::mtu does; a
-// side that negotiates takes the smaller of the negotiated MTU and the SA's.
-TEST(PlanConnection, AForcedDescriptionWinsOverTheSaPathAsPlanOptionsMtuDoes) {
+// -m, the C API's open and adopt options' mtu) programs it whatever the SA's
+// path says; a side that negotiates takes the smaller of the negotiated MTU
+// and the SA's.
+TEST(PlanConnection, AForcedDescriptionWinsOverTheSaPath) {
   Pair p = IbPair(Transport::kRc);
   p.local.path.path_mtu = p.remote.path.path_mtu = Mtu::k4096;
   p.local.port.active_mtu = p.remote.port.active_mtu = Mtu::k4096;
@@ -67,9 +68,6 @@ TEST(PlanConnection, AForcedDescriptionWinsOverTheSaPathAsPlanOptionsMtuDoes) {
   o.sa_path->mtu = Mtu::k1024;
   EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k1024);  // negotiated
   p.local.path.path_mtu_forced = true;
-  EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k4096);
-  p.local.path.path_mtu_forced = false;
-  o.mtu = Mtu::k4096;
   EXPECT_EQ(PlanConnection(p.local, p.remote, o).qps[0].path_mtu, Mtu::k4096);
 }
 

@@ -131,7 +131,8 @@ TEST(PlanWithSaPath, AForcedMtuWins) {
   sa.mtu = Mtu::k1024;
   PlanOptions options;
   options.sa_path = sa;
-  options.mtu = Mtu::k4096;
+  p.local.path.path_mtu = Mtu::k4096;
+  p.local.path.path_mtu_forced = true;  // -m 4096
   const ConnectionPlan plan = PlanConnection(p.local, p.remote, options);
   EXPECT_EQ(plan.qps[0].path_mtu, Mtu::k4096);
   EXPECT_EQ(std::count(plan.from_sa.begin(), plan.from_sa.end(), "path_mtu"), 0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fakes/fake_env.h"
+#include "fakes/scripted_exchanger.h"
 #include "qpconnect/connector.h"
 #include "qpconnect/verbs/qp_steps.h"
 
@@ -16,36 +17,7 @@ namespace qpconnect {
 namespace {
 
 using qpconnect::testing::FakeEnv;
-
-// Hands out a prepared peer description, passes every barrier, and records
-// the aborts.
-class ScriptedExchanger : public Exchanger {
- public:
-  explicit ScriptedExchanger(EndpointInfo peer) : peer_(std::move(peer)) {}
-  Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                std::chrono::milliseconds deadline) override {
-    (void)deadline;
-    published_ = local;
-    return peer_;
-  }
-  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override {
-    (void)deadline;
-    barriers_.emplace_back(stage);
-    return Ok();
-  }
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override {
-    (void)deadline;
-    aborts_.emplace_back(reason);
-  }
-  const std::vector<std::string>& aborts() const { return aborts_; }
-  const std::vector<std::string>& barriers() const { return barriers_; }
-
- private:
-  EndpointInfo peer_;
-  EndpointInfo published_;
-  std::vector<std::string> aborts_;
-  std::vector<std::string> barriers_;
-};
+using qpconnect::testing::ScriptedExchanger;
 
 // One side: `n` fake QPs of `type` adopted through `env`.
 struct Side {

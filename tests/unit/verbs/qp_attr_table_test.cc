@@ -55,8 +55,9 @@ TEST(AttrTable, EveryMaskBitOfLibibverbsHasARow) {
   int described = 0;
   for (size_t i = 0; i < kDescribedAttrs; ++i) described |= kQpAttrTable[i].bit;
   for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
-    for (QpState s : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
-      EXPECT_EQ(MasksFor(t, s).required & ~described, 0) << TransportName(t) << QpStateName(s);
+    const QpAttrs a;
+    for (const ModifyRequest& r : {BuildInit(t, a, 0), BuildRtr(t, a), BuildRts(t, a)}) {
+      EXPECT_EQ(r.mask & ~described, 0) << TransportName(t) << QpStateName(r.to);
     }
   }
 }
@@ -161,7 +162,7 @@ TEST(StateTable, OneRowPerTransportAndStatePairWithDisjointColumns) {
 }
 
 // The moves off the connect path are rows too, so the trace judge reads the
-// whole state machine from the table; the path's rows stay what MasksFor reads.
+// whole state machine from the table, each move by its (from, to) pair.
 TEST(StateTable, HoldsEveryMoveOfTheStateMachine) {
   for (auto [from, to] : {std::pair{QpState::kInit, QpState::kInit},
                           {QpState::kRts, QpState::kRts},
@@ -179,9 +180,11 @@ TEST(StateTable, HoldsEveryMoveOfTheStateMachine) {
     EXPECT_FALSE(IsStateTransition(from, to)) << QpStateName(from) << "->" << QpStateName(to);
   }
   EXPECT_FALSE(FindTransition(Transport::kRc, QpState::kSqe, QpState::kRts));
-  EXPECT_EQ(FindTransitionInto(Transport::kRc, QpState::kRts)->from, QpState::kRtr);
-  EXPECT_EQ(FindTransitionInto(Transport::kUd, QpState::kInit)->from, QpState::kReset);
-  EXPECT_FALSE(FindTransitionInto(Transport::kRc, QpState::kSqd));
+  // One target, two rows: what RTS->RTS requires is not what RTR->RTS does.
+  EXPECT_EQ(FindTransition(Transport::kRc, QpState::kRts, QpState::kRts)->required, IBV_QP_STATE);
+  EXPECT_NE(FindTransition(Transport::kRc, QpState::kRtr, QpState::kRts)->required & IBV_QP_SQ_PSN,
+            0);
+  EXPECT_FALSE(FindTransition(Transport::kRc, QpState::kUnknown, QpState::kInit));
 }
 
 ibv_qp_type TypeOf(Transport t) { return ToIbvQpType(t); }

@@ -2,6 +2,7 @@
 // ibv_modify_qp(3) man page's "Required attributes" tables (the installed page
 // when present, else the excerpt in tests/testdata/verbs).
 #include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_state_table.h"
 
 #include "qpconnect/verbs/qp_steps.h"
 #include "qpconnect/verbs/session_layout.h"
@@ -19,6 +20,14 @@ namespace qpconnect::verbs {
 namespace {
 
 using TableKey = std::pair<std::string, std::string>;  // ("RC", "RTR")
+
+// The state table's row into `to` on the path RESET->INIT->RTR->RTS.
+QpTransitionRule PathRow(Transport t, QpState to) {
+  const QpState from = to == QpState::kInit  ? QpState::kReset
+                       : to == QpState::kRtr ? QpState::kInit
+                                             : QpState::kRtr;
+  return *FindTransition(t, from, to);
+}
 
 std::string ManPageText() {
   std::string text;
@@ -79,7 +88,7 @@ TEST(MaskTable, RequiredMasksMatchTheManPage) {
       {"INIT", QpState::kInit}, {"RTR", QpState::kRtr}, {"RTS", QpState::kRts}};
   for (auto [tname, t] : transports) {
     for (auto [sname, s] : states) {
-      EXPECT_EQ(Names(MasksFor(t, s).required), (tables[{tname, sname}]))
+      EXPECT_EQ(Names(PathRow(t, s).required), (tables[{tname, sname}]))
           << tname << " -> " << sname;
     }
   }
@@ -88,7 +97,7 @@ TEST(MaskTable, RequiredMasksMatchTheManPage) {
 TEST(MaskTable, OptionalNeverOverlapsRequired) {
   for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
     for (QpState s : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
-      auto m = MasksFor(t, s);
+      const QpTransitionRule m = PathRow(t, s);
       EXPECT_EQ(m.required & m.optional, 0) << TransportName(t) << " " << QpStateName(s);
     }
   }
@@ -114,7 +123,7 @@ QpAttrs SampleAttrs() {
 
 TEST(Builders, RcRtrCarriesPeerQpnPsnMtuAndGrh) {
   auto r = BuildRtr(Transport::kRc, SampleAttrs());
-  EXPECT_EQ(r.mask, MasksFor(Transport::kRc, QpState::kRtr).required);
+  EXPECT_EQ(r.mask, PathRow(Transport::kRc, QpState::kRtr).required);
   EXPECT_EQ(r.attr.qp_state, IBV_QPS_RTR);
   EXPECT_EQ(r.attr.dest_qp_num, 0x1234u);
   EXPECT_EQ(r.attr.rq_psn, 0xabcdefu);
@@ -171,9 +180,12 @@ namespace {
 TEST(Builders, SendExactlyTheRequiredAttributes) {
   QpAttrs a;
   for (Transport t : {Transport::kRc, Transport::kUc, Transport::kUd}) {
-    EXPECT_EQ(BuildInit(t, a, 0).mask, MasksFor(t, QpState::kInit).required) << TransportName(t);
-    EXPECT_EQ(BuildRtr(t, a).mask, MasksFor(t, QpState::kRtr).required) << TransportName(t);
-    EXPECT_EQ(BuildRts(t, a).mask, MasksFor(t, QpState::kRts).required) << TransportName(t);
+    EXPECT_EQ(BuildInit(t, a, 0).mask, PathRow(t, QpState::kInit).required) << TransportName(t);
+    EXPECT_EQ(BuildRtr(t, a).mask, PathRow(t, QpState::kRtr).required) << TransportName(t);
+    EXPECT_EQ(BuildRts(t, a).mask, PathRow(t, QpState::kRts).required) << TransportName(t);
+    // RESET from any state: the state alone.
+    EXPECT_EQ(BuildReset(t).mask, IBV_QP_STATE) << TransportName(t);
+    EXPECT_EQ(BuildReset(t).from, QpState::kUnknown) << TransportName(t);
   }
 }
 

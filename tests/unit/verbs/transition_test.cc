@@ -115,5 +115,72 @@ TEST(CheckRequest, FlagsOutOfRangeValuesAndForeignBits) {
   EXPECT_EQ(CheckRequest(Transport::kRc, BuildRts(Transport::kRc, Attrs())), "");
 }
 
+// The check reads the state table by (from, to), as the kernel's
+// qp_state_table does: the same mask into the same state is right from one
+// state and wrong from another.
+ModifyRequest Request(QpState from, QpState to, int mask) {
+  ModifyRequest r;
+  r.from = from;
+  r.to = to;
+  r.mask = mask;
+  r.attr.qp_state = ToIbvState(to);
+  ToIbvAttr(Attrs(), mask & ~IBV_QP_STATE, r.attr);
+  return r;
+}
+
+TEST(CheckRequest, TheStateAloneIntoRtsIsValidFromRtsNotFromRtr) {
+  const ModifyRequest from_rts = Request(QpState::kRts, QpState::kRts, IBV_QP_STATE);
+  EXPECT_EQ(CheckRequest(Transport::kRc, from_rts), "");
+  const ModifyRequest from_rtr = Request(QpState::kRtr, QpState::kRts, IBV_QP_STATE);
+  EXPECT_EQ(CheckRequest(Transport::kRc, from_rtr),
+            "mask lacks required TIMEOUT|RETRY_CNT|RNR_RETRY|MAX_QP_RD_ATOMIC|SQ_PSN");
+}
+
+TEST(CheckRequest, TheStateAloneIntoInitIsValidFromInitNotFromReset) {
+  EXPECT_EQ(CheckRequest(Transport::kUd, Request(QpState::kInit, QpState::kInit, IBV_QP_STATE)),
+            "");
+  EXPECT_EQ(CheckRequest(Transport::kUd, Request(QpState::kReset, QpState::kInit, IBV_QP_STATE)),
+            "mask lacks required PKEY_INDEX|PORT|QKEY");
+}
+
+TEST(CheckRequest, AnSqPsnIntoRtsIsAllowedFromRtrNotFromSqe) {
+  const int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  EXPECT_EQ(CheckRequest(Transport::kUc, Request(QpState::kRtr, QpState::kRts, mask)), "");
+  EXPECT_EQ(CheckRequest(Transport::kUc, Request(QpState::kSqe, QpState::kRts, mask)),
+            "mask sends SQ_PSN, not allowed at this transition");
+}
+
+TEST(CheckRequest, APairWithoutARowIsNoTransition) {
+  // RTR's attributes from INIT, but sent from RTS: RTS->RTR is no move.
+  ModifyRequest r = BuildRtr(Transport::kRc, Attrs());
+  EXPECT_EQ(CheckRequest(Transport::kRc, r), "");
+  r.from = QpState::kRts;
+  EXPECT_EQ(CheckRequest(Transport::kRc, r),
+            "RTS->RTR is not a transition of rc QPs (the state table has no row for it)");
+  // An RC QP has no SQE state; a UC QP does.
+  const ModifyRequest sqe = Request(QpState::kSqe, QpState::kRts, IBV_QP_STATE);
+  EXPECT_NE(CheckRequest(Transport::kRc, sqe).find("is not a transition"), std::string::npos);
+  EXPECT_EQ(CheckRequest(Transport::kUc, sqe), "");
+  // Into RESET from any state, the state alone.
+  EXPECT_EQ(CheckRequest(Transport::kRc, BuildReset(Transport::kRc)), "");
+  EXPECT_EQ(CheckRequest(Transport::kRc, Request(QpState::kRtr, QpState::kReset, IBV_QP_STATE)),
+            "");
+}
+
+TEST(CheckRequest, ARefusedPairIsNeverSentToTheDevice) {
+  FakeQp qp(IBV_QPT_RC, 0x11);
+  ASSERT_TRUE(ApplyTransition(qp, Transport::kRc,
+                              BuildInit(Transport::kRc, Attrs(), IBV_ACCESS_LOCAL_WRITE)));
+  // The state alone into RTS is right from RTS, but this QP's request says RTR.
+  auto res =
+      ApplyTransition(qp, Transport::kRc, Request(QpState::kRtr, QpState::kRts, IBV_QP_STATE));
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(res.error().detail.find("not sent to the device: mask lacks required TIMEOUT"),
+            std::string::npos)
+      << res.error().detail;
+  EXPECT_EQ(qp.state(), IBV_QPS_INIT);
+}
+
 }  // namespace
 }  // namespace qpconnect::verbs

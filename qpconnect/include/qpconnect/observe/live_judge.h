@@ -95,7 +95,7 @@ LiveReport JudgeLive(const Observation& observation, const Pairing& pairing,
 
 // Every live rule, in the order JudgeLive() checks them. Ids are unique and
 // distinct from RuleCatalogue()'s; family is "live" (qpconnect/src/observe/
-// live_rules.cc).
+// live_judge.cc).
 std::span<const RuleInfo> LiveRuleCatalogue();
 
 // The live rule with `id`; nullptr if there is none.

@@ -34,7 +34,10 @@ struct DescribeOptions {
   uint8_t sl = 0;
   uint8_t traffic_class = 0;  // GRH traffic class (DSCP << 2 | ECN)
   uint32_t flow_label = 0;    // GRH flow label; REQUIRES: fits 20 bits (kInvalidArgument otherwise)
-  std::optional<Mtu> mtu;     // forced path MTU to announce; default the port's active MTU
+  // The one path MTU knob: announced as forced (path_mtu_forced), so this
+  // side's plan programs it and a negotiating peer's plan follows it
+  // (PlanConnection). Unset: the port's active MTU, announced for negotiation.
+  std::optional<Mtu> mtu;
   uint8_t max_rd_atomic = 1;
   uint8_t max_dest_rd_atomic = 1;
   std::string host;  // identity for diagnostics; empty: gethostname()

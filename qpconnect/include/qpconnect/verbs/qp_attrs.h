@@ -3,10 +3,11 @@
 //
 // The required/optional masks per transport and state pair are data
 // (verbs/qp_state_table.h), as are the attributes' names, fields and ranges
-// (verbs/qp_attr_table.h); MasksFor, DecodeMask and DescribeAttr read them.
-// The builders send exactly the required attributes, never an optional one
-// (the optional column is what CheckRequest() accepts from other callers,
-// e.g. a traced program's mask). DecodeMask and DescribeAttr render a request
+// (verbs/qp_attr_table.h); the builders (by FindTransition: the row of their
+// (from, to) pair), DecodeMask and DescribeAttr read them. The builders send
+// exactly the required attributes, never an optional one (the optional
+// column is what CheckRequest() accepts from other callers, e.g. a traced
+// program's mask). DecodeMask and DescribeAttr render a request
 // for error reports:
 // "ibv_modify_qp INIT->RTR refused" names the mask and every value sent.
 //
@@ -29,15 +30,6 @@ const char* QpStateName(QpState s);  // "RESET", "INIT", "RTR", "RTS", ...
 ibv_qp_state ToIbvState(QpState s);
 QpState FromIbvState(ibv_qp_state s);
 ibv_qp_type ToIbvQpType(Transport t);
-
-// Required and optional attribute masks of the transition into `to` (from its
-// predecessor in RESET->INIT->RTR->RTS; from any state into RESET or ERR) for
-// `transport`: the row of the state table (verbs/qp_state_table.h).
-struct TransitionMasks {
-  int required = 0;
-  int optional = 0;
-};
-TransitionMasks MasksFor(Transport transport, QpState to);
 
 // The IBV_QP_* bits a QpAttrs carries: AV in `ah`, each other one in one
 // member (PORT port_num, PKEY_INDEX, QKEY, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,

@@ -2,11 +2,12 @@
 // attributes ibv_modify_qp requires and those it may take besides, in the
 // shape of the kernel's qp_state_table (drivers/infiniband/core/verbs.c).
 // The attributes themselves (mask bit, field, range) are in
-// verbs/qp_attr_table.h. MasksFor (qp_attrs.h) and the builders, CheckRequest
-// (transition.h) and the trace judge (which moves a QP can make, which
-// attributes each sends) read this table; the fake QP of the unit
-// tests keeps its own (tests/fakes/fake_qp.h), and qp_attr_table_test.cc
-// checks the required column against the ibv_modify_qp(3) man page.
+// verbs/qp_attr_table.h. One lookup, FindTransition (transport, from, to),
+// serves the builders (qp_attrs.h), CheckRequest (transition.h), the dump
+// reader and the trace judge (which moves a QP can make, which attributes
+// each sends); the fake QP of the unit tests keeps its own
+// (tests/fakes/fake_qp.h), and qp_attr_table_test.cc checks the required
+// column against the ibv_modify_qp(3) man page.
 //
 // Thread-safety: constant data.
 #pragma once
@@ -41,11 +42,11 @@ inline constexpr int kUdIntoRtsOptional = IBV_QP_CUR_STATE | IBV_QP_QKEY;
 // Required: ibv_modify_qp(3)'s "Required attributes" tables. Optional: the IB
 // spec's QP state transition table (IBA vol. 1, 11.2.5), restricted to what
 // the connector and the programs it traces use. Any state may go to RESET or
-// ERR with the state alone. The path RESET->INIT->RTR->RTS comes first (what
-// FindTransitionInto reads), then the other moves of the state machine
-// (INIT->INIT, RTS->RTS, RTS->SQD, SQD->RTS, SQD->SQD, SQE->RTS), with the
-// state alone required and the optional attributes of the kernel's
-// qp_state_table; SQE->RTS only for UC and UD (an RC QP has no SQE state).
+// ERR with the state alone. The path RESET->INIT->RTR->RTS comes first, then
+// the other moves of the state machine (INIT->INIT, RTS->RTS, RTS->SQD,
+// SQD->RTS, SQD->SQD, SQE->RTS), with the state alone required and the
+// optional attributes of the kernel's qp_state_table; SQE->RTS only for UC
+// and UD (an RC QP has no SQE state).
 // A pair of states the table has no row for is not a transition (the trace
 // judge says so of a traced program's modify).
 inline constexpr QpTransitionRule kQpStateTable[] = {
@@ -120,16 +121,6 @@ constexpr std::optional<QpTransitionRule> FindTransition(Transport transport, Qp
     }
   }
   return std::nullopt;
-}
-
-// The rule into `to` from its predecessor on RESET->INIT->RTR->RTS (any state
-// for RESET and ERR); nullopt for another target.
-constexpr std::optional<QpTransitionRule> FindTransitionInto(Transport transport, QpState to) {
-  const QpState from = to == QpState::kInit  ? QpState::kReset
-                       : to == QpState::kRtr ? QpState::kInit
-                       : to == QpState::kRts ? QpState::kRtr
-                                             : QpState::kUnknown;
-  return FindTransition(transport, from, to);
 }
 
 // Whether the QP state machine has a move from `from` to `to`, for a QP of

@@ -27,10 +27,12 @@ namespace qpconnect::verbs {
 Result<void> ApplyTransition(QpControl& qp, Transport transport, const ModifyRequest& request,
                              const std::string& context_hint = {});
 
-// Pre-flight checks of a request against the state table (required and
-// optional masks, verbs/qp_state_table.h) and every attribute's range
+// Pre-flight checks of a request against the state table's row for its
+// transport and (request.from, request.to) pair (required and optional
+// masks, verbs/qp_state_table.h: FindTransition) and every attribute's range
 // (verbs/qp_attr_table.h): empty when nothing is wrong, else a sentence
-// naming the attribute.
+// naming the attribute. A pair the table has no row for (RTR->INIT, or
+// from kUnknown into anything but RESET or ERR) is refused as no transition.
 std::string CheckRequest(Transport transport, const ModifyRequest& request);
 
 // The range check of one table row: empty when `attr`'s value of `row` is

@@ -1,4 +1,5 @@
-// The live rules (live_judge.h), judged on kernel snapshots of running QPs:
+// The live judge (live_judge.h): the live rules, judged on kernel snapshots
+// of running QPs:
 //   peer-qp-gone, qp-error-state, qp-not-connected, rqpn-dangling,
 //   psn-receiver-ahead, psn-sender-ahead, psn-stalled, receiver-not-ready,
 //   process-stopped, roce-path-broken.
