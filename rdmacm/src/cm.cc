@@ -320,21 +320,75 @@ Id* FindListener(const sockaddr_storage& local) {
   return found;
 }
 
+void RefuseRequest(Link& link, const Message& msg, uint16_t reason, const std::string& why) {
+  LogLine("refused a connection request from " + link.peer_text() + ": " + why);
+  Message rej;
+  rej.type = MsgType::kRej;
+  rej.dst = msg.src;
+  rej.reason = reason;
+  rej.text = why;
+  link.Send(rej);
+}
+
+// A request that finds no listener on its link's address waits this long for
+// one before it is refused: perftest's -R server destroys its first
+// listening id and listens again on the same port for the data connection,
+// and the client's next REQ, sent at once on the same link, can come first.
+// rdma_cm's REQ would find the new listener there, its client being slower
+// (two resolve round trips in the kernel).
+constexpr std::chrono::milliseconds kRelistenGrace{2000};
+constexpr std::chrono::milliseconds kRelistenPoll{20};
+
+// A request on its way to the listener of its link's address (the rest of
+// OnRequest): refused if there is none.
+void DispatchRequest(const std::shared_ptr<Link>& link, const Message& msg,
+                     std::optional<Result<EndpointInfo>>& decoded);
+
+// The parked requests of `link` (Link::parked), in order: while no id
+// listens, they wait (polled every kRelistenPoll); then each goes on, or,
+// its grace over, is refused.
+void DrainParked(const std::shared_ptr<Link>& link) {
+  while (!link->parked.empty() && !link->failed()) {
+    if (FindListener(link->local()) == nullptr &&
+        Clock::now() - link->parked.front().since < kRelistenGrace) {
+      auto timer = std::make_shared<boost::asio::steady_timer>(EngineIo(), kRelistenPoll);
+      timer->async_wait([link, timer](const boost::system::error_code&) {
+        auto lock = Lock();
+        DrainParked(link);
+      });
+      return;
+    }
+    Link::ParkedRequest parked = std::move(link->parked.front());
+    link->parked.pop_front();
+    DispatchRequest(link, parked.msg, parked.decoded);
+  }
+  link->parked.clear();
+}
+
 void OnRequest(const std::shared_ptr<Link>& link, const Message& msg,
                std::optional<Result<EndpointInfo>>& decoded) {
   QPCM_DEBUG_LINE("REQ from " + link->peer_text());
+  if (!link->parked.empty()) {  // behind the parked ones, in order
+    link->parked.push_back({msg, std::move(decoded), Clock::now()});
+    return;
+  }
+  if (FindListener(link->local()) == nullptr) {
+    link->parked.push_back({msg, std::move(decoded), Clock::now()});
+    return DrainParked(link);
+  }
+  DispatchRequest(link, msg, decoded);
+}
+
+void DispatchRequest(const std::shared_ptr<Link>& link, const Message& msg,
+                     std::optional<Result<EndpointInfo>>& decoded) {
   Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
-    LogLine("refused a connection request from " + link->peer_text() + ": " + why);
-    Message rej;
-    rej.type = MsgType::kRej;
-    rej.dst = msg.src;
-    rej.reason = reason;
-    rej.text = why;
-    link->Send(rej);
+    RefuseRequest(*link, msg, reason, why);
   };
   if (listener == nullptr)
-    return refuse(kRejectInvalidServiceId, "nobody listens on this port any more");
+    return refuse(kRejectInvalidServiceId, "nobody listens on this port any more (waited " +
+                                               std::to_string(kRelistenGrace.count()) +
+                                               " ms for a new listener)");
   if (msg.port_space != static_cast<uint16_t>(listener->pub.ps))
     return refuse(kRejectInvalidServiceId, "the listener's port space is " +
                                                std::to_string(listener->pub.ps) +

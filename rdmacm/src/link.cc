@@ -343,9 +343,11 @@ void Link::WriteNext() {
 }
 
 size_t Link::Unread() {
+  // Only the socket's: whole frames in inbox_ are taken as soon as they are
+  // read (and inbox_ holds the read buffer while a read is pending).
   int pending = 0;
-  if (!failed_ && ::ioctl(socket_.native_handle(), FIONREAD, &pending) != 0) pending = 0;
-  return inbox_.size() + static_cast<size_t>(std::max(pending, 0));
+  if (failed_ || ::ioctl(socket_.native_handle(), FIONREAD, &pending) != 0) pending = 0;
+  return static_cast<size_t>(std::max(pending, 0));
 }
 
 void Link::ReadMore() {

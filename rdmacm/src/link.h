@@ -86,9 +86,9 @@ class Link : public std::enable_shared_from_this<Link> {
   // runs there too). A peer still sending is alive, whatever it has not
   // answered yet: its answer may be queued behind its other frames.
   std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
-  // Bytes that came from the peer and this side has not taken yet: in the
-  // socket, or part of a frame (engine thread only). A peer whose bytes wait
-  // here is alive; its answer may be among them.
+  // Bytes that came from the peer and wait unread in the socket (engine
+  // thread only). A peer whose bytes wait here is alive; its answer may be
+  // among them.
   size_t Unread();
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
@@ -102,6 +102,16 @@ class Link : public std::enable_shared_from_this<Link> {
   static constexpr size_t kMaxBases = 64;
   std::map<uint32_t, EndpointInfo> peer_bases;
   std::set<uint32_t> bases_sent;
+  // Server side, under Lock(): requests that came while no id listened on
+  // local() (cm.cc: a program that destroys its listener and listens again
+  // on the same port), in order, waiting a short grace for a listener.
+  struct ParkedRequest {
+    Message msg;
+    std::optional<Result<EndpointInfo>> decoded;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::deque<ParkedRequest> parked;
+  bool failed() const { return failed_; }
 
   Link(boost::asio::ip::tcp::socket socket, bool client);
 

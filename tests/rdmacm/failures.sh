@@ -63,6 +63,17 @@
 #                     "rdma_join_multicast_ex (multicast) is not supported"
 #                     (rdma-core 44's mckey joins with the _ex call; the plain
 #                     rdma_join_multicast is accepted too)
+#   starved_client    stock cmtime -c 1000 through the library, both sides
+#                     with `qp-cm --timeout 2000`, the client in a cgroup
+#                     held to 20% of one vCPU (cpu.max 2000 10000): its
+#                     replies arrive faster than it can take them, so REPs
+#                     wait unread for longer than the answer timeout while
+#                     the server, done accepting, sends no more MRAs. The
+#                     peer is alive and talking: no UNREACHABLE on either
+#                     side (the library used to report 'no reply' for REPs
+#                     that had arrived, and cmtime's server then crashed on
+#                     the passive id's UNREACHABLE); the client exits 0 with
+#                     its step table, the server is still running
 #   psk               the same --psk-file on both sides: connects and passes;
 #                     the server with a key and the client without (and the
 #                     other way round): fails, the client's log and the
@@ -78,7 +89,7 @@
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported psk)
+CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
@@ -510,6 +521,41 @@ case_unsupported() {
 # not bound to the address the client program binds (cm_events -b 10.77.0.2),
 # so with both ends in one guest the kernel picks 10.77.0.1 as its source.
 ADDR_RE='[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+:[0-9]+'
+# A cgroup (v2) whose tasks get QUOTA microseconds of CPU per 10 ms.
+starved_cgroup() { # QUOTA: sets CGROUP (its directory)
+  CGROUP=/sys/fs/cgroup/qpc_starved
+  mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup || return 1
+  grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control || return 1
+  mkdir -p "$CGROUP" && echo "$1 10000" >"$CGROUP/cpu.max"
+}
+
+case_starved_client() {
+  local t=starved_client port=7290 n=1000 steps
+  if ! starved_cgroup 2000; then
+    echo "   FAIL: no cgroup v2 cpu controller in the guest to starve the client with"
+    case_fail=1
+    return
+  fi
+  echo "   client's cgroup: cpu.max $(cat "$CGROUP/cpu.max")"
+  wrap "$WORK/$t.server.qpcm.log" "$S_MAP" --timeout 2000
+  start_server $t 300 "${PRE[@]}" cmtime -b "$MGMT_IP0" -p $port
+  local i
+  for i in $(seq 1 200); do ss -ltn 2>/dev/null | grep -q ":$port " && break; sleep 0.05; done
+  wrap "$WORK/$t.client.qpcm.log" "$C_MAP" --timeout 2000
+  run_client $t 240 bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUP" \
+    "${PRE[@]}" cmtime -s "$MGMT_IP0" -b "$MGMT_IP1" -p $port -c $n
+  expect "the client exits 0, got $C_RC" [ "$C_RC" = 0 ]
+  steps=$(grep -cE '^(create id|bind addr|resolve addr|resolve route|create qp|connect|disconnect|destroy) *:' "$WORK/$t.client")
+  expect "the client printed its 8 step lines, got $steps" [ "$steps" = 8 ]
+  expect "the client printed no error event" hasnt "$WORK/$t.client" "event:"
+  expect "no UNREACHABLE in the client's library log" hasnt "$WORK/$t.client.qpcm.log" "UNREACHABLE"
+  expect "no UNREACHABLE in the server's library log" hasnt "$WORK/$t.server.qpcm.log" "UNREACHABLE"
+  expect "the cmtime server is still running" kill -0 "$(child_of "$SPID")"
+  grep -E '^(create qp|connect) ' "$WORK/$t.client" | sed 's/^/   /'
+  kill -TERM "$SPID" 2>/dev/null
+  wait_server
+}
+
 case_psk() {
   local t=psk sub port st ka=$WORK/a.key kb=$WORK/b.key
   (umask 077 && openssl rand -hex 32 >"$ka" && openssl rand -hex 32 >"$kb") || { expect "two keys made" false; return; }
