@@ -249,6 +249,12 @@ class Runner {
       findings_shown_ = true;
       Put("findings", [&] { return FindingsToJson(r.findings); });
       if (!o_.json) PrintFindings(r.findings);
+      for (const auto& f : r.findings) {
+        if (f.severity == Severity::kError &&
+            std::find(error_rules_.begin(), error_rules_.end(), f.id) == error_rules_.end()) {
+          error_rules_.push_back(f.id);
+        }
+      }
     }
   }
 
@@ -517,7 +523,17 @@ class Runner {
   // a stall, or the peer's failed proof): both sides' counters traded and
   // where the packets stop named; exit 10 when the path lost them, else 7.
   int FailProof(Error e) {
-    const verbs::ProofOutcome out = witness_->Explain(trace_, *exchanger_);
+    verbs::ProofOutcome out = witness_->Explain(trace_, *exchanger_);
+    if (!error_rules_.empty()) {
+      // --no-validate went on past errors the validator found: those, not the
+      // path, are the first explanation of lost packets (a Q_Key mismatch
+      // drops datagrams before any counter counts them).
+      std::string rules;
+      for (const auto& id : error_rules_) rules += (rules.empty() ? "" : ", ") + id;
+      out.verdict.text = "the validator's findings above (" + rules +
+                         ") explain it before the path does; as observed: " + out.verdict.text;
+      out.verdict.path_broken = false;
+    }
     // After a trade the peer may still be reading it: no abort then.
     if (out.remote) aborted_ = true;
     AbortPeer("traffic failed: " + e.ToString());
@@ -649,11 +665,12 @@ class Runner {
   std::optional<double> report_greet_ms_;       // Greeter::ms() when it ran
   bool aborted_ = false;                        // the peer was told (once)
   bool findings_shown_ = false;
-  bool gid_pair_shown_ = false;   // Record(): the GID pair line printed
-  bool roce_path_shown_ = false;  // Record(): the RoCE path line printed
-  bool path_failed_ = false;      // --path sa: the SA query failed
-  bool remote_recorded_ = false;  // Record(): the peer's side is in the report
-  bool path_recorded_ = false;    // Record(): the SA's path is in the report
+  std::vector<std::string> error_rules_;  // the rules of the error findings (Record)
+  bool gid_pair_shown_ = false;           // Record(): the GID pair line printed
+  bool roce_path_shown_ = false;          // Record(): the RoCE path line printed
+  bool path_failed_ = false;              // --path sa: the SA query failed
+  bool remote_recorded_ = false;          // Record(): the peer's side is in the report
+  bool path_recorded_ = false;            // Record(): the SA's path is in the report
   std::optional<Error> dump_error_;
 };
 
