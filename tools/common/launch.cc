@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "exit_codes.h"
-#include "version.h"
+#include "usage.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -102,13 +102,8 @@ int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
   std::vector<std::string> options, program;
   SplitProgram(args, specs, options, program);
   Result<ParsedArgs> parsed = ParseArgs(options, specs);
-  if (parsed && parsed->Has("help")) {
-    out << help();
-    return kExitOk;
-  }
-  if (parsed && parsed->Has("version")) {
-    out << VersionText(tool);
-    return kExitOk;
+  if (parsed) {
+    if (auto answered = AnswerHelpOrVersion(*parsed, tool, help, out)) return *answered;
   }
   Result<Launch> launch = prepare(args);
   if (!launch) {
