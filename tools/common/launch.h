@@ -19,6 +19,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,15 @@ struct Launch {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // in the order set
 };
+
+// The start of a launcher's PrepareLaunch(): splits `args` (SplitProgram)
+// into the tool's options, parsed and returned, and PROGRAM [ARGS...] in
+// `launch.argv`. Usage() errors: a bad option (ParseArgs), a word left among
+// the options ("unexpected 'WORD'"), no PROGRAM ("missing the PROGRAM to
+// VERB", with `verb` "run" or "trace").
+Result<ParsedArgs> ParseLauncherArgs(const std::vector<std::string>& args,
+                                     std::span<const OptionSpec> specs, std::string_view verb,
+                                     Launch& launch);
 
 // A launcher tool's Run(): --help (`help`) and --version answered, else
 // `prepare(args)` builds the launch; its error is written as "TOOL: ..."
