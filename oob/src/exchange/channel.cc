@@ -13,11 +13,8 @@ namespace {
 using internal::Clock;
 
 internal::DriverOptions DriverOptionsOf(ChannelOptions& o) {
-  internal::DriverOptions d;
-  d.psk = std::move(o.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(o);
   d.role = o.role;
-  d.max_payload_bytes = o.max_payload_bytes;
-  d.max_peer_qps = o.max_peer_qps;
   d.order = o.order;
   return d;
 }

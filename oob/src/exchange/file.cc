@@ -122,10 +122,7 @@ class FileExchanger::Impl final : public internal::FramePort, public internal::T
   // Both sides write first (a file write never waits for the peer); the
   // hello may be stale, so the driver runs in mailbox mode.
   static internal::DriverOptions DriverOptionsOf(FileOptions& o) {
-    internal::DriverOptions d;
-    d.psk = std::move(o.psk);
-    d.max_payload_bytes = o.max_payload_bytes;
-    d.max_peer_qps = o.max_peer_qps;
+    internal::DriverOptions d = internal::SharedDriverOptions(o);
     d.order = SendOrder::kBothFirst;
     d.mailbox = true;
     return d;

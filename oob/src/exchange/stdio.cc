@@ -167,11 +167,8 @@ class StdioExchanger::Impl final : public internal::FramePort, public internal::
   // Without a PSK: no hellos, one unbound line each way. Both sides write
   // first: a write never waits for the peer, since input is read meanwhile.
   static internal::DriverOptions DriverOptionsOf(StdioOptions& o) {
-    internal::DriverOptions d;
-    d.psk = std::move(o.psk);
+    internal::DriverOptions d = internal::SharedDriverOptions(o);
     d.role = o.role;
-    d.max_payload_bytes = o.max_payload_bytes;
-    d.max_peer_qps = o.max_peer_qps;
     d.order = SendOrder::kBothFirst;
     d.hello_without_psk = false;
     return d;

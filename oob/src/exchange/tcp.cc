@@ -368,11 +368,8 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateServer(TcpServerOption
     return MakeError(ErrorCode::kInvalidArgument, "tcp exchanger options",
                      "handshake_timeout and max_rejected_clients must be positive");
   }
-  internal::DriverOptions d;
-  d.psk = std::move(options.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(options);
   d.role = OobRole::kServer;
-  d.max_payload_bytes = options.max_payload_bytes;
-  d.max_peer_qps = options.max_peer_qps;
   d.peer_handshake_timeout = options.handshake_timeout;
   d.max_rejected_peers = options.max_rejected_clients;
   auto impl = std::make_unique<Impl>(true, std::move(d));
@@ -391,11 +388,8 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOption
   if (options.retry_interval.count() < 0) {
     return MakeError(ErrorCode::kInvalidArgument, "tcp client", "negative retry_interval");
   }
-  internal::DriverOptions d;
-  d.psk = std::move(options.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(options);
   d.role = OobRole::kClient;
-  d.max_payload_bytes = options.max_payload_bytes;
-  d.max_peer_qps = options.max_peer_qps;
   auto impl = std::make_unique<Impl>(false, std::move(d));
   impl->host_ = options.host;
   impl->port_ = options.port;
