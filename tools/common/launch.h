@@ -80,4 +80,17 @@ int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
                 const std::function<Result<Launch>(const std::vector<std::string>&)>& prepare,
                 std::ostream& out, std::ostream& err);
 
+// RunLauncher() for a tool whose launch is prepared against its process's
+// context: `prepare(args, context())`, the context read only when needed.
+template <typename Context>
+int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
+                std::span<const OptionSpec> specs, const std::function<std::string()>& help,
+                Result<Launch> (*prepare)(const std::vector<std::string>&, const Context&),
+                Context (*context)(), std::ostream& out, std::ostream& err) {
+  return RunLauncher(
+      tool, args, specs, help,
+      [prepare, context](const std::vector<std::string>& a) { return prepare(a, context()); }, out,
+      err);
+}
+
 }  // namespace qpconnect::tools

@@ -156,10 +156,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  return RunLauncher(
-      "qp-cm", args, Specs(), Help,
-      [](const std::vector<std::string>& a) { return PrepareLaunch(a, CurrentContext()); }, out,
-      err);
+  return RunLauncher("qp-cm", args, Specs(), Help, PrepareLaunch, CurrentContext, out, err);
 }
 
 }  // namespace qpconnect::tools::qp_cm

@@ -98,10 +98,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  return RunLauncher(
-      "qp-trace", args, Specs(), Help,
-      [](const std::vector<std::string>& a) { return PrepareLaunch(a, CurrentContext()); }, out,
-      err);
+  return RunLauncher("qp-trace", args, Specs(), Help, PrepareLaunch, CurrentContext, out, err);
 }
 
 }  // namespace qpconnect::tools::qp_trace
