@@ -9,23 +9,7 @@ set -euo pipefail
 qp_info=$1
 runs=${2:-7}
 
-# median_ms command...: the median of its runs; a run that failed is dropped
-# (not timed: it may fail fast) and counted after the figure.
-median_ms() {
-  local times=() i s e failed=0
-  for ((i = 0; i < runs; i++)); do
-    s=$(date +%s%N)
-    if "$@" >/dev/null; then
-      e=$(date +%s%N)
-      times+=($(( (e - s) / 1000000 )))
-    else
-      failed=$((failed + 1))
-    fi
-  done
-  if [[ ${#times[@]} -eq 0 ]]; then printf none
-  else printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (${#times[@]} + 1) / 2 ))p" | tr -d '\n'; fi
-  [[ $failed -eq 0 ]] || printf ' (%d failed runs dropped)' "$failed"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/median_ms.sh"
 
 echo "runs per command: $runs (median wall ms)"
 echo "qp-info --help (process start only):  $(median_ms "$qp_info" --help)"

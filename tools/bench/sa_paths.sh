@@ -49,27 +49,8 @@ lid2=$(sim_lid Hca2)
 lidn=$(sim_lid "Hca$n")
 echo "Hca2 LID $lid2, Hca$n LID $lidn; max LID $(( n + (n + 31) / 32 + 1 ))"
 
-# median_ms command...: the median of its runs; a run that failed is dropped
-# (not timed: it may fail fast) and counted after the figure.
-median_ms() {
-  local times=() i s e failed=0
-  for ((i = 0; i < runs; i++)); do
-    s=$(date +%s%N)
-    if "$@" >/dev/null; then
-      e=$(date +%s%N)
-      times+=($(( (e - s) / 100000 )))
-    else
-      failed=$((failed + 1))
-    fi
-  done
-  local m
-  if [[ ${#times[@]} -eq 0 ]]; then printf none
-  else
-    m=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (${#times[@]} + 1) / 2 ))p")
-    printf '%d.%d' $((m / 10)) $((m % 10))
-  fi
-  [[ $failed -eq 0 ]] || printf ' (%d failed runs dropped)' "$failed"
-}
+source "$(dirname "$0")/median_ms.sh"
+median_decimals=1  # wall ms to a tenth
 echo "one query, median of $runs runs, wall ms (process start, umad2sim attach, query):"
 echo "  qp-info --path $lidn:                      $(median_ms sim_run Hca2 "$qp_info" --path "$lidn")"
 echo "  saquery -p --src-to-dst $lid2:$lidn:        $(median_ms sim_run Hca2 saquery -p --src-to-dst "$lid2:$lidn")"

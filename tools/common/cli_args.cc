@@ -35,11 +35,11 @@
 #include <string_view>
 
 namespace qpconnect::tools {
-namespace {
-
 Error Usage(std::string detail) {
   return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
 }
+
+namespace {
 
 // "-d,-x,--ib-dev": the names CLI11 knows the option by.
 std::string NamesOf(const OptionSpec& s) {

@@ -45,6 +45,10 @@ struct ParsedArgs {
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                              std::span<const OptionSpec> specs);
 
+// A bad command line: kInvalidArgument, operation "command line", `detail`
+// saying what is wrong (the tools print the detail alone).
+Error Usage(std::string detail);
+
 // "  -d, --ib-dev NAME      help" lines for --help.
 std::string FormatOptions(std::span<const OptionSpec> specs);
 

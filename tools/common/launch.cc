@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "exit_codes.h"
-#include "version.h"
+#include "usage.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -95,6 +95,18 @@ int ExecProgram(const std::string& tool, std::vector<std::string> argv,
   return e == ENOENT ? kExitNotFound : kExitCannotRun;
 }
 
+Result<ParsedArgs> ParseLauncherArgs(const std::vector<std::string>& args,
+                                     std::span<const OptionSpec> specs, std::string_view verb,
+                                     Launch& launch) {
+  std::vector<std::string> options;
+  SplitProgram(args, specs, options, launch.argv);
+  Result<ParsedArgs> parsed = ParseArgs(options, specs);
+  if (!parsed) return parsed.error();
+  if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
+  if (launch.argv.empty()) return Usage("missing the PROGRAM to " + std::string(verb));
+  return parsed;
+}
+
 int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
                 std::span<const OptionSpec> specs, const std::function<std::string()>& help,
                 const std::function<Result<Launch>(const std::vector<std::string>&)>& prepare,
@@ -102,13 +114,8 @@ int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
   std::vector<std::string> options, program;
   SplitProgram(args, specs, options, program);
   Result<ParsedArgs> parsed = ParseArgs(options, specs);
-  if (parsed && parsed->Has("help")) {
-    out << help();
-    return kExitOk;
-  }
-  if (parsed && parsed->Has("version")) {
-    out << VersionText(tool);
-    return kExitOk;
+  if (parsed) {
+    if (auto answered = AnswerHelpOrVersion(*parsed, tool, help, out)) return *answered;
   }
   Result<Launch> launch = prepare(args);
   if (!launch) {

@@ -19,6 +19,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,15 @@ struct Launch {
   std::vector<std::pair<std::string, std::string>> env;  // in the order set
 };
 
+// The start of a launcher's PrepareLaunch(): splits `args` (SplitProgram)
+// into the tool's options, parsed and returned, and PROGRAM [ARGS...] in
+// `launch.argv`. Usage() errors: a bad option (ParseArgs), a word left among
+// the options ("unexpected 'WORD'"), no PROGRAM ("missing the PROGRAM to
+// VERB", with `verb` "run" or "trace").
+Result<ParsedArgs> ParseLauncherArgs(const std::vector<std::string>& args,
+                                     std::span<const OptionSpec> specs, std::string_view verb,
+                                     Launch& launch);
+
 // A launcher tool's Run(): --help (`help`) and --version answered, else
 // `prepare(args)` builds the launch; its error is written as "TOOL: ..."
 // (with "Try 'TOOL --help'." for a bad command line) and returns kExitUsage;
@@ -69,5 +79,18 @@ int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
                 std::span<const OptionSpec> specs, const std::function<std::string()>& help,
                 const std::function<Result<Launch>(const std::vector<std::string>&)>& prepare,
                 std::ostream& out, std::ostream& err);
+
+// RunLauncher() for a tool whose launch is prepared against its process's
+// context: `prepare(args, context())`, the context read only when needed.
+template <typename Context>
+int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
+                std::span<const OptionSpec> specs, const std::function<std::string()>& help,
+                Result<Launch> (*prepare)(const std::vector<std::string>&, const Context&),
+                Context (*context)(), std::ostream& out, std::ostream& err) {
+  return RunLauncher(
+      tool, args, specs, help,
+      [prepare, context](const std::vector<std::string>& a) { return prepare(a, context()); }, out,
+      err);
+}
 
 }  // namespace qpconnect::tools

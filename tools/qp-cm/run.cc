@@ -60,10 +60,6 @@ std::string Help() {
          "126 PROGRAM cannot be run, 127 PROGRAM not found.\n";
 }
 
-Error Usage(std::string detail) {
-  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
-}
-
 // "ADDR=DEV[:PORT[:GID]],...": each address numeric, each device named, each
 // port 1..255, each GID index 0..255.
 Result<void> CheckDeviceMap(const std::string& map) {
@@ -110,13 +106,9 @@ LaunchContext CurrentContext() {
 }
 
 Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchContext& context) {
-  std::vector<std::string> options;
   Launch launch;
-  SplitProgram(args, Specs(), options, launch.argv);
-  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  Result<ParsedArgs> parsed = ParseLauncherArgs(args, Specs(), "run", launch);
   if (!parsed) return parsed.error();
-  if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
-  if (launch.argv.empty()) return Usage("missing the PROGRAM to run");
 
   std::string mode = parsed->Get("mode").value_or("preload");
   if (mode != "preload" && mode != "library-path")
@@ -164,10 +156,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  return RunLauncher(
-      "qp-cm", args, Specs(), Help,
-      [](const std::vector<std::string>& a) { return PrepareLaunch(a, CurrentContext()); }, out,
-      err);
+  return RunLauncher("qp-cm", args, Specs(), Help, PrepareLaunch, CurrentContext, out, err);
 }
 
 }  // namespace qpconnect::tools::qp_cm

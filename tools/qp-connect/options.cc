@@ -77,10 +77,6 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
-Error Usage(std::string detail) {
-  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
-}
-
 struct HostPort {
   std::string host;
   std::optional<uint16_t> port;

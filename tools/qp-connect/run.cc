@@ -33,6 +33,7 @@
 #include "sa_report.h"
 #include "serve.h"
 #include "traffic_report.h"
+#include "usage.h"
 
 namespace qpconnect::tools {
 namespace {
@@ -679,10 +680,7 @@ class Runner {
 int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (auto handed = HandOffToMesh(args, err)) return *handed;  // --oob mpi: qp-mesh
   auto o = ParseConnectOptions(args);
-  if (!o) {
-    err << "qp-connect: " << o.error().detail << "\nTry 'qp-connect --help'.\n";
-    return kExitUsage;
-  }
+  if (!o) return UsageError("qp-connect", err, o.error().detail);
   if (o->help) {
     out << ConnectHelp();
     return kExitOk;

@@ -9,10 +9,13 @@
 #include "path_mode.h"
 #include "qpconnect/verbs/device.h"
 #include "qpconnect/verbs/device_query.h"
+#include "usage.h"
 #include "version.h"
 
 namespace qpconnect::tools {
 namespace {
+
+constexpr std::string_view kTool = "qp-info";
 
 // The option table: constant data (cli_args.h).
 constexpr OptionSpec kSpecs[] = {
@@ -32,14 +35,14 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
-void PrintHelp(std::ostream& out) {
-  out << "Usage: qp-info [options]\n\n"
+std::string Help() {
+  return "Usage: qp-info [options]\n\n"
          "Lists RDMA devices and ports: node GUID, port state, link layer, netdev, link\n"
          "speed and width, LID/LMC/SM LID, active and max MTU, the GID table (type,\n"
          "family, netdev), the P_Key table, and the device limits that matter for\n"
-         "connecting queue pairs. -l lists only the device names.\n\nOptions:\n"
-      << FormatOptions(Specs())
-      << "\nWith --path DEST, prints the subnet administrator's PathRecord from the local\n"
+         "connecting queue pairs. -l lists only the device names.\n\nOptions:\n" +
+         FormatOptions(Specs()) +
+         "\nWith --path DEST, prints the subnet administrator's PathRecord from the local\n"
          "port (-d, -i; under ibsim the umad CA ibsim0) to DEST instead: SL, MTU, rate,\n"
          "packet lifetime, P_Key, hop limit, flow label, traffic class. InfiniBand only.\n"
          "\nExit status: 0 ok, 2 usage, 3 no RDMA device (or no such device/port), 6 a\n"
@@ -51,29 +54,16 @@ void PrintHelp(std::ostream& out) {
 
 int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = ParseArgs(args, Specs());
-  if (!parsed) {
-    err << "qp-info: " << parsed.error().detail << "\nTry 'qp-info --help'.\n";
-    return kExitUsage;
-  }
-  if (parsed->Has("help")) {
-    PrintHelp(out);
-    return kExitOk;
-  }
-  if (parsed->Has("version")) {
-    out << VersionText("qp-info");
-    return kExitOk;
-  }
+  if (!parsed) return UsageError(kTool, err, parsed.error().detail);
+  if (auto answered = AnswerHelpOrVersion(*parsed, kTool, Help, out)) return *answered;
   if (parsed->Has("path")) return RunPathQuery(*parsed, out, err);
   for (const char* only_with_path : {"pkey", "sl", "timeout"}) {
     if (parsed->Has(only_with_path)) {
-      err << "qp-info: --" << only_with_path << " needs --path\nTry 'qp-info --help'.\n";
-      return kExitUsage;
+      return UsageError(kTool, err, std::string("--") + only_with_path + " needs --path");
     }
   }
   if (!parsed->positionals.empty()) {
-    err << "qp-info: unexpected argument '" << parsed->positionals.front()
-        << "'\nTry 'qp-info --help'.\n";
-    return kExitUsage;
+    return UsageError(kTool, err, "unexpected argument '" + parsed->positionals.front() + "'");
   }
   std::optional<uint8_t> port_filter;
   if (auto p = parsed->Get("ib-port")) {

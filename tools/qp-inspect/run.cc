@@ -19,10 +19,13 @@
 #include "qpconnect/observe/sampling.h"
 #include "qpconnect/observe/snapshot_json.h"
 #include "qpconnect/observe/snapshot_text.h"
+#include "usage.h"
 #include "version.h"
 
 namespace qpconnect::tools::inspect {
 namespace {
+
+constexpr std::string_view kTool = "qp-inspect";
 
 using kernel::KernelReader;
 using kernel::NlDevice;
@@ -83,11 +86,6 @@ std::string Help() {
          "2 bad usage or an unwritable -o file, 3 no RDMA netlink, no device or no such\n"
          "device, 4 (qp-inspect-mpi) a barrier or the gather failed, 6 a kernel query\n"
          "failed.\n";
-}
-
-int UsageError(std::ostream& err, const std::string& what) {
-  err << "qp-inspect: " << what << "\nTry 'qp-inspect --help'.\n";
-  return kExitUsage;
 }
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -227,18 +225,11 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 int Run(const std::vector<std::string>& args, const Environment& env, std::ostream& out,
         std::ostream& err) {
   Result<ParsedArgs> parsed = ParseArgs(args, Specs());
-  if (!parsed) return UsageError(err, parsed.error().detail);
+  if (!parsed) return UsageError(kTool, err, parsed.error().detail);
   const ParsedArgs& a = *parsed;
-  if (a.Has("help")) {
-    out << Help();
-    return kExitOk;
-  }
-  if (a.Has("version")) {
-    out << VersionText("qp-inspect");
-    return kExitOk;
-  }
+  if (auto answered = AnswerHelpOrVersion(a, kTool, Help, out)) return *answered;
   if (!a.positionals.empty())
-    return UsageError(err, "unexpected argument '" + a.positionals[0] + "'");
+    return UsageError(kTool, err, "unexpected argument '" + a.positionals[0] + "'");
 
   Filter filter;
   filter.devices = SplitList(a.Get("ib-dev").value_or(""));
@@ -253,26 +244,27 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     at = ParseAt(*v, env.wall_seconds ? env.wall_seconds() : 0);
     if (!at) {
       return UsageError(
-          err, "--at must be seconds since the epoch or +SECONDS (up to a day), not '" + *v + "'");
+          kTool, err,
+          "--at must be seconds since the epoch or +SECONDS (up to a day), not '" + *v + "'");
     }
   }
   if (auto p = a.Get("pid")) {
     for (const std::string& item : SplitList(*p)) {
       Result<unsigned long> v = ParseUnsigned(item, "--pid", 1, 0x7fffffff);
-      if (!v) return UsageError(err, v.error().detail);
+      if (!v) return UsageError(kTool, err, v.error().detail);
       filter.pids.insert(static_cast<int>(*v));
     }
-    if (filter.pids.empty()) return UsageError(err, "--pid needs a process id");
+    if (filter.pids.empty()) return UsageError(kTool, err, "--pid needs a process id");
   }
   if (auto c = a.Get("comm")) {
     for (const std::string& item : SplitList(*c)) filter.comms.insert(item);
-    if (filter.comms.empty()) return UsageError(err, "--comm needs a command name");
+    if (filter.comms.empty()) return UsageError(kTool, err, "--comm needs a command name");
   }
   const int rank = env.job != nullptr ? env.job->rank : 0;
   const std::string host = Expand(a.Get("host").value_or(env.hostname()), env.hostname(), rank);
   std::optional<std::string> output = a.Get("output");
   if (output) output = Expand(*output, host, rank);
-  if (env.job != nullptr && !output) return UsageError(err, "qp-inspect-mpi needs -o FILE");
+  if (env.job != nullptr && !output) return UsageError(kTool, err, "qp-inspect-mpi needs -o FILE");
   const bool writes = output && (env.job == nullptr || rank == 0);
   std::optional<double> interval;
   if (auto i = a.Get("interval")) {
@@ -281,7 +273,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     const double v = std::strtod(i->c_str(), &end);
     if (i->empty() || *end != '\0' || errno != 0 || !(v >= 0.01 && v <= 3600)) {
       return UsageError(
-          err, "--interval must be a number of seconds from 0.01 to 3600, not '" + *i + "'");
+          kTool, err, "--interval must be a number of seconds from 0.01 to 3600, not '" + *i + "'");
     }
     interval = v;
   }

@@ -6,6 +6,7 @@
 #include "format.h"
 #include "options.h"
 #include "qpconnect/mesh_mpi.h"
+#include "usage.h"
 #include "version.h"
 
 namespace qpconnect::tools {
@@ -34,10 +35,7 @@ int ConnectWorld(const MeshCliOptions& o, std::ostream& out, std::ostream& err) 
 
 int RunQpMesh(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = ParseMeshOptions(args);
-  if (!parsed) {
-    err << "qp-mesh: " << parsed.error().ToString() << "\nTry 'qp-mesh --help'.\n";
-    return kExitUsage;
-  }
+  if (!parsed) return UsageError("qp-mesh", err, parsed.error().ToString());
   if (parsed->help) {
     out << MeshHelpText();
     return kExitOk;

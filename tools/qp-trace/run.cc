@@ -52,10 +52,6 @@ std::string Help() {
          "127 PROGRAM not found.\n";
 }
 
-Error Usage(std::string detail) {
-  return Error{ErrorCode::kInvalidArgument, 0, "command line", "", std::move(detail)};
-}
-
 Result<std::string> FindPreload(const LaunchContext& c) {
   return FindLibrary("libqptrace.so", "QP_TRACE_PRELOAD", c.preload_override, c.self_dir,
                      {"preload/libqptrace.so", QPC_TRACE_PRELOAD_INSTALLED});
@@ -75,13 +71,9 @@ LaunchContext CurrentContext() {
 }
 
 Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchContext& context) {
-  std::vector<std::string> options;
   Launch launch;
-  SplitProgram(args, Specs(), options, launch.argv);
-  Result<ParsedArgs> parsed = ParseArgs(options, Specs());
+  Result<ParsedArgs> parsed = ParseLauncherArgs(args, Specs(), "trace", launch);
   if (!parsed) return parsed.error();
-  if (!parsed->positionals.empty()) return Usage("unexpected '" + parsed->positionals[0] + "'");
-  if (launch.argv.empty()) return Usage("missing the PROGRAM to trace");
 
   std::string output = parsed->Get("output").value_or(kDefaultOutput);
   if (output.empty()) return Usage("--output needs a file name");
@@ -106,10 +98,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
 }
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  return RunLauncher(
-      "qp-trace", args, Specs(), Help,
-      [](const std::vector<std::string>& a) { return PrepareLaunch(a, CurrentContext()); }, out,
-      err);
+  return RunLauncher("qp-trace", args, Specs(), Help, PrepareLaunch, CurrentContext, out, err);
 }
 
 }  // namespace qpconnect::tools::qp_trace

@@ -24,10 +24,13 @@
 #include "qpconnect/validate.h"
 #include "snapshot_mode.h"
 #include "trace_mode.h"
+#include "usage.h"
 #include "version.h"
 
 namespace qpconnect::tools::qp_validate {
 namespace {
+
+constexpr std::string_view kTool = "qp-validate";
 
 // Larger inputs are refused before decoding (the JSON decoder's own cap is 256 MiB).
 constexpr size_t kMaxInputBytes = size_t{256} << 20;
@@ -82,11 +85,6 @@ std::string Help() {
          "\n"
          "Exit status: 0 no errors (warnings and notes allowed), 1 errors found,\n"
          "2 unusable input or command line.\n";
-}
-
-int UsageError(std::ostream& err, const std::string& what) {
-  err << "qp-validate: " << what << "\nTry 'qp-validate --help'.\n";
-  return kExitUsage;
 }
 
 // Reads `name` ("-" = `in`) whole, refusing more than kMaxInputBytes.
@@ -290,20 +288,14 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
         std::ostream& err) {
   Result<ParsedArgs> parsed = ParseArgs(args, Specs());
-  if (!parsed) return UsageError(err, parsed.error().detail);
+  if (!parsed) return UsageError(kTool, err, parsed.error().detail);
   const ParsedArgs& a = *parsed;
-  if (a.Has("help")) {
-    out << Help();
-    return kExitOk;
-  }
-  if (a.Has("version")) {
-    out << VersionText("qp-validate");
-    return kExitOk;
-  }
+  if (auto answered = AnswerHelpOrVersion(a, kTool, Help, out)) return *answered;
   const bool json = a.Has("json");
   if (a.Has("list-rules")) {
-    if (!a.positionals.empty()) return UsageError(err, "--list-rules takes no file");
-    if (json && a.Has("markdown")) return UsageError(err, "choose one of --json and --markdown");
+    if (!a.positionals.empty()) return UsageError(kTool, err, "--list-rules takes no file");
+    if (json && a.Has("markdown"))
+      return UsageError(kTool, err, "choose one of --json and --markdown");
     if (a.Has("markdown")) {
       out << RulesMarkdown();
     } else if (json) {
@@ -313,12 +305,13 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     }
     return kExitOk;
   }
-  if (a.Has("markdown")) return UsageError(err, "--markdown goes with --list-rules");
+  if (a.Has("markdown")) return UsageError(kTool, err, "--markdown goes with --list-rules");
 
   std::optional<Transport> transport;
   if (auto t = a.Get("transport")) {
     transport = ParseTransport(*t);
-    if (!transport) return UsageError(err, "--transport must be rc, uc or ud, not '" + *t + "'");
+    if (!transport)
+      return UsageError(kTool, err, "--transport must be rc, uc or ud, not '" + *t + "'");
   }
   // A directory stands for its files (one snapshot per host: qp-inspect --at
   // -o DIR/%h.json on every node), in name order.
@@ -330,7 +323,7 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
       for (const auto& e : std::filesystem::directory_iterator(f, ec)) {
         if (e.is_regular_file(ec)) in_dir.push_back(e.path().string());
       }
-      if (in_dir.empty()) return UsageError(err, "the directory " + f + " holds no file");
+      if (in_dir.empty()) return UsageError(kTool, err, "the directory " + f + " holds no file");
       std::sort(in_dir.begin(), in_dir.end());
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else {
@@ -339,26 +332,27 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
   }
   const std::optional<std::string> svg = a.Get("svg");
   if (WantsSnapshotMode(files)) {
-    if (transport) return UsageError(err, "--transport does not apply to snapshots");
+    if (transport) return UsageError(kTool, err, "--transport does not apply to snapshots");
     SnapshotModeOptions options;
     options.json = json;
     options.svg = svg.value_or("");
     return RunSnapshotMode(
         files, options, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
   }
-  if (svg) return UsageError(err, "--svg applies to snapshots (qp-inspect -o files)");
+  if (svg) return UsageError(kTool, err, "--svg applies to snapshots (qp-inspect -o files)");
   if (WantsTraceMode(files)) {
-    if (transport) return UsageError(err, "--transport does not apply to traces");
+    if (transport) return UsageError(kTool, err, "--transport does not apply to traces");
     return RunTraceMode(
         files, json, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
   }
   if (files.empty() || files.size() > 2) {
-    return UsageError(
-        err, files.empty() ? "missing the endpoint files (A.json B.json)"
-                           : "too many files: give two endpoint descriptions (or qp-trace files)");
+    return UsageError(kTool, err,
+                      files.empty()
+                          ? "missing the endpoint files (A.json B.json)"
+                          : "too many files: give two endpoint descriptions (or qp-trace files)");
   }
   if (files.size() == 2 && files[0] == "-" && files[1] == "-") {
-    return UsageError(err, "'-' (standard input) can be given once");
+    return UsageError(kTool, err, "'-' (standard input) can be given once");
   }
 
   std::vector<Input> inputs;

@@ -26,6 +26,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// How much of a named file decides whether it is a snapshot, and holds the
+// QP count a snapshot declares.
+constexpr size_t kSnapshotHeadBytes = 512;
+
 // One input file and what it held.
 struct Input {
   std::string name;
@@ -303,33 +307,21 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
 }  // namespace
 
 bool WantsSnapshotMode(const std::vector<std::string>& files) {
-  for (const std::string& f : files) {
-    if (f == "-") continue;
-    std::ifstream in(f, std::ios::binary);
-    char head[512] = {};
-    in.read(head, sizeof head);
-    const std::string_view text(head, static_cast<size_t>(in.gcount()));
-    if (LooksLikeSnapshot(text) || LooksLikeJobSnapshots(text)) return true;
-  }
-  return false;
+  const std::vector<std::string> heads = FileHeads(files, kSnapshotHeadBytes);
+  return std::any_of(heads.begin(), heads.end(), [](const std::string& head) {
+    return LooksLikeSnapshot(head) || LooksLikeJobSnapshots(head);
+  });
 }
 
 int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOptions& options,
                     const ReadInputFn& read, std::ostream& out, std::ostream& err) {
-  if (std::count(files.begin(), files.end(), "-") > 1) {
-    err << "qp-validate: '-' (standard input) can be given once\n";
-    return kExitUsage;
-  }
+  if (!StdinAtMostOnce(files, err)) return kExitUsage;
   Observation obs;
   // Size the QP table once from the files' heads (a million QPs moved at
   // each doubling cost more than reading them).
   size_t declared = 0;
-  for (const std::string& f : files) {
-    if (f == "-") continue;
-    std::ifstream in(f, std::ios::binary);
-    char head[512] = {};
-    in.read(head, sizeof head);
-    declared += SnapshotHeadQps(std::string_view(head, static_cast<size_t>(in.gcount())));
+  for (const std::string& head : FileHeads(files, kSnapshotHeadBytes)) {
+    declared += SnapshotHeadQps(head);
   }
   obs.qps.reserve(std::min<size_t>(declared, size_t{1} << 26));
   std::vector<Input> inputs;
@@ -342,12 +334,9 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
   };
   for (const std::string& f : files) {
     Input in;
-    in.name = f == "-" ? "<stdin>" : f;
-    Result<std::string> text = read(f);
-    if (!text) {
-      err << "qp-validate: " << in.name << ": " << text.error().detail << "\n";
-      return kExitUsage;
-    }
+    in.name = InputName(f);
+    std::optional<std::string> text = ReadOrSay(read, f, err);
+    if (!text) return kExitUsage;
     const size_t before = obs.qps.size();
     if (LooksLikeJobSnapshots(*text)) {
       // qp-inspect-mpi's job file: every rank's snapshot, each one input.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.h"
@@ -182,34 +181,21 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
 }  // namespace
 
 bool WantsTraceMode(const std::vector<std::string>& files) {
-  for (const std::string& f : files) {
-    if (f == "-") continue;
-    std::ifstream in(f, std::ios::binary);
-    char head[64] = {};
-    in.read(head, sizeof head);
-    if (trace::LooksLikeTrace(std::string_view(head, static_cast<size_t>(in.gcount())))) {
-      return true;
-    }
-  }
-  return false;
+  const std::vector<std::string> heads = FileHeads(files, 64);
+  return std::any_of(heads.begin(), heads.end(),
+                     [](const std::string& head) { return trace::LooksLikeTrace(head); });
 }
 
 int RunTraceMode(const std::vector<std::string>& files, bool json, const ReadInputFn& read,
                  std::ostream& out, std::ostream& err) {
-  if (std::count(files.begin(), files.end(), "-") > 1) {
-    err << "qp-validate: '-' (standard input) can be given once\n";
-    return kExitUsage;
-  }
+  if (!StdinAtMostOnce(files, err)) return kExitUsage;
   Observation obs;
   std::vector<Input> inputs;
   for (const std::string& f : files) {
     Input in;
-    in.name = f == "-" ? "<stdin>" : f;
-    Result<std::string> text = read(f);
-    if (!text) {
-      err << "qp-validate: " << in.name << ": " << text.error().detail << "\n";
-      return kExitUsage;
-    }
+    in.name = InputName(f);
+    std::optional<std::string> text = ReadOrSay(read, f, err);
+    if (!text) return kExitUsage;
     Result<trace::TraceHeader> header = trace::ReadTrace(*text, in.name, obs);
     if (!header) {
       err << "qp-validate: " << in.name << ": " << header.error().detail << "\n";

@@ -12,17 +12,13 @@
 // Thread-safety: touches no global state besides the streams it is given.
 #pragma once
 
-#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "qpconnect/result.h"
+#include "input_files.h"
 
 namespace qpconnect::tools::qp_validate {
-
-// Reads a whole input ("-" is standard input).
-using ReadInputFn = std::function<Result<std::string>(const std::string& name)>;
 
 // True when `files` are traces: a named file (not "-") starts with a qp-trace
 // start record. The other files must then be traces too.

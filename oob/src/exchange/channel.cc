@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "driver.h"
+#include "qpconnect/oob/protocol_exchanger.h"
+#include "transport.h"
 
 namespace qpconnect::oob {
 namespace {
@@ -11,11 +13,8 @@ namespace {
 using internal::Clock;
 
 internal::DriverOptions DriverOptionsOf(ChannelOptions& o) {
-  internal::DriverOptions d;
-  d.psk = std::move(o.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(o);
   d.role = o.role;
-  d.max_payload_bytes = o.max_payload_bytes;
-  d.max_peer_qps = o.max_peer_qps;
   d.order = o.order;
   return d;
 }
@@ -40,41 +39,20 @@ ByteChannel Sliced(ByteChannel c) {
   return c;
 }
 
-// The protocol driver over a StreamPort of the caller's channel.
-class ChannelExchanger final : public Exchanger {
+// The protocol driver over a StreamPort of the caller's channel, every call
+// the driver's.
+class ChannelTransport final : public internal::StreamPort, public internal::Transport {
  public:
-  ChannelExchanger(ByteChannel channel, ChannelOptions o)
-      : port_(Sliced(std::move(channel)),
-              o.name.empty() ? std::string("channel") : std::move(o.name)),
-        driver_(DriverOptionsOf(o)) {}
+  ChannelTransport(ByteChannel channel, ChannelOptions o)
+      : internal::StreamPort(Sliced(std::move(channel)),
+                             o.name.empty() ? std::string("channel") : std::move(o.name)),
+        Transport(*this, DriverOptionsOf(o)) {}
+};
 
-  Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                std::chrono::milliseconds deadline) override {
-    return driver_.Exchange(port_, local, Clock::now() + deadline);
-  }
-
-  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override {
-    return driver_.Barrier(port_, stage, Clock::now() + deadline);
-  }
-
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override {
-    driver_.Abort(port_, reason, Clock::now() + deadline);
-  }
-
-  Result<void> PollPeer() override { return driver_.PollPeer(port_); }
-  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      std::chrono::milliseconds deadline) override {
-    return driver_.BarrierWithNote(port_, stage, note, Clock::now() + deadline);
-  }
-  std::optional<std::string> PeerStage() override { return driver_.PeerStage(); }
-
-  void Cancel(std::string_view reason) override { driver_.Cancel(reason); }
-
-  ExchangeStats stats() const override { return driver_.stats(); }
-
- private:
-  internal::StreamPort port_;
-  internal::ProtocolDriver driver_;
+class ChannelExchanger final : public ProtocolExchanger {
+ public:
+  explicit ChannelExchanger(std::unique_ptr<ChannelTransport> transport)
+      : ProtocolExchanger(std::move(transport)) {}
 };
 
 }  // namespace
@@ -87,8 +65,8 @@ Result<std::unique_ptr<Exchanger>> CreateChannelExchanger(ByteChannel channel,
         std::string("the ByteChannel has no ") + (channel.send ? "receive" : "send") + " function");
   }
   QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "channel exchanger options"));
-  return std::unique_ptr<Exchanger>(
-      std::make_unique<ChannelExchanger>(std::move(channel), std::move(options)));
+  return std::unique_ptr<Exchanger>(std::make_unique<ChannelExchanger>(
+      std::make_unique<ChannelTransport>(std::move(channel), std::move(options))));
 }
 
 }  // namespace qpconnect::oob

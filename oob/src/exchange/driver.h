@@ -140,6 +140,18 @@ struct DriverOptions {
   bool mailbox = false;
 };
 
+// DriverOptions from what every transport's options hold alike: the key
+// (moved out of `o`), the payload cap and the cap on the peer's QPs; the rest
+// at their defaults, for the transport to set.
+template <typename TransportOptions>
+DriverOptions SharedDriverOptions(TransportOptions& o) {
+  DriverOptions d;
+  d.psk = std::move(o.psk);
+  d.max_payload_bytes = o.max_payload_bytes;
+  d.max_peer_qps = o.max_peer_qps;
+  return d;
+}
+
 class ProtocolDriver {
  public:
   explicit ProtocolDriver(DriverOptions options);

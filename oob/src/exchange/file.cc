@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "driver.h"
+#include "transport.h"
 
 namespace qpconnect::oob {
 
@@ -84,23 +85,19 @@ struct PeerFile {
 // for the timeout) and over one still being written. Each side holds an
 // exclusive flock on S.R.lock while its exchanger lives: the peer's lock,
 // once seen held, going free (or away) means the peer is gone.
-class FileExchanger::Impl final : public internal::FramePort {
+class FileExchanger::Impl final : public internal::FramePort, public internal::Transport {
  public:
-  explicit Impl(FileOptions o) : o_(std::move(o)), driver_(DriverOptionsOf(o_)) {}
-  ~Impl() { RemoveOwnFiles(aborted_); }
+  explicit Impl(FileOptions o) : Transport(*this, DriverOptionsOf(o)), o_(std::move(o)) {}
+  ~Impl() override { RemoveOwnFiles(aborted_); }
 
   Result<void> OpenDirectory();
-  Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
-  Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
-  void Abort(std::string_view reason, Clock::time_point deadline) {
-    driver_.Abort(*this, reason, deadline);
-  }
-  Result<void> PollPeer() { return driver_.PollPeer(*this); }
+
+  // Transport: the driver's calls, and this side's files removed after a
+  // failure this side caused (an abort a Cancel() wrote stays for the peer).
+  Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline) override;
+  Result<void> Barrier(std::string_view stage, Clock::time_point deadline) override;
   Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      Clock::time_point deadline);
-  std::optional<std::string> PeerStage() { return driver_.PeerStage(); }
-  void Cancel(std::string_view reason) { driver_.Cancel(reason); }
-  const ExchangeStats& stats() const { return driver_.stats(); }
+                                      Clock::time_point deadline) override;
   // Removes this side's files; with `keep_abort`, not its abort file; with
   // `keep_lock`, not the lock file this side holds.
   void RemoveOwnFiles(bool keep_abort = false, bool keep_lock = false);
@@ -125,10 +122,7 @@ class FileExchanger::Impl final : public internal::FramePort {
   // Both sides write first (a file write never waits for the peer); the
   // hello may be stale, so the driver runs in mailbox mode.
   static internal::DriverOptions DriverOptionsOf(FileOptions& o) {
-    internal::DriverOptions d;
-    d.psk = std::move(o.psk);
-    d.max_payload_bytes = o.max_payload_bytes;
-    d.max_peer_qps = o.max_peer_qps;
+    internal::DriverOptions d = internal::SharedDriverOptions(o);
     d.order = SendOrder::kBothFirst;
     d.mailbox = true;
     return d;
@@ -136,7 +130,7 @@ class FileExchanger::Impl final : public internal::FramePort {
   // The file kind of a message: "hello", "confirm", "qpc", "barrier-N",
   // "abort".
   static std::string KindOf(const internal::Step& step);
-  const Nonce& my_nonce() const { return driver_.handshake().my_nonce(); }
+  const Nonce& my_nonce() const { return driver().handshake().my_nonce(); }
   // A note on the peer's file of `kind` when it is bound to another run's
   // nonce; empty otherwise.
   std::string StaleNote(std::string_view kind, const internal::Binding& b) const;
@@ -186,7 +180,6 @@ class FileExchanger::Impl final : public internal::FramePort {
   }
 
   FileOptions o_;
-  internal::ProtocolDriver driver_;
   bool aborted_ = false;  // S.R.abort written and left for the peer
   Fd dir_;
   Fd inotify_;
@@ -422,18 +415,18 @@ std::string FileExchanger::Impl::StaleNote(std::string_view kind,
                                            const internal::Binding& b) const {
   return PathOf(o_.peer_role, kind).string() + " is bound to nonce " +
          internal::NonceHex(b.receiver) + ", not this run's " + internal::NonceHex(my_nonce()) +
-         (driver_.handshake().has_psk() ? ": replayed or stale (from another session), refused"
-                                        : ": stale (left by an earlier run), refused");
+         (driver().handshake().has_psk() ? ": replayed or stale (from another session), refused"
+                                         : ": stale (left by an earlier run), refused");
 }
 
 std::string FileExchanger::Impl::StaleDescriptionNote() {
   auto f = ReadPeer(
-      driver_.handshake().has_psk() ? "confirm" : "qpc",
-      driver_.handshake().has_psk() ? internal::kSmallFramePayloadBytes : o_.max_payload_bytes);
+      driver().handshake().has_psk() ? "confirm" : "qpc",
+      driver().handshake().has_psk() ? internal::kSmallFramePayloadBytes : o_.max_payload_bytes);
   if (!f || !*f) return {};
   auto b = internal::PeekBinding(f->value().frame);
   return b && b->receiver != my_nonce()
-             ? StaleNote(driver_.handshake().has_psk() ? "confirm" : "qpc", *b)
+             ? StaleNote(driver().handshake().has_psk() ? "confirm" : "qpc", *b)
              : std::string();
 }
 
@@ -449,7 +442,7 @@ Error FileExchanger::Impl::Timeout(const internal::Step& step, const std::string
   if (!stale.empty()) detail += "; " + stale;
   // With a PSK, a refused message from another session is a replay: kAuth.
   const bool exchange = step.type != FrameType::kBarrier;
-  const bool replay = exchange && !stale.empty() && driver_.handshake().has_psk();
+  const bool replay = exchange && !stale.empty() && driver().handshake().has_psk();
   return MakeError(
       replay ? ErrorCode::kAuth : ErrorCode::kTimeout,
       std::string(exchange ? "file exchange" : "file barrier") + " in " + o_.directory.string(),
@@ -618,7 +611,7 @@ Result<std::optional<Frame>> FileExchanger::Impl::Settle(const internal::Step& s
 
 Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
                                                    Clock::time_point deadline) {
-  auto result = driver_.Exchange(*this, local, deadline);
+  auto result = driver().Exchange(*this, local, deadline);
   if (!result) {
     const ErrorCode code = result.error().code;
     // An abort a Cancel() wrote stays for the peer.
@@ -632,7 +625,7 @@ Result<EndpointInfo> FileExchanger::Impl::Exchange(const EndpointInfo& local,
 
 Result<void> FileExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
   const std::string sent_before = last_sent_;
-  auto result = driver_.Barrier(*this, stage, deadline);
+  auto result = driver().Barrier(*this, stage, deadline);
   if (!result && !PeerCaused(result.error().code) && last_sent_ != sent_before) {
     RemoveOwn(last_sent_);
   }
@@ -643,16 +636,18 @@ Result<std::string> FileExchanger::Impl::BarrierWithNote(std::string_view stage,
                                                          std::string_view note,
                                                          Clock::time_point deadline) {
   const std::string sent_before = last_sent_;
-  auto result = driver_.BarrierWithNote(*this, stage, note, deadline);
+  auto result = driver().BarrierWithNote(*this, stage, note, deadline);
   if (!result && !PeerCaused(result.error().code) && last_sent_ != sent_before) {
     RemoveOwn(last_sent_);
   }
   return result;
 }
 
-FileExchanger::FileExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FileExchanger::FileExchanger(std::unique_ptr<Impl> impl) : ProtocolExchanger(std::move(impl)) {}
 
-FileExchanger::~FileExchanger() = default;  // Impl removes this side's files
+const FileExchanger::Impl& FileExchanger::impl() const {
+  return static_cast<const Impl&>(transport());
+}
 
 Result<std::unique_ptr<FileExchanger>> FileExchanger::Create(FileOptions options) {
   auto bad = [](std::string detail) {
@@ -674,32 +669,8 @@ Result<std::unique_ptr<FileExchanger>> FileExchanger::Create(FileOptions options
   return std::unique_ptr<FileExchanger>(new FileExchanger(std::move(impl)));
 }
 
-Result<EndpointInfo> FileExchanger::Exchange(const EndpointInfo& local,
-                                             std::chrono::milliseconds deadline) {
-  return impl_->Exchange(local, Clock::now() + deadline);
-}
-
-Result<void> FileExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
-  return impl_->Barrier(stage, Clock::now() + deadline);
-}
-
-void FileExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-  impl_->Abort(reason, Clock::now() + deadline);  // one atomic file write; not a wait
-}
-
-Result<void> FileExchanger::PollPeer() { return impl_->PollPeer(); }
-Result<std::string> FileExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
-                                                   std::chrono::milliseconds deadline) {
-  return impl_->BarrierWithNote(stage, note, Clock::now() + deadline);
-}
-std::optional<std::string> FileExchanger::PeerStage() { return impl_->PeerStage(); }
-
-void FileExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
-
-ExchangeStats FileExchanger::stats() const { return impl_->stats(); }
-
 std::filesystem::path FileExchanger::PathOf(std::string_view role, std::string_view kind) const {
-  return impl_->PathOf(role, kind);
+  return impl().PathOf(role, kind);
 }
 
 }  // namespace qpconnect::oob

@@ -15,6 +15,7 @@
 #include "asio_deadline.h"
 #include "codec/base64.h"
 #include "driver.h"
+#include "transport.h"
 
 namespace qpconnect::oob {
 
@@ -142,9 +143,10 @@ Result<std::string> DecodeStdioLine(std::string_view line) {
 // A transport of the protocol driver: each frame is one line, written while
 // input is read ahead, so two sides that both write long lines into pipes do
 // not deadlock whatever order the driver sends in.
-class StdioExchanger::Impl final : public internal::FramePort {
+class StdioExchanger::Impl final : public internal::FramePort, public internal::Transport {
  public:
-  explicit Impl(StdioOptions o) : max_skipped_(o.max_skipped_bytes), driver_(DriverOptionsOf(o)) {}
+  explicit Impl(StdioOptions o)
+      : Transport(*this, DriverOptionsOf(o)), max_skipped_(o.max_skipped_bytes) {}
 
   ~Impl() override;
   Impl(const Impl&) = delete;
@@ -154,9 +156,6 @@ class StdioExchanger::Impl final : public internal::FramePort {
   // them on destruction: the caller's stdin/stdout are never closed. kIo if
   // one cannot be registered.
   Result<void> Attach(int in_fd, int out_fd);
-
-  internal::ProtocolDriver& driver() { return driver_; }
-  const internal::ProtocolDriver& driver() const { return driver_; }
 
   // FramePort.
   std::string Name() const override { return "stdio"; }
@@ -168,11 +167,8 @@ class StdioExchanger::Impl final : public internal::FramePort {
   // Without a PSK: no hellos, one unbound line each way. Both sides write
   // first: a write never waits for the peer, since input is read meanwhile.
   static internal::DriverOptions DriverOptionsOf(StdioOptions& o) {
-    internal::DriverOptions d;
-    d.psk = std::move(o.psk);
+    internal::DriverOptions d = internal::SharedDriverOptions(o);
     d.role = o.role;
-    d.max_payload_bytes = o.max_payload_bytes;
-    d.max_peer_qps = o.max_peer_qps;
     d.order = SendOrder::kBothFirst;
     d.hello_without_psk = false;
     return d;
@@ -219,7 +215,6 @@ class StdioExchanger::Impl final : public internal::FramePort {
   size_t skipped_bytes_ = 0;
   size_t skipped_lines_ = 0;
   std::string first_skipped_;
-  internal::ProtocolDriver driver_;
 };
 
 Result<std::string> StdioExchanger::Impl::TakeLine(bool* found, const char* what,
@@ -480,8 +475,7 @@ Result<std::optional<Frame>> StdioExchanger::Impl::Poll(const internal::Step& st
   return std::optional<Frame>();
 }
 
-StdioExchanger::StdioExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-StdioExchanger::~StdioExchanger() = default;
+StdioExchanger::StdioExchanger(std::unique_ptr<Impl> impl) : ProtocolExchanger(std::move(impl)) {}
 
 Result<std::unique_ptr<StdioExchanger>> StdioExchanger::Create(int in_fd, int out_fd,
                                                                StdioOptions options) {
@@ -493,31 +487,5 @@ Result<std::unique_ptr<StdioExchanger>> StdioExchanger::Create(int in_fd, int ou
   QPC_TRY(impl->Attach(in_fd, out_fd));
   return std::unique_ptr<StdioExchanger>(new StdioExchanger(std::move(impl)));
 }
-
-Result<EndpointInfo> StdioExchanger::Exchange(const EndpointInfo& local,
-                                              std::chrono::milliseconds deadline) {
-  return impl_->driver().Exchange(*impl_, local, Clock::now() + deadline);
-}
-
-Result<void> StdioExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
-  return impl_->driver().Barrier(*impl_, stage, Clock::now() + deadline);
-}
-
-void StdioExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-  impl_->driver().Abort(*impl_, reason, Clock::now() + deadline);
-}
-
-Result<void> StdioExchanger::PollPeer() { return impl_->driver().PollPeer(*impl_); }
-
-Result<std::string> StdioExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
-                                                    std::chrono::milliseconds deadline) {
-  return impl_->driver().BarrierWithNote(*impl_, stage, note, Clock::now() + deadline);
-}
-
-std::optional<std::string> StdioExchanger::PeerStage() { return impl_->driver().PeerStage(); }
-
-void StdioExchanger::Cancel(std::string_view reason) { impl_->driver().Cancel(reason); }
-
-ExchangeStats StdioExchanger::stats() const { return impl_->driver().stats(); }
 
 }  // namespace qpconnect::oob

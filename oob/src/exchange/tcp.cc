@@ -8,6 +8,7 @@
 
 #include "asio_deadline.h"
 #include "driver.h"
+#include "transport.h"
 
 namespace qpconnect::oob {
 
@@ -23,26 +24,26 @@ using internal::MsText;
 // A transport of the protocol driver: connection setup (listen, accept,
 // resolve, connect with retries) and a ByteChannel over the socket; the
 // driver does the rest, exactly as for a caller's own channel (channel.h).
-class TcpExchanger::Impl final : public internal::StreamPort {
+class TcpExchanger::Impl final : public internal::StreamPort, public internal::Transport {
  public:
   Impl(bool server, internal::DriverOptions options)
       : internal::StreamPort(SocketChannel(this), "tcp"),
-        server_(server),
-        driver_(std::move(options)) {}
+        Transport(*this, std::move(options)),
+        server_(server) {}
+  ~Impl() override { Close(); }
 
   Result<void> Listen(const TcpServerOptions& o);
-  Result<void> Prepare(Clock::time_point deadline);
-  Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline);
-  Result<void> Barrier(std::string_view stage, Clock::time_point deadline);
-  void Abort(std::string_view reason, Clock::time_point deadline);
-  Result<void> PollPeer() { return driver_.PollPeer(*this); }
-  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      Clock::time_point deadline);
-  std::optional<std::string> PeerStage() { return driver_.PeerStage(); }
-  void Cancel(std::string_view reason) { driver_.Cancel(reason); }
-  const ExchangeStats& stats() const { return driver_.stats(); }
-  const std::vector<Gid>& ends() const { return ends_; }
   void Close();
+
+  // Transport: the driver's calls; the connection closed after a failure
+  // (not after a stop: it stays for the abort) and after Abort().
+  Result<void> Prepare(Clock::time_point deadline) override;
+  Result<EndpointInfo> Exchange(const EndpointInfo& local, Clock::time_point deadline) override;
+  Result<void> Barrier(std::string_view stage, Clock::time_point deadline) override;
+  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
+                                      Clock::time_point deadline) override;
+  void Abort(std::string_view reason, Clock::time_point deadline) override;
+  std::vector<Gid> Addresses() const override { return ends_; }
 
   // FramePort: each Exchange() starts on a new connection; a server drops a
   // client that fails before it proved itself and accepts the next.
@@ -109,7 +110,6 @@ class TcpExchanger::Impl final : public internal::StreamPort {
   std::optional<tcp::acceptor> acceptor_;
   tcp::socket socket_{io_};
   asio::steady_timer timer_{io_};
-  internal::ProtocolDriver driver_;
 };
 
 template <typename Done>
@@ -134,7 +134,7 @@ void TcpExchanger::Impl::CancelOperations() {
 void TcpExchanger::Impl::CloseSocket() {
   error_code ignored;
   if (socket_.is_open()) socket_.close(ignored);
-  driver_.Forget();
+  driver().Forget();
 }
 
 void TcpExchanger::Impl::Close() {
@@ -311,7 +311,7 @@ Result<void> TcpExchanger::Impl::Open(const internal::Step& step) {
 }
 
 Result<void> TcpExchanger::Impl::Prepare(Clock::time_point deadline) {
-  auto result = driver_.Prepare(*this, deadline);
+  auto result = driver().Prepare(*this, deadline);
   // As Exchange(): a stopped greeting keeps the connection for Abort().
   if (!result && !IsCancelled(result.error())) CloseSocket();
   return result;
@@ -319,7 +319,7 @@ Result<void> TcpExchanger::Impl::Prepare(Clock::time_point deadline) {
 
 Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
                                                   Clock::time_point deadline) {
-  auto result = driver_.Exchange(*this, local, deadline);
+  auto result = driver().Exchange(*this, local, deadline);
   if (!result) {
     // Stopped: the connection stays for the caller's Abort() (a Cancel()
     // has sent its own); the next Exchange() or Close() closes it.
@@ -334,7 +334,7 @@ Result<EndpointInfo> TcpExchanger::Impl::Exchange(const EndpointInfo& local,
 }
 
 Result<void> TcpExchanger::Impl::Barrier(std::string_view stage, Clock::time_point deadline) {
-  auto result = driver_.Barrier(*this, stage, deadline);
+  auto result = driver().Barrier(*this, stage, deadline);
   if (!result && result.error().code != ErrorCode::kInvalidArgument &&
       !IsCancelled(result.error())) {
     CloseSocket();
@@ -345,7 +345,7 @@ Result<void> TcpExchanger::Impl::Barrier(std::string_view stage, Clock::time_poi
 Result<std::string> TcpExchanger::Impl::BarrierWithNote(std::string_view stage,
                                                         std::string_view note,
                                                         Clock::time_point deadline) {
-  auto result = driver_.BarrierWithNote(*this, stage, note, deadline);
+  auto result = driver().BarrierWithNote(*this, stage, note, deadline);
   if (!result && result.error().code != ErrorCode::kInvalidArgument &&
       !IsCancelled(result.error())) {
     CloseSocket();
@@ -354,14 +354,13 @@ Result<std::string> TcpExchanger::Impl::BarrierWithNote(std::string_view stage,
 }
 
 void TcpExchanger::Impl::Abort(std::string_view reason, Clock::time_point deadline) {
-  driver_.Abort(*this, reason, deadline);
+  driver().Abort(*this, reason, deadline);
   Close();
 }
 
-TcpExchanger::TcpExchanger(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-TcpExchanger::~TcpExchanger() {
-  if (impl_) impl_->Close();
-}
+TcpExchanger::TcpExchanger(std::unique_ptr<Impl> impl) : ProtocolExchanger(std::move(impl)) {}
+
+TcpExchanger::Impl& TcpExchanger::impl() const { return static_cast<Impl&>(transport()); }
 
 Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateServer(TcpServerOptions options) {
   QPC_TRY(internal::CheckPayloadCap(options.max_payload_bytes, "tcp exchanger options"));
@@ -369,11 +368,8 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateServer(TcpServerOption
     return MakeError(ErrorCode::kInvalidArgument, "tcp exchanger options",
                      "handshake_timeout and max_rejected_clients must be positive");
   }
-  internal::DriverOptions d;
-  d.psk = std::move(options.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(options);
   d.role = OobRole::kServer;
-  d.max_payload_bytes = options.max_payload_bytes;
-  d.max_peer_qps = options.max_peer_qps;
   d.peer_handshake_timeout = options.handshake_timeout;
   d.max_rejected_peers = options.max_rejected_clients;
   auto impl = std::make_unique<Impl>(true, std::move(d));
@@ -392,11 +388,8 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOption
   if (options.retry_interval.count() < 0) {
     return MakeError(ErrorCode::kInvalidArgument, "tcp client", "negative retry_interval");
   }
-  internal::DriverOptions d;
-  d.psk = std::move(options.psk);
+  internal::DriverOptions d = internal::SharedDriverOptions(options);
   d.role = OobRole::kClient;
-  d.max_payload_bytes = options.max_payload_bytes;
-  d.max_peer_qps = options.max_peer_qps;
   auto impl = std::make_unique<Impl>(false, std::move(d));
   impl->host_ = options.host;
   impl->port_ = options.port;
@@ -404,40 +397,10 @@ Result<std::unique_ptr<TcpExchanger>> TcpExchanger::CreateClient(TcpClientOption
   return std::unique_ptr<TcpExchanger>(new TcpExchanger(std::move(impl)));
 }
 
-Result<void> TcpExchanger::Prepare(std::chrono::milliseconds deadline) {
-  return impl_->Prepare(Clock::now() + deadline);
-}
+void TcpExchanger::Close() { impl().Close(); }
 
-Result<EndpointInfo> TcpExchanger::Exchange(const EndpointInfo& local,
-                                            std::chrono::milliseconds deadline) {
-  return impl_->Exchange(local, Clock::now() + deadline);
-}
+uint16_t TcpExchanger::port() const { return impl().port_; }
 
-Result<void> TcpExchanger::Barrier(std::string_view stage, std::chrono::milliseconds deadline) {
-  return impl_->Barrier(stage, Clock::now() + deadline);
-}
-
-void TcpExchanger::Abort(std::string_view reason, std::chrono::milliseconds deadline) {
-  impl_->Abort(reason, Clock::now() + deadline);
-}
-
-Result<void> TcpExchanger::PollPeer() { return impl_->PollPeer(); }
-Result<std::string> TcpExchanger::BarrierWithNote(std::string_view stage, std::string_view note,
-                                                  std::chrono::milliseconds deadline) {
-  return impl_->BarrierWithNote(stage, note, Clock::now() + deadline);
-}
-std::optional<std::string> TcpExchanger::PeerStage() { return impl_->PeerStage(); }
-
-void TcpExchanger::Cancel(std::string_view reason) { impl_->Cancel(reason); }
-
-ExchangeStats TcpExchanger::stats() const { return impl_->stats(); }
-
-void TcpExchanger::Close() { impl_->Close(); }
-
-uint16_t TcpExchanger::port() const { return impl_->port_; }
-
-std::string TcpExchanger::peer_address() const { return impl_->peer_; }
-
-std::vector<Gid> TcpExchanger::Addresses() const { return impl_->ends(); }
+std::string TcpExchanger::peer_address() const { return impl().peer_; }
 
 }  // namespace qpconnect::oob

@@ -62,8 +62,8 @@
 #include <string_view>
 
 #include "qpconnect/endpoint.h"
-#include "qpconnect/oob/exchanger.h"
 #include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/protocol_exchanger.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
 
@@ -84,48 +84,31 @@ struct FileOptions {
   bool use_inotify = true;  // false: poll only
 };
 
-class FileExchanger : public Exchanger {
+// The calls of the Exchanger interface (protocol_exchanger.h), as files:
+//   Exchange()  kTimeout's detail says what was missing (the peer's hello,
+//               its description, a stale file seen, or the peer not picking
+//               up ours); kIo also for write/rename/fsync failures; kAuth
+//               also for a peer file owned by another user.
+//   Barrier()   writes S.R.barrier-N and waits for the peer's, bound to this
+//               session (BarrierWithNote(): the note in the same files).
+//   Abort()     writes S.R.abort, bound to this session, which the peer's
+//               Exchange() and Barrier() watch for. The file outlives this
+//               exchanger (a program aborts, then exits): the peer removes
+//               it when it reads it, or this role's next Exchange() does.
+//               Does nothing before the peer's nonce is known.
+//   PollPeer()  kProtocol once the peer's abort file is there, kIo once the
+//               peer's lock is no longer held (its process exited or was
+//               killed).
+//   Cancel()    ends a pending wait for the peer's file within poll_interval
+//               (default 100 ms) and writes the abort file with the reason
+//               once the peer's hello is known.
+// Destroying the exchanger removes this side's remaining files.
+class FileExchanger : public ProtocolExchanger {
  public:
   // Checks the options and that `directory` is a directory. Errors:
   // kInvalidArgument (bad session or role names, equal roles, bad interval or
   // cap), kNotFound (no such directory), kIo (not accessible).
   static Result<std::unique_ptr<FileExchanger>> Create(FileOptions options);
-
-  // Removes this side's remaining files.
-  ~FileExchanger() override;
-  FileExchanger(const FileExchanger&) = delete;
-  FileExchanger& operator=(const FileExchanger&) = delete;
-
-  // Errors as Exchanger::Exchange(). kTimeout's detail says what was missing
-  // (the peer's hello, its description, a stale file seen, or the peer not
-  // picking up ours). kIo for write/rename/fsync failures; kAuth also for a
-  // peer file owned by another user.
-  Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                std::chrono::milliseconds deadline) override;
-
-  // Writes S.R.barrier-N and waits for the peer's, bound to this session.
-  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
-
-  // Writes S.R.abort, bound to this session, which the peer's Exchange() and
-  // Barrier() watch for. The file outlives this exchanger (a program aborts,
-  // then exits): the peer removes it when it reads it, or this role's next
-  // Exchange() does. Does nothing before the peer's nonce is known.
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
-
-  // Without waiting (during traffic): kProtocol once the peer's abort file
-  // is there, kIo once the peer's lock is no longer held (its process exited
-  // or was killed); Ok otherwise.
-  // Thread-safe (Exchanger::Cancel()): ends a pending wait for the peer's
-  // file within poll_interval (default 100 ms) and writes the abort
-  // file with `reason` once the peer's hello is known.
-  void Cancel(std::string_view reason) override;
-
-  Result<void> PollPeer() override;
-  // Exchanger's, with barrier files.
-  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      std::chrono::milliseconds deadline) override;
-  std::optional<std::string> PeerStage() override;
-  ExchangeStats stats() const override;
 
   // Path of the file of `role` and `kind` ("hello", "qpc", "barrier-1").
   std::filesystem::path PathOf(std::string_view role, std::string_view kind) const;
@@ -133,7 +116,7 @@ class FileExchanger : public Exchanger {
  private:
   class Impl;
   explicit FileExchanger(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  const Impl& impl() const;
 };
 
 }  // namespace qpconnect::oob

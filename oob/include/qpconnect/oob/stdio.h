@@ -41,8 +41,8 @@
 #include <string_view>
 
 #include "qpconnect/endpoint.h"
-#include "qpconnect/oob/exchanger.h"
 #include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/protocol_exchanger.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
 
@@ -69,7 +69,15 @@ std::string EncodeStdioLine(std::string_view frame_bytes);
 // for "qpcN:" with N != 1.
 Result<std::string> DecodeStdioLine(std::string_view line);
 
-class StdioExchanger : public Exchanger {
+// The calls of the Exchanger interface (protocol_exchanger.h), as lines:
+//   Abort()     writes an abort line (bound and authenticated as the session
+//               allows).
+//   PollPeer()  kIo once the input ended (the peer exited or was killed),
+//               kProtocol once the peer's abort line arrived.
+//   Cancel()    ends a pending read or write; the abort line goes out when a
+//               session is under way (with a PSK: once the hellos are known,
+//               or an early abort).
+class StdioExchanger : public ProtocolExchanger {
  public:
   // Reads lines from `in_fd` and writes to `out_fd` (may be equal, e.g. a
   // socket). Does not take ownership. kInvalidArgument for a negative fd or a
@@ -77,33 +85,9 @@ class StdioExchanger : public Exchanger {
   static Result<std::unique_ptr<StdioExchanger>> Create(int in_fd, int out_fd,
                                                         StdioOptions options = {});
 
-  ~StdioExchanger() override;
-  StdioExchanger(const StdioExchanger&) = delete;
-  StdioExchanger& operator=(const StdioExchanger&) = delete;
-
-  Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                std::chrono::milliseconds deadline) override;
-  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
-  // Writes an abort line (bound and authenticated as the session allows).
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
-  // Without waiting: kIo once the input ended (the peer exited or was
-  // killed), kProtocol once the peer's abort line arrived; Ok otherwise.
-  // Thread-safe (Exchanger::Cancel()): ends a pending read or write within
-  // about 100 ms and writes an abort line with `reason` when a session is
-  // under way (with a PSK: once the hellos are known, or an early abort).
-  void Cancel(std::string_view reason) override;
-
-  Result<void> PollPeer() override;
-  // Exchanger's, over the same lines.
-  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      std::chrono::milliseconds deadline) override;
-  std::optional<std::string> PeerStage() override;
-  ExchangeStats stats() const override;
-
  private:
   class Impl;
   explicit StdioExchanger(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace qpconnect::oob

@@ -45,8 +45,8 @@
 #include <string_view>
 
 #include "qpconnect/endpoint.h"
-#include "qpconnect/oob/exchanger.h"
 #include "qpconnect/oob/frame.h"
+#include "qpconnect/oob/protocol_exchanger.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
 
@@ -83,7 +83,28 @@ struct TcpClientOptions {
   std::chrono::milliseconds retry_interval{100};
 };
 
-class TcpExchanger : public Exchanger {
+// The calls of the Exchanger interface (protocol_exchanger.h), over the
+// connection:
+//   Prepare()   connects (client, retrying until the server listens) or
+//               accepts (server), then greets the peer, so that this can run
+//               while the caller opens its device; the next Exchange() then
+//               only swaps descriptions. Errors as Exchange()'s first steps.
+//   Exchange()  server: accepts a client; client: resolves and connects (a
+//               client that has a connection from an earlier Exchange()
+//               reconnects). Then swaps descriptions. The detail of an error
+//               says which step failed; after an error the connection is
+//               closed.
+//   Barrier()   over the connection of the last successful Exchange() (as
+//               BarrierWithNote()); kInvalidArgument without one.
+//   Abort()     sends the abort, then closes the connection.
+//   Cancel()    ends a pending accept, connect, read, write or barrier; the
+//               connection stays open for the abort until Close(), the next
+//               Exchange() or the destructor.
+//   PollPeer()  an error once the peer closed or reset the connection or sent
+//               an abort.
+//   Addresses() this side's address and the peer's, of the current or last
+//               connection.
+class TcpExchanger : public ProtocolExchanger {
  public:
   // Binds and listens at once, so port() is known before Exchange(). Errors:
   // kInvalidArgument (bad options), kNotFound (bind address does not resolve),
@@ -93,49 +114,6 @@ class TcpExchanger : public Exchanger {
   // Does not connect yet: Exchange() does. kInvalidArgument for an empty host
   // or a bad option.
   static Result<std::unique_ptr<TcpExchanger>> CreateClient(TcpClientOptions options);
-
-  ~TcpExchanger() override;
-  TcpExchanger(const TcpExchanger&) = delete;
-  TcpExchanger& operator=(const TcpExchanger&) = delete;
-
-  // Connects (client, retrying until the server listens) or accepts
-  // (server), then greets the peer, so that this can run while the caller
-  // opens its device; the next Exchange() then only swaps descriptions.
-  // Errors as Exchange()'s first steps.
-  Result<void> Prepare(std::chrono::milliseconds deadline) override;
-
-  // Server: accepts a client; client: resolves and connects (a client that has
-  // a connection from an earlier Exchange() reconnects). Then swaps
-  // descriptions. Errors as Exchanger::Exchange(); the detail says which step
-  // failed. After an error the connection is closed.
-  Result<EndpointInfo> Exchange(const EndpointInfo& local,
-                                std::chrono::milliseconds deadline) override;
-
-  // Over the connection of the last successful Exchange(). kInvalidArgument
-  // without one; kProtocol if the peer names another stage or aborted.
-  Result<void> Barrier(std::string_view stage, std::chrono::milliseconds deadline) override;
-
-  // Sends an abort message with `reason` (best effort, bounded by `deadline`)
-  // and closes the connection; the peer's pending Exchange() or Barrier()
-  // fails with kProtocol "the peer aborted: <reason>".
-  void Abort(std::string_view reason, std::chrono::milliseconds deadline) override;
-
-  // Thread-safe (Exchanger::Cancel()): ends a pending accept, connect,
-  // read, write or barrier within about 100 ms (kIo, ECANCELED) and sends
-  // the peer an abort with `reason` over the connection, which stays open
-  // until Close(), the next Exchange() or the destructor.
-  void Cancel(std::string_view reason) override;
-
-  // Without waiting (during traffic): an error once the peer closed or reset
-  // the connection or sent an abort; Ok otherwise.
-  Result<void> PollPeer() override;
-  // Exchanger's: over the connection of the last successful Exchange().
-  Result<std::string> BarrierWithNote(std::string_view stage, std::string_view note,
-                                      std::chrono::milliseconds deadline) override;
-  std::optional<std::string> PeerStage() override;
-  ExchangeStats stats() const override;
-  // This side's address and the peer's of the current or last connection.
-  std::vector<Gid> Addresses() const override;
 
   // Closes the connection (not a persistent server's listener). Idempotent.
   void Close();
@@ -148,7 +126,7 @@ class TcpExchanger : public Exchanger {
  private:
   class Impl;
   explicit TcpExchanger(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  Impl& impl() const;
 };
 
 }  // namespace qpconnect::oob
