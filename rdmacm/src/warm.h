@@ -12,6 +12,9 @@
 // of a first connection's time; on hardware it saves page faults and cold
 // caches.
 //
+// The first call also starts the engine thread (link.h), so that the first
+// dial finds it running.
+//
 // Thread-safety: any thread; the work runs once per process.
 #pragma once
 
