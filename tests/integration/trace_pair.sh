@@ -116,15 +116,15 @@ run() {
 }
 
 # run_measured plain|traced: run, again (at most twice more) where perftest
-# could not sample its own CPU clock ("Correlation coefficient r^2: ... <
-# 0.9 / Can't produce a report": a starved guest, not the tracer); said.
+# could not sample its own CPU clock (perftest_clock.sh); said.
+source "$(dirname "${BASH_SOURCE[0]}")/perftest_clock.sh"
 run_measured() {
-  local try
+  local try why
   for try in 1 2 3; do
     rm -f "$w"/server.*.json "$w"/client.*.json
     run "$1"
-    grep -qs "Can't produce a report" "$w/$1-server.out" "$w/$1-client.out" || return 0
-    echo "trace_pair: perftest could not measure its CPU clock in the $1 run ($(grep -hs 'Correlation coefficient' "$w/$1-server.out" "$w/$1-client.out" | head -n 1)): run $try of 3"
+    why=$(perftest_unmeasured "$w/$1-server.out" "$w/$1-client.out") || return 0
+    echo "trace_pair: perftest could not measure its CPU clock in the $1 run ($why): run $try of 3"
   done
 }
 

@@ -48,6 +48,7 @@
 RDMACM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$RDMACM_DIR/mgmt_net.sh"
 . "$RDMACM_DIR/../integration/lab_qps.sh" # qps_left, check_no_qps
+. "$RDMACM_DIR/../integration/perftest_clock.sh" # perftest_unmeasured
 
 MODE=
 CM_EVENTS=
@@ -187,15 +188,15 @@ wait_listen() {
 # alone (no listener). --kill-server: the server does not exit by itself
 # (cmtime); it is stopped once the client is done, SERVER_ALIVE=1 if it was
 # still running then.
-# A perftest pair whose own CPU-clock sampling failed ("Correlation
-# coefficient r^2: ... < 0.9 / Can't produce a report": a guest starved by
-# host load, not the library) runs again, at most twice, and says so.
+# A perftest pair whose own CPU-clock sampling failed (perftest_clock.sh: a
+# guest starved by host load, not the library) runs again, at most twice,
+# and says so.
 run_pair() {
-  local try
+  local try why
   for try in 1 2 3; do
     run_pair_once "$@"
-    grep -qs "Can't produce a report" "$WORK/$1.server" "$WORK/$1.client" || return 0
-    echo "   perftest could not measure its CPU clock ($(grep -hs 'Correlation coefficient' "$WORK/$1.server" "$WORK/$1.client" | head -n 1)): run $try of 3"
+    why=$(perftest_unmeasured "$WORK/$1.server" "$WORK/$1.client") || return 0
+    echo "   perftest could not measure its CPU clock ($why): run $try of 3"
     rm -f "$WORK/$1.server.qpcm.log" "$WORK/$1.client.qpcm.log"
   done
 }
