@@ -193,7 +193,6 @@ void Link::Start() {
     plain_ = plain;
     outbox_.push_front(EncodeBody(hello));
     connected_ = true;
-    fd_ = socket_.native_handle();
   }
   timer_.expires_after(kHelloTimeout);
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& e) {
@@ -244,33 +243,13 @@ bool Link::OnHello(const Message& hello) {
 
 void Link::Send(const Message& msg) {
   std::string body = EncodeBody(msg);
-  std::unique_lock<std::mutex> out(out_mu_);
+  std::lock_guard<std::mutex> out(out_mu_);
   if (failed_) return;
   outbox_.push_back(std::move(body));
   // Not yet connected (Start writes it), or the engine is writing (it takes
-  // the outbox when done).
-  if (!connected_ || writing_ || fd_ < 0) return;
-  if (!FillWireLocked()) {
-    // A sealing failure: the engine thread fails the link.
-    writing_ = true;
-    out.unlock();
-    asio::post(EngineIo(), [self = shared_from_this()] {
-      self->Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
-    });
-    return;
-  }
-  if (wire_.empty()) return;  // a keyed link before the peer's HELLO: OnHello writes it
-  ssize_t n = ::send(fd_, wire_.data(), wire_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n == static_cast<ssize_t>(wire_.size())) {
-    wire_.clear();
-    QPCM_DEBUG_LINE("link: sent " + std::to_string(n) + " bytes id 0");
-    return;
-  }
-  // The socket took part of it, or nothing, or failed: the engine thread
-  // writes the rest (and meets the error, if any, and fails the link).
-  if (n > 0) wire_.erase(0, static_cast<size_t>(n));
+  // the outbox when done): nothing more to do.
+  if (!connected_ || writing_) return;
   writing_ = true;
-  out.unlock();
   asio::post(EngineIo(), [self = shared_from_this()] { self->WriteNext(); });
 }
 
@@ -344,22 +323,23 @@ void Link::WriteNext() {
 
 size_t Link::Unread() {
   // Only the socket's: whole frames in inbox_ are taken as soon as they are
-  // read (and inbox_ holds the read buffer while a read is pending).
+  // read.
   int pending = 0;
   if (failed_ || ::ioctl(socket_.native_handle(), FIONREAD, &pending) != 0) pending = 0;
   return static_cast<size_t>(std::max(pending, 0));
 }
 
 void Link::ReadMore() {
-  constexpr size_t kChunk = 64 * 1024;
-  size_t have = inbox_.size();
-  inbox_.resize(have + kChunk);
+  // Into a buffer of its own, made once: growing inbox_ by a chunk for each
+  // read zero-filled 64 KB per read, a cost per message when messages come
+  // one per segment.
+  if (!chunk_) chunk_ = std::make_unique<char[]>(kReadChunk);
   socket_.async_read_some(
-      asio::buffer(inbox_.data() + have, kChunk),
-      [self = shared_from_this(), have](const boost::system::error_code& ec, size_t n) {
+      asio::buffer(chunk_.get(), kReadChunk),
+      [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
         if (self->failed_) return;
         QPCM_DEBUG_LINE("link: read " + std::to_string(n) + " bytes id 0");
-        self->inbox_.resize(have + n);
+        self->inbox_.append(self->chunk_.get(), n);
         if (ec) {
           self->Fail({LinkFailure::kClosed, ec.value(),
                       self->peer_text_ + " closed the connection" +
@@ -427,10 +407,8 @@ void Link::Fail(const LinkFailure& failure) {
   boost::system::error_code ec;
   timer_.cancel();
   {
-    // Not while another thread's Send writes to the descriptor.
     std::lock_guard<std::mutex> out(out_mu_);
     socket_.close(ec);
-    fd_ = -1;
     outbox_.clear();
     wire_.clear();
   }

@@ -100,13 +100,16 @@ while [[ $# -gt 0 ]]; do
     --mem) mem=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --rounds)
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cmtime.sh: --rounds needs a positive count" >&2; exit 2; }
       rounds=$2; shift 2 ;;
+    -*) echo "cmtime.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-build=$(cd "${1:?usage: cmtime.sh [--rounds R] [--mem MiB] [--out DIR] [--from RAW] BUILD_DIR [N...]}" && pwd)
+[[ -d ${1:-} ]] || { echo "usage: cmtime.sh [--rounds R] [--mem MiB] [--out DIR] [--from RAW] BUILD_DIR [N...] (see --help)" >&2; exit 2; }
+build=$(cd "$1" && pwd)
 shift
 ns=("$@")
 [[ ${#ns[@]} -eq 0 ]] && ns=(1 10 100 1000 10000)
@@ -114,6 +117,7 @@ out=${out:-$build/bench-cmtime}
 mkdir -p "$out"
 raw=$out/cmtime.raw
 if [[ -n $from ]]; then
+  [[ -r $from ]] || { echo "cmtime.sh: --from $from: no such readable file" >&2; exit 2; }
   [[ $from -ef $raw ]] || cp "$from" "$raw"
 else
   [[ -x $build/tools/qp-cm/qp-cm ]] || { echo "cmtime.sh: $build/tools/qp-cm/qp-cm is not built" >&2; exit 2; }
