@@ -89,9 +89,9 @@ class Link : public std::enable_shared_from_this<Link> {
   // runs there too). A peer still sending is alive, whatever it has not
   // answered yet: its answer may be queued behind its other frames.
   std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
-  // Bytes that came from the peer and wait unread in the socket (engine
-  // thread only). A peer whose bytes wait here is alive; its answer may be
-  // among them.
+  // Bytes that came from the peer and wait, unread in the socket or read
+  // and not yet taken (engine thread only). A peer whose bytes wait here is
+  // alive; its answer may be among them.
   size_t Unread();
   // The local end's address (server side: where the client reached us).
   const sockaddr_storage& local() const { return local_; }
@@ -121,7 +121,13 @@ class Link : public std::enable_shared_from_this<Link> {
  private:
   void Start();  // sends HELLO and starts reading (once connected)
   void ReadMore();
-  bool TakeFrames();
+  // Takes up to kFramesPerTurn frames, then lets the engine's other work
+  // (this link's writes among it) run before the rest; reads more once
+  // none is left.
+  void Drain();
+  enum class Taken { kAll, kMore, kFailed };
+  static constexpr size_t kFramesPerTurn = 16;
+  Taken TakeFrames();
   bool OnFrame(std::string body);
   void WriteNext();
   // Moves the bodies that may go now from outbox_ into wire_ (the HELLO
@@ -163,7 +169,8 @@ class Link : public std::enable_shared_from_this<Link> {
   oob::SecretKey recv_key_{};
   uint64_t recv_seq_ = 0;
   std::atomic<bool> failed_{false};
-  std::string inbox_;  // bytes read, not yet a whole frame
+  std::string inbox_;    // bytes read and not yet taken, from inbox_at_ on
+  size_t inbox_at_ = 0;  // where the next frame starts
   static constexpr size_t kReadChunk = 64 * 1024;
   std::unique_ptr<char[]> chunk_;  // what one read fills (engine thread only)
 };
