@@ -5,6 +5,7 @@
 
 #include "qpconnect/gid_pair.h"
 #include "qpconnect/verbs/verbs_error.h"
+#include "warm.h"
 
 namespace qpconnect::rdmacm {
 
@@ -68,6 +69,7 @@ Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
   // with the peer's (gid_pair.h), as qp-connect's does.
   if (!gid_index) JoinGidChoice(described->endpoint);
   auto [pos, inserted] = device.described.emplace(key, std::move(*described));
+  WarmUpWith(pos->second.endpoint);
   return &pos->second;
 }
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "id_part.h"
 #include "link.h"
 #include "log.h"
+#include "qpconnect/gid_pair.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/qp_attrs.h"
@@ -18,6 +21,8 @@
 
 namespace qpconnect::rdmacm {
 namespace {
+
+constexpr std::chrono::seconds kRealWait{30};
 
 EndpointInfo MadeUp(uint8_t last) {
   EndpointInfo e;
@@ -88,15 +93,50 @@ bool Step(Warm* w, int step) {
   return true;
 }
 
+// The same code over this process's own description (RealPass): the port's
+// GID table, the joint GID choice and the RoCE rules take paths the made-up
+// pair does not. The port seen as its own peer, with two made-up QPs.
+void RealPass(const EndpointInfo& port) {
+  EndpointInfo local = port, remote = port;
+  IdPart part;
+  part.qpn = 0x101;
+  part.psn = 0x1001;
+  ApplyIdPart(local, part);
+  part.qpn = 0x102;
+  ApplyIdPart(remote, part);
+  auto decoded = oob::DecodeBinary(oob::EncodeBinary(remote));
+  if (!decoded) return;
+  (void)ApplyGidPair(local, *decoded, {});
+  ConnectionPlan plan = PlanConnection(local, *decoded, PlanOptions{});
+  ValidationInput input;
+  input.local = &local;
+  input.remote = &*decoded;
+  input.local_plan = plan;
+  (void)Validate(input);
+  if (!plan.qps.empty()) {
+    (void)verbs::BuildRtr(Transport::kRc, plan.qps[0]);
+    (void)verbs::BuildRts(Transport::kRc, plan.qps[0]);
+  }
+  QPCM_DEBUG_LINE("warm-up on this port's description done id 0");
+}
+
 std::atomic<bool> stop{false};
-std::thread* worker = nullptr;  // never freed: joined at exit
+std::mutex real_mu;
+std::condition_variable real_cv;
+std::optional<EndpointInfo> real;  // the first port described, for RealPass
+bool real_offered = false;         // once per process
+std::thread* worker = nullptr;     // never freed: joined at exit
 pid_t worker_pid = 0;
 
 // At exit, before the static objects the warm-up uses are destroyed (this
 // handler was registered after they were made): stop after the current
 // step and wait for it. A forked child has no such thread to wait for.
 void JoinAtExit() {
-  stop = true;
+  {
+    std::lock_guard<std::mutex> guard(real_mu);
+    stop = true;
+  }
+  real_cv.notify_all();
   if (worker != nullptr && worker->joinable() && getpid() == worker_pid) worker->join();
 }
 
@@ -114,12 +154,34 @@ void WarmUpOnce() {
     (void)EngineIo();
     worker_pid = getpid();
     worker = new std::thread([] {
-      Warm w;
-      for (int step = 0; !stop && Step(&w, step); ++step) {
+      {
+        Warm w;
+        for (int step = 0; !stop && Step(&w, step); ++step) {
+        }
       }
+      // Then, once a port is described (rdma_resolve_addr, rdma_listen on
+      // an address), the same over its description; a process that
+      // describes none within the wait has its thread back.
+      std::unique_lock<std::mutex> guard(real_mu);
+      real_cv.wait_for(guard, kRealWait, [] { return stop.load() || real.has_value(); });
+      if (stop || !real) return;
+      EndpointInfo port = std::move(*real);
+      real.reset();
+      guard.unlock();
+      RealPass(port);
     });
     std::atexit(JoinAtExit);
   });
+}
+
+void WarmUpWith(const EndpointInfo& port) {
+  {
+    std::lock_guard<std::mutex> guard(real_mu);
+    if (real_offered || stop) return;
+    real_offered = true;
+    real = port;
+  }
+  real_cv.notify_all();
 }
 
 }  // namespace qpconnect::rdmacm
