@@ -69,7 +69,7 @@ Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
   // with the peer's (gid_pair.h), as qp-connect's does.
   if (!gid_index) JoinGidChoice(described->endpoint);
   auto [pos, inserted] = device.described.emplace(key, std::move(*described));
-  WarmUpWith(pos->second.endpoint);
+  WarmUpWith(pos->second.endpoint);  // the first port described: rehearse on it (warm.h)
   return &pos->second;
 }
 

@@ -24,7 +24,10 @@ namespace {
 
 constexpr std::chrono::seconds kRealWait{30};
 
-EndpointInfo MadeUp(uint8_t last) {
+std::atomic<bool> stop{false};  // set at exit
+
+// A port to rehearse on before the program names one: RoCE v2, one GID.
+EndpointInfo MadeUp() {
   EndpointInfo e;
   e.transport = Transport::kRc;
   e.port.link_layer = LinkLayer::kEthernet;
@@ -32,82 +35,43 @@ EndpointInfo MadeUp(uint8_t last) {
   e.port.active_mtu = e.port.max_mtu = Mtu::k1024;
   GidEntry g;
   g.index = 1;
-  g.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, last};
+  g.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
   g.type = GidType::kRoceV2;
   g.family = GidFamily::kIpv4;
   e.path.use_grh = true;
   e.path.sgid = g;
   e.gid_table = {g};
-  e.qps = {QpEntry{0x100u + last, 0x1000u + last, std::nullopt}};
   return e;
 }
 
-struct Warm {
-  EndpointInfo a = MadeUp(1), b = MadeUp(2);
-  std::optional<EndpointInfo> decoded;
-  ConnectionPlan plan;
-};
-
-// One step of the warm-up; false after the last.
-bool Step(Warm* w, int step) {
-  switch (step) {
-    case 0: {
-      auto decoded = oob::DecodeBinary(oob::EncodeBinary(w->b));
-      if (!decoded) return false;
-      w->decoded = std::move(*decoded);
-      break;
-    }
-    case 1:
-      w->plan = PlanConnection(w->a, *w->decoded);
-      break;
-    case 2: {
-      ValidationInput input;
-      input.local = &w->a;
-      input.remote = &*w->decoded;
-      input.local_plan = w->plan;
-      (void)Validate(input);
-      break;
-    }
-    case 3:
-      (void)verbs::BuildRtr(Transport::kRc, w->plan.qps[0]);
-      (void)verbs::BuildRts(Transport::kRc, w->plan.qps[0]);
-      break;
-    case 4: {
-      Message m;
-      m.type = MsgType::kReq;
-      m.qp_type = IBV_QPT_RC;
-      m.endpoint = oob::EncodeBinary(w->a);
-      std::string frame = EncodeFrame(m);
-      auto decoded = DecodeBody(std::string_view(frame).substr(4));
-      if (!decoded) return false;
-      auto part = IdPartOf(*decoded);  // the peer's description from a base
-      if (!part) return false;
-      EndpointInfo rebuilt = w->a;
-      ApplyIdPart(rebuilt, *part);
-      break;
-    }
-    default:
-      return false;
-  }
-  QPCM_DEBUG_LINE("warm-up step " + std::to_string(step) + " done id 0");
-  return true;
-}
-
-// The same code over this process's own description (RealPass): the port's
-// GID table, the joint GID choice and the RoCE rules take paths the made-up
-// pair does not. The port seen as its own peer, with two made-up QPs.
-void RealPass(const EndpointInfo& port) {
+// A connection's code, once, over `port` seen as its own peer with two
+// made-up QPs: the REQ's frame and the description rebuilt from a base, the
+// description's encoding, the joint GID choice, the plan, the validator,
+// the RTR and RTS attributes. Nothing is sent or modified. Returns early
+// once `stop` is set (at exit).
+void Rehearse(const EndpointInfo& port, const char* what) {
   EndpointInfo local = port, remote = port;
   IdPart part;
   part.qpn = 0x101;
   part.psn = 0x1001;
   ApplyIdPart(local, part);
-  part.qpn = 0x102;
-  ApplyIdPart(remote, part);
+  Message req;
+  req.type = MsgType::kReq;
+  req.qp_type = IBV_QPT_RC;
+  req.params.qp_num = 0x102;
+  req.psn = 0x1001;
+  std::string frame = EncodeFrame(req);
+  auto body = DecodeBody(std::string_view(frame).substr(4));
+  if (!body) return;
+  auto theirs = IdPartOf(*body);
+  if (!theirs) return;
+  ApplyIdPart(remote, *theirs);
+  if (stop) return;
   auto decoded = oob::DecodeBinary(oob::EncodeBinary(remote));
-  if (!decoded) return;
+  if (!decoded || stop) return;
   (void)ApplyGidPair(local, *decoded, {});
   ConnectionPlan plan = PlanConnection(local, *decoded, PlanOptions{});
+  if (stop) return;
   ValidationInput input;
   input.local = &local;
   input.remote = &*decoded;
@@ -117,20 +81,19 @@ void RealPass(const EndpointInfo& port) {
     (void)verbs::BuildRtr(Transport::kRc, plan.qps[0]);
     (void)verbs::BuildRts(Transport::kRc, plan.qps[0]);
   }
-  QPCM_DEBUG_LINE("warm-up on this port's description done id 0");
+  QPCM_DEBUG_LINE(std::string("warm-up over ") + what + " done id 0");
 }
 
-std::atomic<bool> stop{false};
 std::mutex real_mu;
 std::condition_variable real_cv;
-std::optional<EndpointInfo> real;  // the first port described, for RealPass
+std::optional<EndpointInfo> real;  // the first port described, to rehearse on
 bool real_offered = false;         // once per process
 std::thread* worker = nullptr;     // never freed: joined at exit
 pid_t worker_pid = 0;
 
 // At exit, before the static objects the warm-up uses are destroyed (this
 // handler was registered after they were made): stop after the current
-// step and wait for it. A forked child has no such thread to wait for.
+// phase and wait for it. A forked child has no such thread to wait for.
 void JoinAtExit() {
   {
     std::lock_guard<std::mutex> guard(real_mu);
@@ -154,11 +117,7 @@ void WarmUpOnce() {
     (void)EngineIo();
     worker_pid = getpid();
     worker = new std::thread([] {
-      {
-        Warm w;
-        for (int step = 0; !stop && Step(&w, step); ++step) {
-        }
-      }
+      Rehearse(MadeUp(), "a made-up port");
       // Then, once a port is described (rdma_resolve_addr, rdma_listen on
       // an address), the same over its description; a process that
       // describes none within the wait has its thread back.
@@ -168,7 +127,7 @@ void WarmUpOnce() {
       EndpointInfo port = std::move(*real);
       real.reset();
       guard.unlock();
-      RealPass(port);
+      Rehearse(port, "this process's port");
     });
     std::atexit(JoinAtExit);
   });

@@ -1,19 +1,17 @@
 // The first connection's one-time costs, paid early and off the program's
-// and the engine's threads: the code that encodes, decodes, plans and
-// validates runs once, on a thread of its own, over a made-up pair of
-// endpoints. Nothing is sent or modified. When: at the first rdma_create_id
-// or rdma_listen, while the program resolves addresses and creates QPs. It
-// ran on the engine thread before, in steps posted one after another: at
-// N = 1 the active side's REQ then waited behind two of those steps (90 ms on
-// a loaded lab host, the QPCM_DEBUG timeline of one cmtime connection), and
-// started at rdma_resolve_addr it held the link's connect back by 70 ms. The
-// thread stops after its current step at exit. Under the lab's emulator,
-// which translates code the first time it runs, that work is a visible part
-// of a first connection's time; on hardware it saves page faults and cold
-// caches.
+// and the engine's threads: a connection's code (frame, encoding, joint GID
+// choice, plan, validator, RTR/RTS attributes) runs once, on a thread of its
+// own, over a made-up port seen as its own peer. Nothing is sent or modified. When: at the first
+// rdma_create_id or rdma_listen, while the program resolves addresses and creates QPs. It ran on
+// the engine thread before, in steps posted one after another: at N = 1 the active side's REQ then
+// waited behind two of those steps (90 ms on a loaded lab host, the QPCM_DEBUG timeline of one
+// cmtime connection), and started at rdma_resolve_addr it held the link's connect back by 70 ms.
+// The thread stops after its current phase at exit. Under the lab's emulator, which translates code
+// the first time it runs, that work is a visible part of a first connection's time; on hardware it
+// saves page faults and cold caches.
 //
-// Then the same code runs over the first port the process describes, seen as
-// its own peer (WarmUpWith): the real GID table, the joint GID choice and the
+// Then the same rehearsal runs over the first port the process describes
+// (WarmUpWith): the real GID table, the joint GID choice and the
 // RoCE rules take paths the made-up pair does not. Measured at N = 1
 // (cmtime -c 1 through qp-cm, 14 rounds each way alternating in one boot,
 // twice): connect step median 32.5 ms with it, 45.3 without; 32.3 and 37.8
