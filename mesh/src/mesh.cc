@@ -11,9 +11,8 @@
 #include <utility>
 
 #include "checkpoint.h"
+#include "qpconnect/composer.h"
 #include "qpconnect/oob/codec.h"
-#include "qpconnect/plan.h"
-#include "qpconnect/validate.h"
 #include "qpconnect/verbs/traffic.h"
 
 namespace qpconnect {
@@ -119,7 +118,7 @@ class MeshRun {
   Result<void> Exchange() {
     std::vector<std::string> out(static_cast<size_t>(r_.size));
     for (MeshEdge& e : r_.edges) {
-      if (e.connector) e.connector->JoinGidChoice();  // as qp-connect's sides do
+      if (e.connector) e.connector->Prepare();  // as qp-connect's sides do
       if (e.connector) out[static_cast<size_t>(e.peer)] = oob::EncodeBinary(e.connector->Local());
       r_.bytes_sent += out[static_cast<size_t>(e.peer)].size();
     }
@@ -149,22 +148,24 @@ class MeshRun {
       e.peer_host = remote->identity.host;
       e.peer_device = remote->identity.device;
       e.remote = std::move(*remote);
-      // Both ranks of the edge compute the same GID pair from the two
-      // tables (no addresses: the exchange ran over MPI).
-      if (e.connector) e.connector->ChooseGidPairWith(*e.remote);
     }
     return Ok();
   }
 
+  // Each edge agreed once (the composer: the joint GID pair, computed alike
+  // by both ranks from the two tables, no addresses as the exchange ran over
+  // MPI; the path; the plan; the validator), then gated; connected after
+  // every rank has passed the validate checkpoint.
   void ValidateEdges() {
     for (MeshEdge& e : r_.edges) {
       if (!e.connector || !e.remote) continue;
-      const EndpointInfo& local = e.connector->Local();
-      ValidationInput in;
-      in.local = &local;
-      in.remote = &*e.remote;
-      in.local_plan = PlanConnection(local, *e.remote, o_.connect.plan);
-      e.findings = Validate(in);
+      auto agreed = e.connector->Agree(*e.remote, o_.connect);
+      e.findings = e.connector->report().findings;
+      if (!agreed) {
+        Fail(e, std::move(agreed).error());
+        continue;
+      }
+      e.remote = e.connector->report().remote;  // with the agreed GID pair
       if (o_.connect.validate) {
         auto gate = RefuseOnFindings(e.findings);
         if (!gate) Fail(e, std::move(gate).error());
@@ -176,8 +177,7 @@ class MeshRun {
     for (MeshEdge& e : r_.edges) {
       if (e.error || !e.connector || !e.remote) continue;
       const auto start = Clock::now();
-      auto done = e.connector->ConnectToPeer(
-          *e.remote, PlanConnection(e.connector->Local(), *e.remote, o_.connect.plan), o_.connect);
+      auto done = e.connector->ConnectAgreed(o_.connect);
       e.connect_ms = MsSince(start);
       if (!done) {
         Fail(e, std::move(done).error());

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "overdue.h"
 #include "qp.h"
+#include "qpconnect/composer.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/verbs/describe.h"
 
@@ -502,8 +503,13 @@ void OnReply(Id* id, const Message& msg, std::optional<Result<EndpointInfo>>& de
     spec.type = RDMA_CM_EVENT_CONNECT_RESPONSE;
     return PostEvent(id, spec);
   }
-  auto moved = QpToRtr(id);
-  if (moved) moved = QpToRts(id);
+  auto moved = QpConnect(id);
+  if (!moved && IsGidChanged(moved.error())) {
+    SendReject(id, kRejectConsumer, "refused by the validator: " + moved.error().detail);
+    id->state = IdState::kFailed;
+    Release(id);
+    return Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
+  }
   if (!moved) {
     LogLine(moved.error().ToString());
     QpToError(id);
@@ -747,9 +753,15 @@ int Accept(Id* id, const rdma_conn_param* param) {
   if (!IsUd(id)) {
     // As librdmacm: the passive QP is at RTS when rdma_accept returns
     // (perftest posts sends right after it).
-    auto moved = QpToRtr(id);
-    QPCM_DEBUG_LINE("accept: rtr id " + std::to_string(id->handle));
-    if (moved) moved = QpToRts(id);
+    auto moved = QpConnect(id);
+    QPCM_DEBUG_LINE("accept: rtr, rts id " + std::to_string(id->handle));
+    if (!moved && IsGidChanged(moved.error())) {
+      SendReject(id, kRejectConsumer, "refused by the validator: " + moved.error().detail);
+      id->state = IdState::kFailed;
+      Release(id);
+      Post(id, RDMA_CM_EVENT_REJECTED, kRejectConsumer);
+      return 0;
+    }
     if (!moved) {
       QpToError(id);
       SendReject(id, kRejectConsumer,

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "qpconnect/gid_pair.h"
+#include "qpconnect/composer.h"
 #include "qpconnect/verbs/verbs_error.h"
 #include "warm.h"
 
@@ -65,9 +65,10 @@ Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
   options.gid.index = gid_index;
   auto described = verbs::DescribeLocal(*device.ctx, options);
   if (!described) return std::move(described).error();
-  // A GID not given by the program's address takes part in the joint choice
-  // with the peer's (gid_pair.h), as qp-connect's does.
-  if (!gid_index) JoinGidChoice(described->endpoint);
+  // As every front end's before its description goes out (composer.h): a
+  // GID not given by the program's address takes part in the joint choice
+  // with the peer's (gid_pair.h), and the netdevs are published.
+  Composer(verbs::QpEnv::Default()).Prepare(described->endpoint);
   auto [pos, inserted] = device.described.emplace(key, std::move(*described));
   WarmUpWith(pos->second.endpoint);  // the first port described: rehearse on it (warm.h)
   return &pos->second;

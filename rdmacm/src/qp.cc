@@ -6,8 +6,8 @@
 #include "devices.h"
 #include "id_part.h"
 #include "log.h"
+#include "qpconnect/composer.h"
 #include "qpconnect/diagnostic.h"
-#include "qpconnect/gid_pair.h"
 #include "qpconnect/validate.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
@@ -196,52 +196,86 @@ Result<void> DescribeSide(Id* id) {
   return {};
 }
 
+const Composer& TheComposer() {
+  static const Composer composer(verbs::QpEnv::Default());
+  return composer;
+}
+
+void ApplyTos(Id* id) {
+  if (!id->tos) return;
+  // As rdma_cm: on RoCE the TOS is the GRH traffic class (and the SL the
+  // netdev's VLAN egress map gives; without a VLAN, 0); on InfiniBand the
+  // path's traffic class, the SL being the SA's answer for it (libqpcm asks
+  // no SA: the port's SL stays).
+  id->local.path.traffic_class = *id->tos;
+}
+
 Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) {
   if (!id->remote)
     return Error(ErrorCode::kProtocol, 0, "plan", "", "the peer's description is missing");
-  // Both sides' GIDs, where neither came from the program's address, are
-  // chosen jointly from the two GID tables before anything is planned.
-  GidPairChoice gids = ApplyGidPair(id->local, *id->remote, std::move(link_ends));
-  PlanOptions options;
+  ApplyTos(id);
+  ComposeOptions options;
   // As the IB CM: the REQ's retry count serves both sides; each side's RNR
   // retry count is the one the other side sent.
-  options.retry_cnt = std::min<uint8_t>(active ? id->ours.retry_count : id->theirs.retry_count, 7);
-  options.rnr_retry = std::min<uint8_t>(id->theirs.rnr_retry_count, 7);
-  if (id->ack_timeout) options.timeout = *id->ack_timeout;
+  options.plan.retry_cnt =
+      std::min<uint8_t>(active ? id->ours.retry_count : id->theirs.retry_count, 7);
+  options.plan.rnr_retry = std::min<uint8_t>(id->theirs.rnr_retry_count, 7);
+  if (id->ack_timeout) options.plan.timeout = *id->ack_timeout;
   // The program's message sizes are its own business (rdma_cm never learns
   // them): 0 leaves the UD size rule nothing to judge.
-  options.message_size = 0;
-  id->plan = PlanConnection(id->local, *id->remote, options);
-  ValidationInput input;
-  input.local = &id->local;
-  input.remote = &*id->remote;
-  input.local_plan = *id->plan;
-  std::vector<Finding> findings = Validate(input);
-  if (!HasErrors(findings)) return {};
-  std::string first;
-  size_t errors = 0;
-  for (const Finding& f : findings) {
-    if (f.severity != Severity::kError) continue;
-    LogLine("validator: " + FindingToString(f));
-    if (errors++ == 0) first = f.id;
+  options.plan.message_size = 0;
+  // Both sides' GIDs, where neither came from the program's address, are
+  // chosen jointly from the two GID tables, the link's ends preferred.
+  options.oob_addresses = std::move(link_ends);
+  auto agreed = TheComposer().Agree(id->local, *id->remote, options);
+  if (!agreed) return std::move(agreed).error();
+  id->plan = agreed->plan;
+  for (const Finding& f : agreed->findings) {
+    if (f.severity == Severity::kError) {
+      LogLine("validator: " + FindingToString(f) + " [" + id->mapping + "]");
+    } else if (f.id == "gid-pair-none" && HasErrors(agreed->findings)) {
+      LogLine("validator: " + FindingToString(f));
+    } else {
+      QPCM_DEBUG_LINE("validator: " + FindingToString(f));
+    }
   }
-  if (auto f = GidPairFinding(gids); f && gids.outcome == GidPairOutcome::kNone)
-    LogLine("validator: " + FindingToString(*f));
-  return Error(
-      ErrorCode::kIncompatible, 0, "validate", first,
-      std::to_string(errors) + " error finding(s), first " + first + " (" + id->mapping + ")");
+  auto gate = Composer::Gate(*agreed);
+  if (!gate) {
+    Error e = std::move(gate).error();
+    for (const Finding& f : agreed->findings) {
+      if (f.severity == Severity::kError) {
+        e.attribute = f.id;  // the first rule, for the REJ's text
+        break;
+      }
+    }
+    e.detail += " [" + id->mapping + "]";
+    return e;
+  }
+  return {};
 }
 
-Result<void> QpToRtr(Id* id) {
+Result<void> QpConnect(Id* id) {
   if (id->pub.qp == nullptr || !id->plan || id->plan->qps.empty()) return {};
   verbs::VerbsQpControl control(*id->pub.qp);
-  return verbs::MoveToRtr(control, TransportOf(id), id->plan->qps[0], id->mapping);
-}
-
-Result<void> QpToRts(Id* id) {
-  if (id->pub.qp == nullptr || !id->plan || id->plan->qps.empty()) return {};
-  verbs::VerbsQpControl control(*id->pub.qp);
-  return verbs::MoveRtrToRts(control, TransportOf(id), id->plan->qps[0], id->mapping);
+  verbs::QpControl* controls[] = {&control};
+  QpSet set;
+  set.qps = controls;
+  set.transport = TransportOf(id);
+  set.context = id->pub.verbs;
+  set.port = id->pub.port_num;
+  Agreement agreement;
+  agreement.plan = *id->plan;
+  agreement.local_qps = agreement.remote_qps = 1;
+  Applied applied;
+  auto done = TheComposer().Apply(agreement, id->local, set, applied, {}, {}, id->mapping);
+  if (!done) {
+    Error e = std::move(done).error();
+    if (IsGidChanged(e))
+      LogLine("validator: " + FindingToString(agreement.findings.front()) + " [" + id->mapping +
+              "]");
+    return e;
+  }
+  return {};
 }
 
 void QpToError(Id* id) {

@@ -32,14 +32,19 @@ void DestroyQp(Id* id);
 // This side's description (id->local) for the id's QP, or conn_param's
 // qp_num when the program brings its own QP.
 Result<void> DescribeSide(Id* id);
-// id->plan from both descriptions, then the validator on the pair:
-// kIncompatible naming every error finding (each also logged). First the
-// joint GID choice (gid_pair.h) on both descriptions, with `link_ends` (the
-// out-of-band link's two ends as GIDs) as its preference.
+// The composer's agreement (qpconnect/composer.h) on the id's two
+// descriptions: the joint GID choice (`link_ends`, the out-of-band link's two
+// ends as GIDs, preferred), the RoCE path facts, the plan (the program's
+// retry counts, ACK timeout and TOS) into id->plan, the validator. Every
+// error finding is logged; kIncompatible (operation "validate", attribute
+// the first rule) when one is an error.
 Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends);
 
-Result<void> QpToRtr(Id* id);
-Result<void> QpToRts(Id* id);
+// The composer's apply: the chosen GID read again, then the id's QP
+// INIT->RTR->RTS to id->plan. kIncompatible (IsGidChanged(), the finding
+// logged) when the GID changed since the agreement: nothing modified;
+// kVerbs naming transition, mask, values and cause. Ok without a QP.
+Result<void> QpConnect(Id* id);
 // The QP to ERROR (a refused or ended connection); no-op without a QP.
 void QpToError(Id* id);
 

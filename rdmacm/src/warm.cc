@@ -13,9 +13,8 @@
 #include "id_part.h"
 #include "link.h"
 #include "log.h"
-#include "qpconnect/gid_pair.h"
+#include "qpconnect/composer.h"
 #include "qpconnect/oob/codec.h"
-#include "qpconnect/validate.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "wire.h"
 
@@ -49,7 +48,7 @@ EndpointInfo MadeUp() {
 // description's encoding, the joint GID choice, the plan, the validator,
 // the RTR and RTS attributes. Nothing is sent or modified. Returns early
 // once `stop` is set (at exit).
-void Rehearse(const EndpointInfo& port, const char* what) {
+void Rehearse(const EndpointInfo& port, const char* what, bool read_path) {
   EndpointInfo local = port, remote = port;
   IdPart part;
   part.qpn = 0x101;
@@ -69,17 +68,17 @@ void Rehearse(const EndpointInfo& port, const char* what) {
   if (stop) return;
   auto decoded = oob::DecodeBinary(oob::EncodeBinary(remote));
   if (!decoded || stop) return;
-  (void)ApplyGidPair(local, *decoded, {});
-  ConnectionPlan plan = PlanConnection(local, *decoded, PlanOptions{});
-  if (stop) return;
-  ValidationInput input;
-  input.local = &local;
-  input.remote = &*decoded;
-  input.local_plan = plan;
-  (void)Validate(input);
-  if (!plan.qps.empty()) {
-    (void)verbs::BuildRtr(Transport::kRc, plan.qps[0]);
-    (void)verbs::BuildRts(Transport::kRc, plan.qps[0]);
+  // The composer's agreement as an id's accept or reply runs it (the path
+  // facts only on a real port: a made-up one has no route to read), then
+  // the RTR and RTS attributes.
+  EndpointInfo peer = std::move(*decoded);
+  ComposeOptions options;
+  options.read_path = read_path;
+  auto agreed = Composer(verbs::QpEnv::Default()).Agree(local, peer, options);
+  if (agreed && !agreed->plan.qps.empty()) {
+    (void)Composer::Gate(*agreed);
+    (void)verbs::BuildRtr(Transport::kRc, agreed->plan.qps[0]);
+    (void)verbs::BuildRts(Transport::kRc, agreed->plan.qps[0]);
   }
   QPCM_DEBUG_LINE(std::string("warm-up over ") + what + " done id 0");
 }
@@ -117,7 +116,7 @@ void WarmUpOnce() {
     (void)EngineIo();
     worker_pid = getpid();
     worker = new std::thread([] {
-      Rehearse(MadeUp(), "a made-up port");
+      Rehearse(MadeUp(), "a made-up port", false);
       // Then, once a port is described (rdma_resolve_addr, rdma_listen on
       // an address), the same over its description; a process that
       // describes none within the wait has its thread back.
@@ -127,7 +126,7 @@ void WarmUpOnce() {
       EndpointInfo port = std::move(*real);
       real.reset();
       guard.unlock();
-      Rehearse(port, "this process's port");
+      Rehearse(port, "this process's port", true);
     });
     std::atexit(JoinAtExit);
   });

@@ -189,19 +189,17 @@ class PingpongFlow {
     Gid local_gid = local.path.sgid ? local.path.sgid->gid : Gid{};
     remote_ = oob::EndpointFromRecord(peer, local.transport, local_gid,
                                       o_.session.mtu.value_or(Mtu::k1024), peer_host_);
-    PlanOptions po = o_.plan;
-    po.hop_limit = Ud() ? 64 : 1;  // the stock programs' GRH hop limits
-    ConnectionPlan plan = PlanConnection(local, remote_, po);
+    ConnectorOptions co;
+    co.plan = o_.plan;
+    co.plan.hop_limit = Ud() ? 64 : 1;  // the stock programs' GRH hop limits
     // The stock convention: a GRH only towards a GID with a non-zero
     // interface id. On RoCE a peer without -g therefore cannot be reached,
     // and the validator says so (grh-required, dgid-zero).
-    if (!oob::PingpongUsesGrh(peer.gid)) {
-      for (auto& q : plan.qps) q.ah.is_global = false;
-    }
-    ConnectorOptions co;
-    co.plan = po;
+    if (!oob::PingpongUsesGrh(peer.gid)) co.grh = false;
     co.validate = o_.validate;
-    auto connected = connector_->ConnectToPeer(remote_, plan, co);
+    auto connected = connector_->Agree(remote_, co);
+    if (connected) connected = connector_->ConnectAgreed(co);
+    const ConnectionPlan plan = connector_->report().plan.value_or(ConnectionPlan{});
     const std::vector<Finding>& findings = connector_->report().findings;
     report_["findings"] = FindingsToJson(findings);
     ordered_json unchecked = ordered_json::array();

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qpconnect/composer.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/exchanger.h"
 #include "qpconnect/gid_pair.h"
@@ -103,23 +104,16 @@ struct ConnectReport {
   PhaseTimings timings;
 };
 
-// Where the path to the peer comes from, when not from the two descriptions
-// alone: called once per Connect(), after the exchange, with both sides'
-// descriptions. Its PathRecord becomes PlanOptions::sa_path (the plan takes
-// DLID, SL, path MTU, ACK timeout and, across routers, the GRH fields from
-// it) and the validator judges the plan against it (rules_sa.cc). An error
-// refuses the connect before any modify, and the peer is told.
-// sa::ResolvePeerPath (qpconnect/sa/peer_path.h) asks the InfiniBand subnet
-// administrator, as rdma_cm does; tests may give any function.
-using PathSource =
-    std::function<Result<PathRecord>(const EndpointInfo& local, const EndpointInfo& remote)>;
-
 // Options of Connect(), common to both modes.
 struct ConnectorOptions {
   PlanOptions plan;
   // Empty: the path comes from the descriptions (PlanConnection). Set: see
-  // PathSource. plan.sa_path, if also set, is replaced by its answer.
+  // PathSource (composer.h). plan.sa_path, if also set, is replaced by its
+  // answer.
   PathSource path_source;
+  // Set: the GRH on or off in every plan entry (ComposeOptions::grh: the
+  // pingpong dialect's convention).
+  std::optional<bool> grh;
   // Each exchanger call (Exchange, Barrier) gets this deadline.
   std::chrono::milliseconds timeout{30000};
   // Refuse when the validator reports an error (kIncompatible, peer aborted).
@@ -166,11 +160,6 @@ struct AdoptOptions : verbs::DescribeOptions {
   using verbs::DescribeOptions::transport;  // the adopted QPs' type
 };
 
-// The validation gate: kIncompatible (operation "validate") naming how many
-// error findings there are and the first, when any finding is an error; Ok
-// otherwise (warnings and infos pass).
-Result<void> RefuseOnFindings(const std::vector<Finding>& findings);
-
 class Connector {
  public:
   // Owning mode: opens the device and port, creates N QPs with their CQs and
@@ -197,15 +186,22 @@ class Connector {
   // What this side publishes (valid from construction on).
   const EndpointInfo& Local() const;
 
-  // The joint GID choice (gid_pair.h) for flows whose exchange is not an
-  // Exchanger (the mesh; Connect() does both steps itself). JoinGidChoice():
-  // before Local() is published, an automatically chosen RoCE GID is offered
-  // for the joint choice. ChooseGidPairWith(): once the peer's description
-  // arrived, the pair both sides compute is written into Local() and
-  // `remote`, so that plans made from the two afterwards use it; the choice
-  // is kept for report() (its finding joins ConnectToPeer's).
-  void JoinGidChoice();
-  const GidPairChoice& ChooseGidPairWith(EndpointInfo& remote, std::vector<Gid> oob_addresses = {});
+  // For flows whose exchange is not an Exchanger (the mesh, the stock
+  // pingpong dialect), the composer's steps one by one (composer.h):
+  // Prepare() before Local() is published (the joint GID choice joined, the
+  // netdevs published); Agree() once the peer's description arrived (the
+  // joint GID pair written into Local() and the report's remote, the path,
+  // the plan, the validator: the report holds them; errors: the path
+  // source's); ConnectAgreed() then refuses on an error finding
+  // (kIncompatible, unless options.validate is false) or differing QP
+  // counts (kIncompatible, attribute "qps"), reads the chosen GID again and
+  // moves every QP INIT->RTR->RTS (kVerbs). They tell no peer anything: the
+  // caller does. Connect() runs the same steps around its exchange.
+  void Prepare();
+  Result<void> Agree(const EndpointInfo& remote, const ConnectorOptions& options,
+                     std::vector<Gid> oob_addresses = {});
+  Result<void> ConnectAgreed(const ConnectorOptions& options);
+
   Transport transport() const;
   size_t num_qps() const;
   // The i-th QP (owned by the Connector in owning mode, by the caller when
@@ -219,9 +215,9 @@ class Connector {
   // Owning mode: the session (buffers, post/poll helpers); nullptr if adopted.
   verbs::Session* session();
 
-  // The flow: Exchange -> joint GID choice (RoCE, gid_pair.h) ->
-  // PlanConnection -> Validate -> (gate) -> GID table read again -> RTR/RTS
-  // -> Barrier. Returns the report on success. Errors:
+  // The flow: Prepare -> Exchange -> Agree (joint GID choice, path,
+  // PlanConnection, Validate) -> gate -> GID read again -> RTR/RTS ->
+  // Barrier (composer.h). Returns the report on success. Errors:
   //   the exchanger's (kTimeout, kProtocol, kIncompatible, kAuth, kIo)
   //   kIncompatible  validation refused (findings in report()), the QP
   //                  counts differ, or the chosen GID changed before RTR
@@ -233,15 +229,6 @@ class Connector {
   //   kInvalidArgument  Connect() called twice
   // The report (report()) holds what was learned even on failure.
   Result<ConnectReport> Connect(Exchanger& exchanger, const ConnectorOptions& options);
-
-  // The second half of Connect() for flows whose exchange is not an
-  // Exchanger (the stock pingpong dialect): records `remote` and `plan`,
-  // validates, refuses on an error finding (kIncompatible, unless
-  // options.validate is false) or on differing QP counts (kIncompatible,
-  // attribute "qps"), then moves every QP INIT->RTR->RTS (kVerbs). Tells no
-  // peer anything: the caller does. REQUIRES: plan.qps.size() == num_qps().
-  Result<void> ConnectToPeer(const EndpointInfo& remote, ConnectionPlan plan,
-                             const ConnectorOptions& options);
 
   // Pool mode (owning only): every QP back to INIT with fresh PSNs
   // (verbs::Session::Recycle), so that Connect() may be called again, with a

@@ -5,8 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "../verbs/connect_peer.h"
-#include "qpconnect/gid_recheck.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
@@ -62,78 +60,6 @@ const char* ConnectPhaseName(ConnectPhase phase) {
   return "unknown";
 }
 
-Result<void> RefuseOnFindings(const std::vector<Finding>& findings) {
-  size_t errors = 0;
-  std::string first;
-  for (const auto& f : findings) {
-    if (f.severity != Severity::kError) continue;
-    if (errors++ == 0) first = FindingToString(f);
-  }
-  if (errors == 0) return Ok();
-  return Error{ErrorCode::kIncompatible, 0, "validate", "",
-               "the validator found " + std::to_string(errors) +
-                   (errors == 1 ? " error" : " errors") +
-                   "; nothing was modified (first: " + first + ")"};
-}
-
-// The connector connects every QP it holds, entry i to the peer's entry i:
-// a QP count that differs from the peer's is an error here, where the
-// validator only warns (qp-count-mismatch: a plan of min(N, M) entries is
-// valid for a caller that connects just those). Both sides see the same two
-// counts, so both refuse alike, before anything is modified. The derived
-// plan's min(N, M) entries are a consequence, not a second fault: the
-// plan-endpoint-mismatch on the QP list is dropped.
-namespace {
-void HoldQpCountsEqual(std::vector<Finding>& findings, size_t local_qps, size_t remote_qps) {
-  if (local_qps == remote_qps) return;
-  std::erase_if(findings, [](const Finding& f) {
-    return f.id == "plan-endpoint-mismatch" && f.attribute == "qps";
-  });
-  for (auto& f : findings) {
-    if (f.id != "qp-count-mismatch") continue;
-    f.severity = Severity::kError;
-    auto qps = [](size_t n) { return std::to_string(n) + (n == 1 ? " QP" : " QPs"); };
-    f.message = "this side has " + qps(local_qps) + " and the peer " + qps(remote_qps) +
-                ": refused before any modify, as the connector connects every QP";
-  }
-  // Errors first, as Validate() orders them.
-  std::stable_partition(findings.begin(), findings.end(),
-                        [](const Finding& f) { return f.severity == Severity::kError; });
-}
-}  // namespace
-
-namespace {
-// RecheckGid()'s refusal.
-bool IsGidChanged(const Error& e) {
-  return e.code == ErrorCode::kIncompatible && e.operation == "validate" &&
-         e.attribute == "sgid_index";
-}
-
-// A finding of the connector's own (the joint GID choice's, the path
-// facts') among the validator's, errors first.
-void AddOwnFinding(ConnectReport& r, std::optional<Finding> f) {
-  if (!f) return;
-  r.findings.push_back(std::move(*f));
-  std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
-    return static_cast<int>(a.severity) > static_cast<int>(b.severity);
-  });
-}
-
-// RoCE: the netdevs behind this side's GID table as the kernel has them,
-// published so that the peer compares its neighbour entry and VLAN with them
-// (rules_path.cc).
-void PublishNetdevs(EndpointInfo& local, verbs::QpEnv& env) {
-  if (local.port.link_layer != LinkLayer::kEthernet || !local.netdevs.empty()) return;
-  std::vector<std::string> names;
-  for (const GidEntry& g : local.gid_table) {
-    if (!g.netdev.empty() && std::find(names.begin(), names.end(), g.netdev) == names.end()) {
-      names.push_back(g.netdev);
-    }
-  }
-  if (!names.empty()) local.netdevs = env.ReadNetdevs(names);
-}
-}  // namespace
-
 // The QPs being connected, owned (a Session) or adopted (the caller's).
 class Connector::Impl {
  public:
@@ -154,29 +80,28 @@ class Connector::Impl {
   size_t NumQps() const { return session ? session->num_qps() : adopted.size(); }
   ibv_qp* Qp(size_t i) const { return session ? session->qp(i) : adopted.at(i); }
 
-  // The GID this side chose, read again from the port right before RTR
-  // (gid_recheck.h): a change is the error finding gid-changed-before-rtr
-  // and kIncompatible (operation "validate"), nothing modified.
-  Result<void> RecheckGid() {
-    if (!report.local.path.sgid || NumQps() == 0) return Ok();
-    auto now = env->ReadGids(*Qp(0)->context, report.local.port.port_num);
-    if (!now) return std::move(now).error();
-    auto f = CheckGidUnchanged(*report.local.path.sgid, *now);
-    if (!f) return Ok();
-    const std::string text = FindingToString(*f);
-    report.findings.insert(report.findings.begin(), std::move(*f));
-    return Error{ErrorCode::kIncompatible, 0, "validate", "sgid_index",
-                 "the GID table changed before RTR; nothing was modified (" + text + ")"};
+  // The agreed connection (Agree()), until ConnectAgreed().
+  std::optional<Agreement> agreement;
+
+  Composer composer() const { return Composer(*env); }
+
+  // The QPs as the composer moves them.
+  QpSet Qps() {
+    QpSet set;
+    set.transport = transport;
+    set.port = report.local.port.port_num;
+    if (NumQps() > 0) set.context = Qp(0)->context;
+    if (session) {
+      set.qps = session->controls();
+      set.pd_of = [this](size_t) -> ibv_pd& { return session->pd(); };
+    } else {
+      set.qps = control_ptrs;
+      set.pd_of = [this](size_t i) -> ibv_pd& { return *adopted[i]->pd; };
+    }
+    return set;
   }
 
-  // RoCE v2: the kernel's facts on the path between the two GIDs in use
-  // (roce_path.h), for the validator's path rules. nullopt off RoCE v2 (v1
-  // is not routed), without both GIDs, or when the env reads none.
-  std::optional<RocePathFacts> ReadPath() const {
-    auto q = PathQuery();
-    if (!q) return std::nullopt;
-    return env->ReadPath(*q);
-  }
+  // The PathQuery of the GIDs in use, for the proof's witness.
   std::optional<RocePathQuery> PathQuery() const {
     const EndpointInfo& l = report.local;
     if (l.port.link_layer != LinkLayer::kEthernet || !l.path.sgid || !report.remote ||
@@ -184,26 +109,6 @@ class Connector::Impl {
       return std::nullopt;
     }
     return RocePathQuery{*l.path.sgid, report.remote->path.sgid->gid};
-  }
-
-  Result<void> Transition(const ConnectionPlan& plan, const std::string& hint,
-                          const verbs::ProgressFn& progress) {
-    if (session) {
-      auto done = session->Connect(plan, *report.remote, hint, progress);
-      report.timings.rtr = session->timings().rtr;
-      report.timings.rts = session->timings().rts;
-      return done;
-    }
-    // The one path and order of the owning session (verbs/qp_steps.h).
-    verbs::ConnectTimes times;
-    auto done = verbs::ConnectToPlan(
-        control_ptrs, transport, plan, hint, *env,
-        [this](size_t i) -> ibv_pd& { return *adopted[i]->pd; }, progress, peer, times);
-    report.timings.rtr = times.rtr;
-    report.timings.rts = times.rts;
-    QPC_TRY(std::move(done));
-    remote_qkey = verbs::UdSendQkey(plan, report.local.keys.qkey);
-    return Ok();
   }
 };
 
@@ -313,14 +218,6 @@ Result<std::unique_ptr<Connector>> Connector::Adopt(std::vector<AdoptedQp> qps,
 
 const EndpointInfo& Connector::Local() const { return impl_->report.local; }
 
-void Connector::JoinGidChoice() { qpconnect::JoinGidChoice(impl_->report.local); }
-
-const GidPairChoice& Connector::ChooseGidPairWith(EndpointInfo& remote,
-                                                  std::vector<Gid> oob_addresses) {
-  ConnectReport& r = impl_->report;
-  r.gid_pair = ApplyGidPair(r.local, remote, std::move(oob_addresses));
-  return *r.gid_pair;
-}
 Transport Connector::transport() const { return impl_->transport; }
 size_t Connector::num_qps() const { return impl_->NumQps(); }
 ibv_qp* Connector::qp(size_t i) const { return impl_->Qp(i); }
@@ -363,6 +260,69 @@ verbs::ProofWitness Connector::BeginProof() const {
                                     impl_->PathQuery());
 }
 
+void Connector::Prepare() { impl_->composer().Prepare(impl_->report.local); }
+
+Result<void> Connector::Agree(const EndpointInfo& remote, const ConnectorOptions& options,
+                              std::vector<Gid> oob_addresses) {
+  ConnectReport& r = impl_->report;
+  if (!r.remote || &*r.remote != &remote) r.remote = remote;
+  r.reached = ConnectPhase::kValidate;
+  if (options.on_step)
+    options.on_step(ConnectPhase::kValidate, "validating both descriptions and the plan");
+  ComposeOptions co;
+  co.plan = options.plan;
+  co.path_source = options.path_source;
+  co.oob_addresses = std::move(oob_addresses);
+  co.grh = options.grh;
+  if (options.path_source && options.on_step) {
+    options.on_step(ConnectPhase::kValidate, "asking for the path to the peer (path source)");
+  }
+  auto agreed = impl_->composer().Agree(r.local, *r.remote, co);
+  if (!agreed) return std::move(agreed).error();
+  r.gid_pair = agreed->gid_pair;
+  r.sa_path = agreed->sa_path;
+  r.roce_path = agreed->roce_path;
+  r.plan = agreed->plan;
+  r.findings = agreed->findings;
+  r.timings.path += agreed->path_time;
+  r.timings.validate += agreed->validate_time;
+  impl_->agreement = std::move(*agreed);
+  return Ok();
+}
+
+Result<void> Connector::ConnectAgreed(const ConnectorOptions& options) {
+  ConnectReport& r = impl_->report;
+  if (!impl_->agreement) {
+    return Error{ErrorCode::kInvalidArgument, 0, "connect", "", "ConnectAgreed() before Agree()"};
+  }
+  Agreement& a = *impl_->agreement;
+  QPC_TRY(Composer::Gate(a, options.validate));
+
+  r.reached = ConnectPhase::kConnect;
+  if (options.on_step) {
+    options.on_step(ConnectPhase::kConnect,
+                    "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  verbs::ProgressFn progress = options.on_progress;
+  if (!progress && impl_->session) progress = impl_->session->options().on_progress;
+  Applied applied;
+  auto done =
+      impl_->composer().Apply(a, r.local, impl_->Qps(), applied, progress, options.before_rtr);
+  r.findings = a.findings;  // gid-changed-before-rtr, when it was
+  r.timings.connect += std::chrono::steady_clock::now() - start;
+  r.timings.rtr = applied.times.rtr;
+  r.timings.rts = applied.times.rts;
+  if (impl_->session) {
+    impl_->session->Connected(a.plan, std::move(applied.peer), applied.times);
+  } else {
+    impl_->peer = std::move(applied.peer);
+    impl_->remote_qkey = verbs::UdSendQkey(a.plan, r.local.keys.qkey);
+  }
+  QPC_TRY(std::move(done));
+  return Ok();
+}
+
 Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOptions& options) {
   ConnectReport& r = impl_->report;
   auto step = [&](ConnectPhase phase, const std::string& what) {
@@ -382,8 +342,7 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
 
   // Published, so that the peer's validator expects the SA's path here.
   r.local.path.path_from_sa = static_cast<bool>(options.path_source);
-  qpconnect::JoinGidChoice(r.local);
-  PublishNetdevs(r.local, *impl_->env);
+  Prepare();
   step(ConnectPhase::kExchange, "exchanging descriptions");
   {
     PhaseClock clock(r.timings.exchange);
@@ -394,23 +353,10 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   }
   step(ConnectPhase::kExchange, "received the peer's description: " + r.remote->identity.host +
                                     " " + r.remote->identity.device);
-  r.gid_pair = ApplyGidPair(r.local, *r.remote, exchanger.Addresses());
-
-  PlanOptions plan_options = options.plan;
-  if (options.path_source) {
-    step(ConnectPhase::kValidate, "asking for the path to the peer (path source)");
-    PhaseClock clock(r.timings.path);
-    auto path = options.path_source(r.local, *r.remote);
-    if (!path) return fail(std::move(path).error(), "no path to the peer");
-    plan_options.sa_path = *path;
+  if (auto agreed = Agree(*r.remote, options, exchanger.Addresses()); !agreed) {
+    return fail(std::move(agreed).error(), "no path to the peer");
   }
-  r.sa_path = plan_options.sa_path;
-  ConnectionPlan plan;
-  {
-    PhaseClock clock(r.timings.validate);
-    plan = PlanConnection(r.local, *r.remote, plan_options);
-  }
-  if (auto c = ConnectToPeer(*r.remote, std::move(plan), options); !c) {
+  if (auto c = ConnectAgreed(options); !c) {
     Error e = std::move(c).error();
     const std::string why = e.attribute == "qps"                   ? "qp count differs"
                             : IsGidChanged(e)                      ? "its GID changed before RTR"
@@ -427,45 +373,6 @@ Result<ConnectReport> Connector::Connect(Exchanger& exchanger, const ConnectorOp
   }
   r.connected = true;
   return r;
-}
-
-Result<void> Connector::ConnectToPeer(const EndpointInfo& remote, ConnectionPlan plan,
-                                      const ConnectorOptions& options) {
-  ConnectReport& r = impl_->report;
-  auto step = [&](ConnectPhase phase, const std::string& what) {
-    r.reached = phase;
-    if (options.on_step) options.on_step(phase, what);
-  };
-  if (!r.remote || &*r.remote != &remote) r.remote = remote;
-  if (!r.sa_path) r.sa_path = options.plan.sa_path;  // callers other than Connect()
-
-  step(ConnectPhase::kValidate, "validating both descriptions and the plan");
-  {
-    PhaseClock clock(r.timings.validate);
-    r.plan = std::move(plan);
-    r.roce_path = impl_->ReadPath();
-    const ValidationInput input{&r.local, &*r.remote, *r.plan, std::nullopt};
-    r.findings = r.sa_path     ? Validate(input, *r.sa_path)
-                 : r.roce_path ? Validate(input, *r.roce_path)
-                               : Validate(input);
-    HoldQpCountsEqual(r.findings, num_qps(), r.remote->qps.size());
-    AddOwnFinding(r, r.gid_pair ? GidPairFinding(*r.gid_pair) : std::nullopt);
-    AddOwnFinding(r, r.roce_path ? std::optional(RocePathFinding(*r.roce_path)) : std::nullopt);
-  }
-  if (options.validate) QPC_TRY(RefuseOnFindings(r.findings));
-  if (r.remote->qps.size() != num_qps() || r.plan->qps.size() != num_qps()) {
-    return Error{ErrorCode::kIncompatible, 0, "connect", "qps",
-                 "this side has " + std::to_string(num_qps()) + " QPs, the peer " +
-                     std::to_string(r.remote->qps.size()) + " (use the same --qps on both sides)"};
-  }
-
-  if (options.before_rtr) options.before_rtr();
-  QPC_TRY(impl_->RecheckGid());
-
-  step(ConnectPhase::kConnect, "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
-  PhaseClock clock(r.timings.connect);
-  const std::string hint = HasErrors(r.findings) ? "the validator reported errors above" : "";
-  return impl_->Transition(*r.plan, hint, options.on_progress);
 }
 
 }  // namespace qpconnect

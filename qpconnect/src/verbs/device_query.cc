@@ -316,6 +316,20 @@ DeviceInfo DeviceFromAttr(ibv_context& ctx, const ibv_device_attr& a) {
 
 }  // namespace
 
+Result<std::optional<GidEntry>> QueryGidAt(ibv_context& ctx, uint8_t port_num, uint16_t index) {
+  ibv_gid_entry e{};
+  int rc = ibv_query_gid_ex(&ctx, port_num, index, &e, 0);
+  if (rc == ENODATA) return std::optional<GidEntry>();
+  if (rc != 0) {
+    return VerbsError(
+        "ibv_query_gid_ex port " + std::to_string(port_num) + " index " + std::to_string(index),
+        rc);
+  }
+  GidEntry g = ToGidEntry(e);
+  if (IsZeroGid(g.gid)) return std::optional<GidEntry>();
+  return std::optional<GidEntry>(std::move(g));
+}
+
 Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint32_t gid_tbl_len) {
   ibv_device_attr dattr{};
   if (int rc = ibv_query_device(&ctx, &dattr); rc != 0) return VerbsError("ibv_query_device", rc);

@@ -28,6 +28,10 @@ class VerbsQpEnv final : public QpEnv {
     }
     return QueryGids(ctx, port, static_cast<uint32_t>(pa.gid_tbl_len));
   }
+  Result<std::optional<GidEntry>> ReadGidAt(ibv_context& ctx, uint8_t port,
+                                            uint16_t index) override {
+    return QueryGidAt(ctx, port, index);
+  }
   std::vector<NetdevInfo> ReadNetdevs(const std::vector<std::string>& names) override {
     std::vector<NetdevInfo> out;
     for (const std::string& name : names) {

@@ -2,7 +2,6 @@
 
 #include <infiniband/verbs.h>
 
-#include "connect_peer.h"
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/transition.h"

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "connect_peer.h"
 #include "qpconnect/traffic_stats.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/provider.h"
@@ -211,15 +210,18 @@ Result<void> Session::Connect(const ConnectionPlan& plan, const EndpointInfo& re
       control_ptrs_, options_.transport, plan, hint,
       options_.qp_env != nullptr ? *options_.qp_env : QpEnv::Default(),
       [this](size_t) -> ibv_pd& { return *pd_; }, progress, peer, times);
+  Connected(plan, std::move(peer), times);
+  return done;
+}
+
+void Session::Connected(const ConnectionPlan& plan, PeerHandles peer, const ConnectTimes& times) {
   remote_qpns_ = std::move(peer.remote_qpns);
   ahs_ = std::move(peer.ahs);
   timings_.rtr = times.rtr;
   timings_.rts = times.rts;
-  QPC_TRY(std::move(done));
   // UD sends carry our own Q_Key unless the plan overrides it: a Q_Key
   // mismatch then shows as silently dropped datagrams, as the rule predicts.
   send_qkey_ = UdSendQkey(plan, options_.qkey);
-  return Ok();
 }
 
 Result<void> Session::Recycle() {

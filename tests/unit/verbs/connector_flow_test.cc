@@ -299,30 +299,45 @@ TEST(ConnectorFlow, JointGidChoiceAddressesTheChosenPair) {
   EXPECT_TRUE(named);
 }
 
-// Issue 31, the mesh's way (no Exchanger): JoinGidChoice before publishing,
-// ChooseGidPairWith once the peer's description arrived, then a plan made
-// from the two and ConnectToPeer; the peer (which picked its link-local GID
-// alone) is addressed at the routable pair, and the choice is reported.
+// Issue 31, the mesh's way (no Exchanger): the composer's steps one by one,
+// Prepare before publishing, Agree once the peer's description arrived,
+// then ConnectAgreed; the peer (which picked its link-local GID alone) is
+// addressed at the routable pair, and the choice is reported.
 TEST(ConnectorFlow, JointGidChoiceWithoutAnExchanger) {
   Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
   auto c = a.Adopt();
   ASSERT_TRUE(c) << c.error().ToString();
-  (*c)->JoinGidChoice();
+  (*c)->Prepare();
   EXPECT_EQ((*c)->Local().path.gid_choice, GidChoice::kJoint);
   EndpointInfo peer = PeerOf(IBV_QPT_RC, 1);
   peer.gid_table.insert(peer.gid_table.begin(), fakes::RoceV2Gid(0, "fe80::2"));
   peer.path.sgid = peer.gid_table.front();
   peer.path.gid_choice = GidChoice::kJoint;
-  const GidPairChoice& choice = (*c)->ChooseGidPairWith(peer);
-  ASSERT_EQ(choice.outcome, GidPairOutcome::kChosen) << choice.why;
-  EXPECT_EQ(GidToString(peer.path.sgid->gid), "::ffff:10.99.0.2");
-  auto plan = PlanConnection((*c)->Local(), peer, PlanOptions{});
-  EXPECT_EQ(GidToString(plan.qps[0].ah.dgid), "::ffff:10.99.0.2");
-  auto done = (*c)->ConnectToPeer(peer, plan, Quick());
+  auto agreed = (*c)->Agree(peer, Quick());
+  ASSERT_TRUE(agreed) << agreed.error().ToString();
+  const ConnectReport& r = (*c)->report();
+  ASSERT_TRUE(r.gid_pair);
+  ASSERT_EQ(r.gid_pair->outcome, GidPairOutcome::kChosen) << r.gid_pair->why;
+  EXPECT_EQ(GidToString(r.remote->path.sgid->gid), "::ffff:10.99.0.2");
+  EXPECT_EQ(GidToString(r.plan->qps[0].ah.dgid), "::ffff:10.99.0.2");
+  auto done = (*c)->ConnectAgreed(Quick());
   ASSERT_TRUE(done) << done.error().ToString();
+  EXPECT_EQ(a.env.fake(a.qps[0]).state(), IBV_QPS_RTS);
   bool named = false;
   for (const auto& f : (*c)->report().findings) named |= f.id == "gid-pair-chosen";
   EXPECT_TRUE(named);
+}
+
+// The composer's steps in order: ConnectAgreed before Agree is refused,
+// nothing modified.
+TEST(ConnectorFlow, ConnectAgreedBeforeAgreeIsRefused) {
+  Side a("host-a", 1, IBV_QPT_RC, 1, 0x100);
+  auto c = a.Adopt();
+  ASSERT_TRUE(c) << c.error().ToString();
+  auto done = (*c)->ConnectAgreed(Quick());
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(a.env.fake(a.qps[0]).state(), IBV_QPS_INIT);
 }
 
 // Issue 31: the chosen GID gone from the table before RTR is named, nothing

@@ -48,6 +48,10 @@ Result<DeviceInfo> QueryDeviceForPort(ibv_context& ctx, uint8_t port_num, PkeySc
 // Valid GID entries of `port_num`, in index order.
 Result<std::vector<GidEntry>> QueryGids(ibv_context& ctx, uint8_t port_num, uint32_t gid_tbl_len);
 
+// Entry `index` of `port_num`'s GID table (one ibv_query_gid_ex): nullopt
+// when the entry is empty. kVerbs naming port and index otherwise.
+Result<std::optional<GidEntry>> QueryGidAt(ibv_context& ctx, uint8_t port_num, uint16_t index);
+
 // Conversions from libibverbs enumerations (exposed for tests).
 const char* PortStateName(int state);
 const char* PhysStateName(int phys_state);

@@ -76,6 +76,19 @@ class QpEnv {
   // reads them again right before RTR). kVerbs naming the failed query.
   virtual Result<std::vector<GidEntry>> ReadGids(ibv_context& ctx, uint8_t port) = 0;
 
+  // Entry `index` of `port`'s GID table as it is now; nullopt when empty
+  // (the re-check before RTR reads one entry, not the table). The default
+  // finds it in ReadGids(); production reads that entry alone.
+  virtual Result<std::optional<GidEntry>> ReadGidAt(ibv_context& ctx, uint8_t port,
+                                                    uint16_t index) {
+    auto all = ReadGids(ctx, port);
+    if (!all) return std::move(all).error();
+    for (GidEntry& g : *all) {
+      if (g.index == index) return std::optional<GidEntry>(std::move(g));
+    }
+    return std::optional<GidEntry>();
+  }
+
   // RoCE: the netdevs `names` as the kernel has them now (MAC, VLAN, MTU),
   // published to the peer before the exchange; a netdev that cannot be read
   // is left out. The default reads none (the peer then notes it).

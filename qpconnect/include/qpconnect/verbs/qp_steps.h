@@ -35,6 +35,7 @@
 #include "qpconnect/plan.h"
 #include "qpconnect/result.h"
 #include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/resources.h"
 
 namespace qpconnect::verbs {
 
@@ -123,6 +124,23 @@ struct ConnectTimes {
 Result<void> ConnectQps(std::span<QpControl* const> qps, Transport transport,
                         const ConnectionPlan& plan, const std::string& hint,
                         const ConnectHooks& hooks, ConnectTimes& times);
+
+// What a connected set of QPs keeps of its peer: QP i's remote QPN, and (UD)
+// its address handle.
+struct PeerHandles {
+  std::vector<uint32_t> remote_qpns;
+  std::vector<UniqueAh> ahs;
+};
+
+// ConnectQps() with `plan`, after which QP i's remote QPN is recorded in
+// `peer` and, on UD, the peer's address handle made in `pd_of(i)` through
+// `env` (a refusal with `hint` appended). `peer` is cleared first; `times`
+// holds what was done on every path. Errors as ConnectQps() and CreateAh.
+// The composer (qpconnect/composer.h) is its caller.
+Result<void> ConnectToPlan(std::span<QpControl* const> qps, Transport transport,
+                           const ConnectionPlan& plan, const std::string& hint, QpEnv& env,
+                           const std::function<ibv_pd&(size_t)>& pd_of, const ProgressFn& progress,
+                           PeerHandles& peer, ConnectTimes& times);
 
 // Every QP to RESET (MoveToReset, the detail naming "QP i (recycle)"), in
 // order; stops at the first refusal (kVerbs).

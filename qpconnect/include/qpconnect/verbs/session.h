@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -132,6 +133,14 @@ class Session {
   // `progress` (default: options().on_progress) is told after each RTR and RTS.
   Result<void> Connect(const ConnectionPlan& plan, const EndpointInfo& remote,
                        const std::string& hint = {}, const ProgressFn& progress = {});
+
+  // The QPs' controls and their PD, as the composer moves them
+  // (qpconnect/composer.h's QpSet), and what moving them to `plan` made:
+  // Connected() keeps the remote QPNs, the UD address handles and Q_Key
+  // (as Connect() does) and the RTR/RTS times.
+  std::span<QpControl* const> controls() const { return control_ptrs_; }
+  ibv_pd& pd() const { return *pd_; }
+  void Connected(const ConnectionPlan& plan, PeerHandles peer, const ConnectTimes& times);
 
   // Pool mode: takes every QP back to INIT for a new peer instead of
   // destroying it (any state -> RESET -> INIT, receives posted again), with
