@@ -14,6 +14,8 @@
 #include <sstream>
 #include <vector>
 
+#include "qpconnect/verbs/device_query.h"
+
 namespace qpconnect::rdmacm {
 
 Result<Placement> PlaceAddressNow(const sockaddr* addr);
@@ -49,26 +51,29 @@ std::string NetdevOf(const sockaddr* addr) {
   return name;
 }
 
-// 1. A RoCE GID equal to the address, on the netdev that holds it.
+// 1. A RoCE GID equal to the address, on the netdev that holds it (the GID
+// tables read by the verbs layer's one reader).
 std::optional<Placement> FromRoceGid(const sockaddr* addr, const std::string& netdev,
                                      const std::vector<Device*>& devices) {
   ibv_gid want{};
   if (!AddressGid(addr, want) || netdev.empty()) return std::nullopt;
-  unsigned ifindex = if_nametoindex(netdev.c_str());
   for (Device* d : devices) {
-    std::vector<ibv_gid_entry> entries(static_cast<size_t>(d->ports) * 1024);
-    ssize_t n = ibv_query_gid_table(d->ctx, entries.data(), entries.size(), 0);
-    for (ssize_t i = 0; i < n; ++i) {
-      const ibv_gid_entry& e = entries[static_cast<size_t>(i)];
-      if (e.gid_type == IBV_GID_TYPE_IB || e.ndev_ifindex != ifindex) continue;
-      if (std::memcmp(e.gid.raw, want.raw, 16) != 0) continue;
-      Placement p;
-      p.device = d;
-      p.port = static_cast<uint8_t>(e.port_num);
-      p.gid_index = static_cast<uint16_t>(e.gid_index);
-      p.how = HostText(addr) + " is on " + netdev + ", the netdev of " + d->name + " port " +
-              std::to_string(p.port) + " (GID index " + std::to_string(e.gid_index) + ")";
-      return p;
+    for (uint8_t port = 1; port <= d->ports; ++port) {
+      ibv_port_attr pa{};
+      if (ibv_query_port(d->ctx, port, &pa) != 0) continue;
+      auto gids = verbs::QueryGids(*d->ctx, port, static_cast<uint32_t>(pa.gid_tbl_len));
+      if (!gids) continue;
+      for (const GidEntry& g : *gids) {
+        if (g.type == GidType::kIb || g.netdev != netdev) continue;
+        if (std::memcmp(g.gid.data(), want.raw, 16) != 0) continue;
+        Placement p;
+        p.device = d;
+        p.port = port;
+        p.gid_index = g.index;
+        p.how = HostText(addr) + " is on " + netdev + ", the netdev of " + d->name + " port " +
+                std::to_string(p.port) + " (GID index " + std::to_string(g.index) + ")";
+        return p;
+      }
     }
   }
   return std::nullopt;

@@ -155,6 +155,7 @@ void FreeId(Id* id) {
   if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);
   if (id->own_channel != nullptr) FreeChannel(id->own_channel);
   std::free(id->pub.route.path_rec);
+  LeaveQpToProgram(id);
   id->magic = 0;
   delete id;
 }

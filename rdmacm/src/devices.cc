@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "log.h"
 #include "qpconnect/composer.h"
 #include "qpconnect/verbs/verbs_error.h"
 #include "warm.h"
@@ -12,29 +13,20 @@ namespace qpconnect::rdmacm {
 Result<std::vector<Device*>*> Devices() {
   static std::vector<Device*>* devices = nullptr;  // never freed: see the header
   if (devices != nullptr) return devices;
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr)
-    return Error(ErrorCode::kNotFound, errno, "ibv_get_device_list", "",
-                 std::string("libibverbs cannot list RDMA devices: ") + std::strerror(errno));
-  auto* opened = new std::vector<Device*>;
-  for (int i = 0; i < n; ++i) {
-    ibv_context* ctx = ibv_open_device(list[i]);
-    if (ctx == nullptr) continue;
+  std::vector<std::string> skipped;
+  auto opened = verbs::OpenEveryDevice(&skipped);
+  for (const std::string& s : skipped) LogLine("devices: " + s);
+  if (!opened) return std::move(opened).error();
+  auto* list = new std::vector<Device*>;
+  for (verbs::OpenedDevice& o : *opened) {
     auto* d = new Device;
-    d->name = ibv_get_device_name(list[i]);
-    d->ctx = ctx;
-    d->ports = ibv_query_device(ctx, &d->attr) == 0 ? d->attr.phys_port_cnt : 1;
-    opened->push_back(d);
+    d->name = std::move(o.name);
+    d->context = std::move(o.context);
+    d->ctx = d->context.get();
+    d->ports = ibv_query_device(d->ctx, &d->attr) == 0 ? d->attr.phys_port_cnt : 1;
+    list->push_back(d);
   }
-  ibv_free_device_list(list);
-  if (opened->empty()) {
-    delete opened;
-    return Error(
-        ErrorCode::kNotFound, ENODEV, "open RDMA devices", "",
-        "no RDMA device could be opened (ibv_get_device_list found " + std::to_string(n) + ")");
-  }
-  devices = opened;
+  devices = list;
   return devices;
 }
 
@@ -47,12 +39,16 @@ Device* DeviceByContext(ibv_context* ctx) {
 }
 
 Result<ibv_pd*> DefaultPd(Device& device) {
-  if (device.pd == nullptr) {
-    device.pd = ibv_alloc_pd(device.ctx);
-    if (device.pd == nullptr)
-      return Error(ErrorCode::kVerbs, errno, "ibv_alloc_pd", "", "on " + device.name);
+  if (!device.default_pd) {
+    auto pd = verbs::AllocPd(*device.ctx);
+    if (!pd) {
+      Error e = std::move(pd).error();
+      e.detail += (e.detail.empty() ? "" : " ") + std::string("on ") + device.name;
+      return e;
+    }
+    device.default_pd = std::move(*pd);
   }
-  return device.pd;
+  return device.default_pd.get();
 }
 
 Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,

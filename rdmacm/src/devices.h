@@ -16,14 +16,17 @@
 
 #include "qpconnect/result.h"
 #include "qpconnect/verbs/describe.h"
+#include "qpconnect/verbs/device.h"
+#include "qpconnect/verbs/resources.h"
 #include "state.h"
 
 namespace qpconnect::rdmacm {
 
 struct Device {
   std::string name;
-  ibv_context* ctx = nullptr;
-  ibv_pd* pd = nullptr;  // the default PD, made on first need
+  verbs::UniqueContext context;  // opened by verbs::OpenEveryDevice
+  ibv_context* ctx = nullptr;    // context.get(), as the ids hand it out
+  verbs::UniquePd default_pd;    // made on first need (DefaultPd)
   uint8_t ports = 0;
   ibv_device_attr attr{};  // queried once: rd_atomic limits checked per connection
   // Descriptions of a port with one GID (or the automatic choice, key -1),

@@ -13,6 +13,7 @@
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
 #include "qpconnect/verbs/qp_steps.h"
+#include "qpconnect/verbs/resources.h"
 
 namespace qpconnect::rdmacm {
 namespace {
@@ -39,9 +40,12 @@ QpAttrs InitAttrs(const Id* id) {
   return a;
 }
 
+// The id's QP as the transition path moves it.
+verbs::VerbsQpControl ControlOf(Id* id) { return verbs::VerbsQpControl(*id->pub.qp); }
+
 // After the QP exists: INIT (RC) or INIT, RTR, RTS (UD).
 Result<void> FirstMoves(Id* id) {
-  verbs::VerbsQpControl control(*id->pub.qp);
+  verbs::VerbsQpControl control = ControlOf(id);
   Transport t = TransportOf(id);
   QpAttrs a = InitAttrs(id);
   QPC_TRY(verbs::MoveToInit(control, t, a, t == Transport::kUd ? 0u : kRcAccess));
@@ -64,42 +68,31 @@ int CheckReady(Id* id) {
   return 0;
 }
 
-// The CQs librdmacm makes when the attributes name none: one completion
-// channel and CQ each for receives and sends, sized by the queue depths.
-int MakeCqs(Id* id, ibv_cq*& send_cq, ibv_cq*& recv_cq, uint32_t send_wr, uint32_t recv_wr) {
-  ibv_context* ctx = id->pub.verbs;
-  if (recv_cq == nullptr || send_cq == nullptr)
-    id->own_cqs = true;  // FreeCqs undoes a partial make
+// The CQs librdmacm makes when the attributes name none: a completion
+// channel and a CQ each for receives and sends, sized by the queue depths,
+// the id as the CQs' context. Into `owned`; `send_cq`/`recv_cq` point at them.
+Result<void> MakeCqs(Id* id, QpResources& owned, ibv_cq*& send_cq, ibv_cq*& recv_cq,
+                     uint32_t send_wr, uint32_t recv_wr) {
+  ibv_context& ctx = *id->pub.verbs;
+  auto make = [&](verbs::UniqueCompChannel& channel, verbs::UniqueCq& cq,
+                  uint32_t depth) -> Result<void> {
+    auto ch = verbs::CreateCompChannel(ctx);
+    if (!ch) return std::move(ch).error();
+    channel = std::move(*ch);
+    auto made = verbs::CreateCq(ctx, static_cast<int>(depth ? depth : 1), channel.get(), id);
+    if (!made) return std::move(made).error();
+    cq = std::move(*made);
+    return {};
+  };
   if (recv_cq == nullptr) {
-    id->pub.recv_cq_channel = ibv_create_comp_channel(ctx);
-    if (id->pub.recv_cq_channel == nullptr) return -1;
-    id->pub.recv_cq =
-        ibv_create_cq(ctx, static_cast<int>(recv_wr ? recv_wr : 1), id, id->pub.recv_cq_channel, 0);
-    if (id->pub.recv_cq == nullptr) return -1;
-    recv_cq = id->pub.recv_cq;
-    id->own_cqs = true;
+    QPC_TRY(make(owned.recv_channel, owned.recv_cq, recv_wr));
+    recv_cq = owned.recv_cq.get();
   }
   if (send_cq == nullptr) {
-    id->pub.send_cq_channel = ibv_create_comp_channel(ctx);
-    if (id->pub.send_cq_channel == nullptr) return -1;
-    id->pub.send_cq =
-        ibv_create_cq(ctx, static_cast<int>(send_wr ? send_wr : 1), id, id->pub.send_cq_channel, 0);
-    if (id->pub.send_cq == nullptr) return -1;
-    send_cq = id->pub.send_cq;
-    id->own_cqs = true;
+    QPC_TRY(make(owned.send_channel, owned.send_cq, send_wr));
+    send_cq = owned.send_cq.get();
   }
-  return 0;
-}
-
-void FreeCqs(Id* id) {
-  if (!id->own_cqs) return;
-  if (id->pub.send_cq) ibv_destroy_cq(id->pub.send_cq);
-  if (id->pub.recv_cq) ibv_destroy_cq(id->pub.recv_cq);
-  if (id->pub.send_cq_channel) ibv_destroy_comp_channel(id->pub.send_cq_channel);
-  if (id->pub.recv_cq_channel) ibv_destroy_comp_channel(id->pub.recv_cq_channel);
-  id->pub.send_cq = id->pub.recv_cq = nullptr;
-  id->pub.send_cq_channel = id->pub.recv_cq_channel = nullptr;
-  id->own_cqs = false;
+  return {};
 }
 
 Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) {
@@ -110,24 +103,24 @@ Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) {
   return pd;
 }
 
-int Finish(Id* id, ibv_qp* qp, ibv_pd* pd) {
-  if (qp == nullptr) {
-    int err = errno;
-    FreeCqs(id);
-    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_qp", "", "on " + id->device->name));
-  }
-  id->pub.qp = qp;
-  id->pub.pd = pd;
+// The QP made (or not) by `made`, with the CQs in `owned`: moved to its first
+// states, then handed to the id (id->pub's pointers, the owners in
+// id->qp_owned). On any failure everything made is freed by the owners.
+int Finish(Id* id, std::unique_ptr<QpResources> owned, Result<verbs::UniqueQp> made, ibv_pd* pd) {
+  if (!made) return Fail(id, made.error());
+  owned->qp = std::move(*made);
+  id->pub.qp = owned->qp.get();
   QPCM_DEBUG_LINE("qp created id " + std::to_string(id->handle));
   if (auto moved = FirstMoves(id); !moved) {
-    int err = moved.error().sys_errno;
     id->pub.qp = nullptr;
-    ibv_destroy_qp(qp);
-    FreeCqs(id);
-    Fail(id, moved.error());
-    errno = err != 0 ? err : EINVAL;
-    return -1;
+    return Fail(id, moved.error());  // `owned` frees the QP and the CQs
   }
+  id->pub.pd = pd;
+  id->pub.recv_cq = owned->recv_cq.get();
+  id->pub.send_cq = owned->send_cq.get();
+  id->pub.recv_cq_channel = owned->recv_channel.get();
+  id->pub.send_cq_channel = owned->send_channel.get();
+  id->qp_owned = std::move(owned);
   return 0;
 }
 
@@ -138,14 +131,13 @@ int CreateQp(Id* id, ibv_pd* pd, ibv_qp_init_attr* attr) {
   if (CheckReady(id) != 0) return -1;
   auto use_pd = PdFor(id, pd);
   if (!use_pd) return Fail(id, use_pd.error());
-  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) !=
-      0) {
-    int err = errno;
-    FreeCqs(id);
-    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp"));
-  }
+  auto owned = std::make_unique<QpResources>();
+  if (auto cqs = MakeCqs(id, *owned, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr,
+                         attr->cap.max_recv_wr);
+      !cqs)
+    return Fail(id, cqs.error());
   attr->qp_type = static_cast<ibv_qp_type>(id->pub.qp_type);
-  return Finish(id, ibv_create_qp(*use_pd, attr), *use_pd);
+  return Finish(id, std::move(owned), verbs::CreateQp(**use_pd, *attr), *use_pd);
 }
 
 int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr) {
@@ -156,23 +148,32 @@ int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr) {
   if (!use_pd) return Fail(id, use_pd.error());
   attr->pd = *use_pd;
   attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
-  if (MakeCqs(id, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr, attr->cap.max_recv_wr) !=
-      0) {
-    int err = errno;
-    FreeCqs(id);
-    return Fail(id, Error(ErrorCode::kVerbs, err, "ibv_create_cq", "", "for rdma_create_qp_ex"));
-  }
+  auto owned = std::make_unique<QpResources>();
+  if (auto cqs = MakeCqs(id, *owned, attr->send_cq, attr->recv_cq, attr->cap.max_send_wr,
+                         attr->cap.max_recv_wr);
+      !cqs)
+    return Fail(id, cqs.error());
   attr->qp_type = static_cast<ibv_qp_type>(id->pub.qp_type);
-  return Finish(id, ibv_create_qp_ex(id->pub.verbs, attr), *use_pd);
+  return Finish(id, std::move(owned), verbs::CreateQpEx(*id->pub.verbs, *attr), *use_pd);
 }
 
 void DestroyQp(Id* id) {
-  if (id->pub.qp != nullptr) {
-    if (int rc = ibv_destroy_qp(id->pub.qp); rc != 0)
-      LogLine("ibv_destroy_qp failed: errno " + std::to_string(rc));
-    id->pub.qp = nullptr;
-  }
-  FreeCqs(id);
+  // The program's pointers first: the owners free what they point at.
+  id->pub.qp = nullptr;
+  id->pub.send_cq = id->pub.recv_cq = nullptr;
+  id->pub.send_cq_channel = id->pub.recv_cq_channel = nullptr;
+  id->qp_owned.reset();
+}
+
+void LeaveQpToProgram(Id* id) {
+  if (!id->qp_owned) return;
+  QpResources& owned = *id->qp_owned;
+  (void)owned.qp.release();
+  (void)owned.send_cq.release();
+  (void)owned.recv_cq.release();
+  (void)owned.send_channel.release();
+  (void)owned.recv_channel.release();
+  id->qp_owned.reset();
 }
 
 Result<void> DescribeSide(Id* id) {
@@ -256,7 +257,7 @@ Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) {
 
 Result<void> QpConnect(Id* id) {
   if (id->pub.qp == nullptr || !id->plan || id->plan->qps.empty()) return {};
-  verbs::VerbsQpControl control(*id->pub.qp);
+  verbs::VerbsQpControl control = ControlOf(id);
   verbs::QpControl* controls[] = {&control};
   QpSet set;
   set.qps = controls;
@@ -282,7 +283,7 @@ void QpToError(Id* id) {
   if (id->pub.qp == nullptr || TransportOf(id) == Transport::kUd) return;
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
-  verbs::VerbsQpControl control(*id->pub.qp);
+  verbs::VerbsQpControl control = ControlOf(id);
   (void)control.Modify(attr, IBV_QP_STATE);
 }
 

@@ -18,16 +18,31 @@
 
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
+#include "qpconnect/verbs/resources.h"
 #include "state.h"
 
 namespace qpconnect::rdmacm {
+
+// What rdma_create_qp made for an id, owned until rdma_destroy_qp: the QP
+// and, when the program named no CQs, the CQs and completion channels
+// librdmacm makes. The ABI hands the program raw pointers to them (id->pub);
+// these are their owners. Members in creation order: destroyed in reverse.
+struct QpResources {
+  verbs::UniqueCompChannel recv_channel, send_channel;
+  verbs::UniqueCq recv_cq, send_cq;
+  verbs::UniqueQp qp;
+};
 
 // rdma_create_qp/_ex. 0, or -1 with errno (EINVAL: no device yet, a PD of
 // another device; the verbs call's errno otherwise), with the reason logged.
 int CreateQp(Id* id, ibv_pd* pd, ibv_qp_init_attr* attr);
 int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr);
-// rdma_destroy_qp: the QP and the CQs CreateQp made.
+// rdma_destroy_qp: the QP and the CQs CreateQp made (id->qp_owned).
 void DestroyQp(Id* id);
+// rdma_destroy_id of an id whose QP the program did not destroy: as with
+// librdmacm, the QP and its CQs stay the program's (it may still use them),
+// so the owners let go of them instead of destroying them.
+void LeaveQpToProgram(Id* id);
 
 // This side's description (id->local) for the id's QP, or conn_param's
 // qp_num when the program brings its own QP.

@@ -37,6 +37,7 @@ namespace qpconnect::rdmacm {
 class Link;
 class Listener;
 struct Device;
+struct QpResources;  // qp.h
 
 // Private data the IB CM carries per message (bytes), as rdma_cm exposes it to
 // programs: a REQ's 92 less rdma_cm's 36-byte header (RDMA_PS_TCP), a SIDR
@@ -144,7 +145,9 @@ struct Id {
   const verbs::LocalDescription* described = nullptr;
   std::optional<EndpointInfo> remote;  // the peer's, once received
   std::optional<ConnectionPlan> plan;  // what this side applies
-  bool own_cqs = false;                // rdma_create_qp made the CQs
+  // What rdma_create_qp made (qp.h: the QP, and the CQs when it made them);
+  // null without a QP.
+  std::unique_ptr<QpResources> qp_owned;
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id
   // gets UNREACHABLE (cm.cc's sweep); for a passive id whose program holds
   // the request (kRequest), when the next MRA is due.

@@ -1,6 +1,7 @@
 #include "qpconnect/verbs/device.h"
 
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -108,6 +109,33 @@ Result<UniqueContext> OpenDevice(std::string_view name) {
     return VerbsError("ibv_open_device " + std::string(ibv_get_device_name(chosen)));
   }
   return UniqueContext(ctx);
+}
+
+Result<std::vector<OpenedDevice>> OpenEveryDevice(std::vector<std::string>* skipped) {
+  int count = 0;
+  Result<UniqueDeviceList> list = TakeHandedList(count);
+  if (*list == nullptr) list = GetDeviceList(count);
+  if (!list) return std::move(list).error();
+  std::vector<OpenedDevice> opened;
+  for (int i = 0; i < count; ++i) {
+    ibv_device* dev = list->get()[i];
+    errno = 0;
+    ibv_context* ctx = ibv_open_device(dev);
+    if (ctx == nullptr) {
+      if (skipped != nullptr) {
+        skipped->push_back(std::string(ibv_get_device_name(dev)) +
+                           ": ibv_open_device: " + std::strerror(errno));
+      }
+      continue;
+    }
+    opened.push_back({ibv_get_device_name(dev), UniqueContext(ctx)});
+  }
+  if (opened.empty()) {
+    return Error{
+        ErrorCode::kNotFound, ENODEV, "open RDMA devices", "",
+        "no RDMA device could be opened (libibverbs listed " + std::to_string(count) + ")"};
+  }
+  return opened;
 }
 
 }  // namespace qpconnect::verbs

@@ -42,9 +42,9 @@ Result<UniqueCompChannel> CreateCompChannel(ibv_context& ctx) {
   return UniqueCompChannel(ch);
 }
 
-Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel) {
+Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel, void* cq_context) {
   errno = 0;
-  ibv_cq* cq = ibv_create_cq(&ctx, cqe, nullptr, channel, 0);
+  ibv_cq* cq = ibv_create_cq(&ctx, cqe, cq_context, channel, 0);
   if (cq == nullptr) {
     const int err = errno;  // before anything below can change it
     return VerbsError("ibv_create_cq", err, "cqe " + std::to_string(cqe));
@@ -52,12 +52,25 @@ Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel) 
   return UniqueCq(cq);
 }
 
-Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr init) {
+Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr& init) {
   errno = 0;
   ibv_qp* qp = ibv_create_qp(&pd, &init);
   if (qp == nullptr) {
     const int err = errno;  // before the detail string is built
     return VerbsError("ibv_create_qp", err,
+                      "max_send_wr " + std::to_string(init.cap.max_send_wr) + ", max_recv_wr " +
+                          std::to_string(init.cap.max_recv_wr) + ", max_send_sge " +
+                          std::to_string(init.cap.max_send_sge));
+  }
+  return UniqueQp(qp);
+}
+
+Result<UniqueQp> CreateQpEx(ibv_context& ctx, ibv_qp_init_attr_ex& init) {
+  errno = 0;
+  ibv_qp* qp = ibv_create_qp_ex(&ctx, &init);
+  if (qp == nullptr) {
+    const int err = errno;  // before the detail string is built
+    return VerbsError("ibv_create_qp_ex", err,
                       "max_send_wr " + std::to_string(init.cap.max_send_wr) + ", max_recv_wr " +
                           std::to_string(init.cap.max_recv_wr) + ", max_send_sge " +
                           std::to_string(init.cap.max_send_sge));

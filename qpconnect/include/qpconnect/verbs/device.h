@@ -30,6 +30,18 @@ Result<std::vector<std::string>> ListDevices();
 // lists the devices there are); kVerbs when ibv_open_device fails.
 Result<UniqueContext> OpenDevice(std::string_view name);
 
+// One opened device of OpenEveryDevice().
+struct OpenedDevice {
+  std::string name;
+  UniqueContext context;
+};
+
+// Every device libibverbs lists, opened, from one enumeration; a device that
+// fails to open is left out and named in `skipped` ("rxe2: ibv_open_device:
+// ..."). kNotFound when libibverbs cannot enumerate, or no device opened
+// (the detail says how many were listed).
+Result<std::vector<OpenedDevice>> OpenEveryDevice(std::vector<std::string>* skipped = nullptr);
+
 // Hands `list` (an ibv_get_device_list() result of `count` devices, taken
 // moments before: WarmDeviceList()) to the process's first OpenDevice(),
 // which then finds its device there instead of having libibverbs enumerate

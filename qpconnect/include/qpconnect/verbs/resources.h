@@ -47,9 +47,17 @@ using UniqueAh = std::unique_ptr<ibv_ah, AhDeleter>;
 // Each returns kVerbs with errno and the operation on failure.
 Result<UniquePd> AllocPd(ibv_context& ctx);
 Result<UniqueCompChannel> CreateCompChannel(ibv_context& ctx);
-// `channel` may be null (polling only).
-Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel);
-Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr init);
+// `channel` may be null (polling only); `cq_context` is what completion
+// events hand back (ibv_get_cq_event), null by default.
+Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel,
+                          void* cq_context = nullptr);
+// ibv_create_qp with `init`; the QP's capabilities as created are written
+// back into `init.cap` (as ibv_create_qp does), which librdmacm's callers
+// read.
+Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr& init);
+// ibv_create_qp_ex with `init` (its PD in init.pd, IBV_QP_INIT_ATTR_PD set).
+// The QP's capabilities as created are written back into `init.cap`.
+Result<UniqueQp> CreateQpEx(ibv_context& ctx, ibv_qp_init_attr_ex& init);
 Result<UniqueMr> RegMr(ibv_pd& pd, void* addr, size_t length, unsigned access);
 Result<UniqueAh> CreateAh(ibv_pd& pd, ibv_ah_attr attr);
 
