@@ -268,7 +268,7 @@ Result<void> QpConnect(Id* id) {
   agreement.plan = *id->plan;
   agreement.local_qps = agreement.remote_qps = 1;
   Applied applied;
-  auto done = TheComposer().Apply(agreement, id->local, set, applied, {}, {}, id->mapping);
+  auto done = TheComposer().Apply(agreement, id->local, set, applied, {}, id->mapping);
   if (!done) {
     Error e = std::move(done).error();
     if (IsGidChanged(e))

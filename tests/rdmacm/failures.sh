@@ -6,9 +6,11 @@
 # wrapper `qp-cm --devices MAP --log LOG [--timeout MS] [--psk-file KEY] --`
 # (MAP: 10.77.0.1=rxe0:1 for the server, 10.77.0.2=rxe1:1 for the client).
 #
-#   failures.sh CASE --cm-events PATH --qp-cm PATH [--libdir DIR]
+#   failures.sh CASE[,CASE...] --cm-events PATH --qp-cm PATH [--libdir DIR]
 #
-# CASE (each a CTest, lab_rdmacm_fail_CASE; `all` runs them all in one boot):
+# CASE (a CTest lab_rdmacm_fail_CASE each, but for issue 38's three, which
+# share one boot as lab_rdmacm_pipeline; `all`, or a comma-separated list,
+# runs them in one boot):
 #   dead_peer         the server (cm_events -s -K) SIGKILLs itself right after
 #                     printing CONNECT_REQUEST, before the accept: the client
 #                     prints UNREACHABLE with a negative status (documented:
@@ -81,23 +83,43 @@
 #                     and this side has none" / "has no pre-shared key and
 #                     this side has one"); two different keys: fails, a log
 #                     says "failed authentication"
+#   neigh_wrong       (issue 38) a wrong permanent neighbour entry for the
+#                     server's RoCE address on the client's netdev (the
+#                     client's packets would go to 02:00:00:00:00:99: natively
+#                     the connection is made and its traffic never arrives;
+#                     rping through the library hung): the client's library
+#                     reads the kernel's path facts before any modify and
+#                     names neighbour-mac-mismatch with both MACs; REJECTED
+#                     status 28 on both sides, both exit 3, under 10 s
+#   addr_removed      (issue 38) the server's RoCE address removed from its
+#                     netdev after it listens (its library described the port
+#                     with that GID): at the accept the server names the
+#                     removed address before any modify (the path facts or
+#                     the GID read again before RTR: gid-changed-before-rtr);
+#                     REJECTED 28 on both sides, both exit 3, under 10 s
+#   tos               (issue 38) stock ib_send_bw -R --tos 96 through the
+#                     library on both sides, traced by qp-trace: each side's
+#                     RTR carries GRH traffic class 96 (rdma_set_option's TOS
+#                     applied as rdma_cm applies it on RoCE); both pass
 #
-# Every case asserts exit statuses, the event printed with its status, the
 # library's log line, a bound on the time, and at the end that no QP is left
 # (check_no_qps) and no program is still running. The exact command lines,
 # statuses and times are printed; on a failure, both outputs and logs.
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk)
+CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk neigh_wrong addr_removed tos)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
 if [[ $CASE == all ]]; then
   CASES=("${CASES_ALL[@]}")
 else
-  [[ " ${CASES_ALL[*]} " == *" $CASE "* ]] || die "CASE must be all or one of: ${CASES_ALL[*]} (not '$CASE')"
-  CASES=("$CASE")
+  # One case, or several separated by commas (one boot for them all).
+  IFS=, read -ra CASES <<<"$CASE"
+  for c in "${CASES[@]}"; do
+    [[ " ${CASES_ALL[*]} " == *" $c "* ]] || die "CASE must be all or one or more (CASE,CASE,...) of: ${CASES_ALL[*]} (not '$c')"
+  done
 fi
 [[ -x $CM_EVENTS ]] || die "--cm-events: '$CM_EVENTS' is not an executable"
 VIA=wrapper
@@ -606,6 +628,73 @@ case_psk() {
   done
   SERVER_OPTS=()
   CLIENT_OPTS=()
+}
+
+# refused_before_modify TAG RULE_RE: the pair of TAG was refused by the
+# validator on both sides (REJECTED 28, exit 3, no ESTABLISHED) within 10 s,
+# and the log of the side that found it names RULE_RE.
+refused_before_modify() {
+  local t=$1 rule=$2 st
+  st=$(event_status "$WORK/$t.client" REJECTED)
+  expect "the client printed REJECTED status 28, got '${st}'" [ "$st" = 28 ]
+  st=$(event_status "$WORK/$t.server" REJECTED)
+  expect "the server's id got REJECTED status 28, got '${st}'" [ "$st" = 28 ]
+  expect "neither printed ESTABLISHED" eval '! has "$WORK/$t.client" ESTABLISHED && ! has "$WORK/$t.server" ESTABLISHED'
+  expect "both exit 3 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 3.3 ]
+  # The bound: named at the exchange, not after a transport timeout (the
+  # old behaviour: a hang until killed).
+  expect "under 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+  expect "a log names /$rule/" eval 'has_re "$WORK/$t.client.qpcm.log" "$rule" || has_re "$WORK/$t.server.qpcm.log" "$rule"'
+}
+
+case_neigh_wrong() {
+  local t=neigh_wrong port=7221 mac0
+  mac0=$(cat "/sys/class/net/$QPC_NETDEV0/address")
+  ip neigh replace "$QPC_IP0" lladdr 02:00:00:00:00:99 dev "$QPC_NETDEV1" nud permanent ||
+    { expect "the wrong neighbour entry planted" false; return; }
+  listening_server $t $port 30 -t 15 -d "server" || return
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  ip neigh replace "$QPC_IP0" lladdr "$mac0" dev "$QPC_NETDEV1" nud permanent
+  refused_before_modify $t "validator: error neighbour-mac-mismatch .*02:00:00:00:00:99"
+  expect "the client's log names the server's MAC $mac0" has "$WORK/$t.client.qpcm.log" "$mac0"
+}
+
+case_addr_removed() {
+  local t=addr_removed port=7222
+  listening_server $t $port 30 -t 15 -d "server" || return
+  ip addr del "$QPC_IP0/24" dev "$QPC_NETDEV0" || { expect "the server's address removed" false; return; }
+  client_words $t $port -d "client" -t 15
+  run_client $t 30 "${WORDS[@]}"
+  wait_server
+  # Back as the lab made it: the address, and the route of table 100 that
+  # the kernel dropped with it (tools/lab/guest-setup-rxe).
+  ip addr add "$QPC_IP0/24" dev "$QPC_NETDEV0"
+  ip route replace "$QPC_IP1" dev "$QPC_NETDEV0" src "$QPC_IP0" table 100
+  refused_before_modify $t "validator: error [a-z-]+ .*$QPC_IP0"
+}
+
+case_tos() {
+  local t=tos port=18515 trace f
+  trace=$(dirname "$QP_CM")/../qp-trace/qp-trace
+  [[ -x $trace ]] || { expect "qp-trace next to qp-cm ($trace)" false; return; }
+  mkdir -p "$WORK/$t.traces"
+  wrap "$WORK/$t.server.qpcm.log" "$S_MAP"
+  start_server $t 60 "$trace" -o "$WORK/$t.traces/server.%p.json" -- "${PRE[@]}" \
+    ib_send_bw -R -d "$QPC_DEV0" -n 5 -s 4096 -F --tos 96 --source_ip "$MGMT_IP0"
+  sleep 2
+  wrap "$WORK/$t.client.qpcm.log" "$C_MAP"
+  run_client $t 60 "$trace" -o "$WORK/$t.traces/client.%p.json" -- "${PRE[@]}" \
+    ib_send_bw -R -d "$QPC_DEV1" -n 5 -s 4096 -F --tos 96 --source_ip "$MGMT_IP1" "$MGMT_IP0"
+  wait_server
+  expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
+  for f in server client; do
+    expect "the $f's trace has an RTR with traffic_class 96" \
+      eval 'grep -h "\"to\":\"RTR\"" "$WORK/$t.traces/$f".*.json 2>/dev/null | grep -q "\"traffic_class\":96"'
+    expect "no RTR of the $f with another traffic class" \
+      eval '! grep -h "\"to\":\"RTR\"" "$WORK/$t.traces/$f".*.json 2>/dev/null | grep -v "\"traffic_class\":96" | grep -q .'
+  done
 }
 
 # ---------------------------------------------------------------- main

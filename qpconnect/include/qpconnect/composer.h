@@ -164,13 +164,17 @@ class Composer {
   // and kIncompatible (operation "validate", attribute "sgid_index"),
   // nothing modified. Then every QP INIT->RTR->RTS to the agreed plan
   // (verbs::ConnectToPlan; `hint` is appended to a refusal, and "the
-  // validator reported errors above" when it did), `before_rtr` (may be
-  // empty) called first. kVerbs naming transition, mask, values and cause.
-  // `applied` holds what was made and timed on every path.
+  // validator reported errors above" when it did). kVerbs naming
+  // transition, mask, values and cause. `applied` holds what was made and
+  // timed on every path.
   // REQUIRES: agreement.plan.qps.size() == qps.qps.size().
+  struct ApplyHooks {
+    std::function<void()> before_recheck;  // first (tests widen the window)
+    std::function<void()> before_moves;    // the GID held: the QPs move next
+    verbs::ProgressFn progress;            // after each QP's RTR and RTS
+  };
   Result<void> Apply(Agreement& agreement, const EndpointInfo& local, const QpSet& qps,
-                     Applied& applied, const verbs::ProgressFn& progress = {},
-                     const std::function<void()>& before_rtr = {},
+                     Applied& applied, const ApplyHooks& hooks = {},
                      const std::string& hint = {}) const;
 
   // The GID re-check alone (Apply's first step), for a caller whose QPs are

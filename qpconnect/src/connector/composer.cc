@@ -175,16 +175,16 @@ Result<void> Composer::RecheckGid(Agreement& agreement, const EndpointInfo& loca
 }
 
 Result<void> Composer::Apply(Agreement& agreement, const EndpointInfo& local, const QpSet& qps,
-                             Applied& applied, const verbs::ProgressFn& progress,
-                             const std::function<void()>& before_rtr,
+                             Applied& applied, const ApplyHooks& hooks,
                              const std::string& hint) const {
   applied = Applied{};
-  if (before_rtr) before_rtr();
+  if (hooks.before_recheck) hooks.before_recheck();
   QPC_TRY(RecheckGid(agreement, local, qps));
+  if (hooks.before_moves) hooks.before_moves();
   std::string why = hint;
   if (why.empty() && HasErrors(agreement.findings)) why = "the validator reported errors above";
   return verbs::ConnectToPlan(qps.qps, qps.transport, agreement.plan, why, *env_, qps.pd_of,
-                              progress, applied.peer, applied.times);
+                              hooks.progress, applied.peer, applied.times);
 }
 
 }  // namespace qpconnect

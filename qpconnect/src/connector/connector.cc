@@ -298,19 +298,24 @@ Result<void> Connector::ConnectAgreed(const ConnectorOptions& options) {
   Agreement& a = *impl_->agreement;
   QPC_TRY(Composer::Gate(a, options.validate));
 
-  r.reached = ConnectPhase::kConnect;
-  if (options.on_step) {
-    options.on_step(ConnectPhase::kConnect,
-                    "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
-  }
-  const auto start = std::chrono::steady_clock::now();
-  verbs::ProgressFn progress = options.on_progress;
-  if (!progress && impl_->session) progress = impl_->session->options().on_progress;
+  Composer::ApplyHooks hooks;
+  hooks.before_recheck = options.before_rtr;
+  auto start = std::chrono::steady_clock::now();
+  hooks.before_moves = [&] {
+    start = std::chrono::steady_clock::now();
+    r.reached = ConnectPhase::kConnect;
+    if (options.on_step) {
+      options.on_step(ConnectPhase::kConnect,
+                      "moving " + std::to_string(num_qps()) + " QP(s) to RTR and RTS");
+    }
+  };
+  hooks.progress = options.on_progress;
+  if (!hooks.progress && impl_->session) hooks.progress = impl_->session->options().on_progress;
   Applied applied;
-  auto done =
-      impl_->composer().Apply(a, r.local, impl_->Qps(), applied, progress, options.before_rtr);
+  auto done = impl_->composer().Apply(a, r.local, impl_->Qps(), applied, hooks);
   r.findings = a.findings;  // gid-changed-before-rtr, when it was
-  r.timings.connect += std::chrono::steady_clock::now() - start;
+  if (r.reached == ConnectPhase::kConnect)
+    r.timings.connect += std::chrono::steady_clock::now() - start;
   r.timings.rtr = applied.times.rtr;
   r.timings.rts = applied.times.rts;
   if (impl_->session) {

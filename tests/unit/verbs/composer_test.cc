@@ -141,7 +141,9 @@ TEST(Composer, ApplyMovesEveryQpToRts) {
   ASSERT_TRUE(agreed);
   bool called = false;
   Applied applied;
-  auto done = composer.Apply(*agreed, a.local, a.Set(), applied, {}, [&] { called = true; });
+  Composer::ApplyHooks hooks;
+  hooks.before_moves = [&] { called = true; };
+  auto done = composer.Apply(*agreed, a.local, a.Set(), applied, hooks);
   ASSERT_TRUE(done) << done.error().ToString();
   EXPECT_TRUE(called);
   for (ibv_qp* qp : a.qps) EXPECT_EQ(a.env.fake(qp).state(), IBV_QPS_RTS);
