@@ -680,11 +680,14 @@ case_tos() {
   trace=$(dirname "$QP_CM")/../qp-trace/qp-trace
   [[ -x $trace ]] || { expect "qp-trace next to qp-cm ($trace)" false; return; }
   mkdir -p "$WORK/$t.traces"
-  wrap "$WORK/$t.server.qpcm.log" "$S_MAP"
+  # perftest's client resolves the server's address without a source: the
+  # route's local address may be either management address (both are this
+  # guest's), so both sides get the whole map, as perftest.sh's mgmt mode.
+  wrap "$WORK/$t.server.qpcm.log" "$S_MAP,$C_MAP"
   start_server $t 60 "$trace" -o "$WORK/$t.traces/server.%p.json" -- "${PRE[@]}" \
     ib_send_bw -R -d "$QPC_DEV0" -n 5 -s 4096 -F --tos 96 --source_ip "$MGMT_IP0"
   sleep 2
-  wrap "$WORK/$t.client.qpcm.log" "$C_MAP"
+  wrap "$WORK/$t.client.qpcm.log" "$S_MAP,$C_MAP"
   run_client $t 60 "$trace" -o "$WORK/$t.traces/client.%p.json" -- "${PRE[@]}" \
     ib_send_bw -R -d "$QPC_DEV1" -n 5 -s 4096 -F --tos 96 --source_ip "$MGMT_IP1" "$MGMT_IP0"
   wait_server
