@@ -98,9 +98,11 @@
 #                     the GID read again before RTR: gid-changed-before-rtr);
 #                     REJECTED 28 on both sides, both exit 3, under 10 s
 #   tos               (issue 38) stock ib_send_bw -R --tos 96 through the
-#                     library on both sides, traced by qp-trace: each side's
-#                     RTR carries GRH traffic class 96 (rdma_set_option's TOS
-#                     applied as rdma_cm applies it on RoCE); both pass
+#                     library on both sides, traced by qp-trace: the test
+#                     QP's RTR carries GRH traffic class 96 on both sides
+#                     (rdma_set_option's TOS, set by perftest's client only,
+#                     applied as rdma_cm applies it on RoCE: the passive side
+#                     takes the request's); both pass
 #
 # library's log line, a bound on the time, and at the end that no QP is left
 # (check_no_qps) and no program is still running. The exact command lines,
@@ -692,11 +694,12 @@ case_tos() {
     ib_send_bw -R -d "$QPC_DEV1" -n 5 -s 4096 -F --tos 96 --source_ip "$MGMT_IP1" "$MGMT_IP0"
   wait_server
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
+  # perftest connects twice (its exchange channel, then the test QP) and
+  # sets the TOS on the client's test id only; as with rdma_cm, the passive
+  # side's QP takes the traffic class of the request.
   for f in server client; do
     expect "the $f's trace has an RTR with traffic_class 96" \
       eval 'grep -h "\"to\":\"RTR\"" "$WORK/$t.traces/$f".*.json 2>/dev/null | grep -q "\"traffic_class\":96"'
-    expect "no RTR of the $f with another traffic class" \
-      eval '! grep -h "\"to\":\"RTR\"" "$WORK/$t.traces/$f".*.json 2>/dev/null | grep -v "\"traffic_class\":96" | grep -q .'
   done
 }
 
