@@ -3,12 +3,13 @@
 # change make qp-connect itself slower? (issue 38: qp-connect must not pay
 # for the shared core.)
 #
-# Usage: tools/bench/connect_ab.sh [--mem MiB] [--out FILE] BUILD_A BUILD_B N ROUNDS
+# Usage: tools/bench/connect_ab.sh [--mem MiB] [--out FILE] [--verify] BUILD_A BUILD_B N ROUNDS
 #   BUILD_A, BUILD_B: build directories holding tools/qp-connect/qp-connect
 #   (build only that target for an old commit: QPC_BUILD_TARGETS=qp-connect
 #   tools/dev/build.sh in a worktree of it).
 # Each round runs A then B (the order swapped every other round): a server
-# on rxe0 and a client on rxe1, `qp-connect --qps N --no-verify --json`, and
+# on rxe0 and a client on rxe1, `qp-connect --qps N --no-verify --json` (with
+# --verify: the traffic proof too, as qp-connect runs by default), and
 # records the client's process wall (fork to exit), its in-process time to
 # the barrier and its phases (timings_ms). A run that failed is dropped (not
 # timed) and counted; after each run no RC QP may be left. Prints every raw
@@ -21,12 +22,13 @@ root=$(cd "$here/../.." && pwd)
 
 if [[ ${1:-} == --inside ]]; then
   shift
-  a=$1 b=$2 n=$3 rounds=$4
+  a=$1 b=$2 n=$3 rounds=$4 proof=${5:---no-verify}
+  [[ $proof == verify ]] && proof=
   ns_now() { date +%s%N; }
   rc_left() { rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
   run_one() { # LABEL BUILD ROUND
     local label=$1 qpc=$2/tools/qp-connect/qp-connect round=$3 port=$((21000 + $3)) spid t0 t1 crc src
-    "$qpc" -d "$QPC_DEV0" -p "$port" --qps "$n" --no-verify --json --timeout 300 \
+    "$qpc" -d "$QPC_DEV0" -p "$port" --qps "$n" $proof --json --timeout 300 \
       >/tmp/ab_server.json 2>/tmp/ab_server.err &
     spid=$!
     for _ in $(seq 1 200); do
@@ -34,7 +36,7 @@ if [[ ${1:-} == --inside ]]; then
       sleep 0.05
     done
     t0=$(ns_now)
-    timeout 900 "$qpc" -d "$QPC_DEV1" -p "$port" --qps "$n" --no-verify --json --timeout 300 \
+    timeout 900 "$qpc" -d "$QPC_DEV1" -p "$port" --qps "$n" $proof --json --timeout 300 \
       "$QPC_IP0" >/tmp/ab_client.json 2>/tmp/ab_client.err
     crc=$?
     t1=$(ns_now)
@@ -56,7 +58,7 @@ PY
     fi
     echo "RESULT build=$label left rc_qps=$(rc_left)"
   }
-  echo "# kernel $(uname -r), $(nproc) vCPU(s); qp-connect --qps $n, $rounds rounds, A and B alternating"
+  echo "# kernel $(uname -r), $(nproc) vCPU(s); qp-connect --qps $n ${proof:-(with the proof)}, $rounds rounds, A and B alternating"
   for ((r = 1; r <= rounds; r++)); do
     if ((r % 2)); then run_one A "$a" "$r"; run_one B "$b" "$r"
     else run_one B "$b" "$r"; run_one A "$a" "$r"; fi
@@ -66,16 +68,18 @@ fi
 
 mem=1024
 out=
+proof=--no-verify
 while [[ $# -gt 0 ]]; do
   case $1 in
     --mem) mem=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --verify) proof=verify; shift ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "connect_ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-[[ $# -eq 4 ]] || { echo "usage: connect_ab.sh [--mem MiB] [--out FILE] BUILD_A BUILD_B N ROUNDS" >&2; exit 2; }
+[[ $# -eq 4 ]] || { echo "usage: connect_ab.sh [--mem MiB] [--out FILE] [--verify] BUILD_A BUILD_B N ROUNDS" >&2; exit 2; }
 a=$(cd "$1" && pwd) || exit 2
 b=$(cd "$2" && pwd) || exit 2
 n=$3 rounds=$4
@@ -83,7 +87,7 @@ for d in "$a" "$b"; do
   [[ -x $d/tools/qp-connect/qp-connect ]] || { echo "connect_ab.sh: no qp-connect in $d" >&2; exit 2; }
 done
 raw=$(mktemp)
-"$root/tools/lab/lab-run" --mem "$mem" --timeout 3600 -- "$0" --inside "$a" "$b" "$n" "$rounds" | tee "$raw"
+"$root/tools/lab/lab-run" --mem "$mem" --timeout 3600 -- "$0" --inside "$a" "$b" "$n" "$rounds" "$proof" | tee "$raw"
 [[ -n $out ]] && cp "$raw" "$out"
 python3 - "$raw" <<'PY'
 import re, statistics, sys

@@ -127,21 +127,24 @@ Result<Agreement> Composer::Agree(EndpointInfo& local, EndpointInfo& remote,
   }
   a.sa_path = plan_options.sa_path;
 
-  StepClock clock(a.validate_time);
-  a.plan = PlanConnection(local, remote, plan_options);
-  if (options.grh) {
-    for (QpAttrs& q : a.plan.qps) q.ah.is_global = *options.grh;
+  {
+    // Timed into `a` before it is returned (the clock writes at the scope's end).
+    StepClock clock(a.validate_time);
+    a.plan = PlanConnection(local, remote, plan_options);
+    if (options.grh) {
+      for (QpAttrs& q : a.plan.qps) q.ah.is_global = *options.grh;
+    }
+    if (options.read_path) {
+      if (auto q = PathQuery(local, remote)) a.roce_path = env_->ReadPath(*q);
+    }
+    const ValidationInput input{&local, &remote, a.plan, std::nullopt};
+    a.findings = a.sa_path     ? Validate(input, *a.sa_path)
+                 : a.roce_path ? Validate(input, *a.roce_path)
+                               : Validate(input);
+    if (options.connect_every_qp) HoldQpCountsEqual(a.findings, a.local_qps, a.remote_qps);
+    AddOwnFinding(a.findings, GidPairFinding(*a.gid_pair));
+    if (a.roce_path) AddOwnFinding(a.findings, RocePathFinding(*a.roce_path));
   }
-  if (options.read_path) {
-    if (auto q = PathQuery(local, remote)) a.roce_path = env_->ReadPath(*q);
-  }
-  const ValidationInput input{&local, &remote, a.plan, std::nullopt};
-  a.findings = a.sa_path     ? Validate(input, *a.sa_path)
-               : a.roce_path ? Validate(input, *a.roce_path)
-                             : Validate(input);
-  if (options.connect_every_qp) HoldQpCountsEqual(a.findings, a.local_qps, a.remote_qps);
-  AddOwnFinding(a.findings, GidPairFinding(*a.gid_pair));
-  if (a.roce_path) AddOwnFinding(a.findings, RocePathFinding(*a.roce_path));
   return a;
 }
 

@@ -72,6 +72,7 @@ TEST(Composer, AgreeChoosesPlansAndValidatesWithoutTouchingAQp) {
   EXPECT_NE(FindId(agreed->findings, "gid-pair-chosen"), nullptr);
   EXPECT_TRUE(Composer::Gate(*agreed));
   EXPECT_EQ(a.env.log().size(), modifies);  // no modify
+  EXPECT_GT(agreed->validate_time.count(), 0);  // timed into what it returns
 }
 
 TEST(Composer, PathFactsAreJudgedAndAnErrorIsGated) {
