@@ -34,7 +34,7 @@ struct LocalDescription;
 
 namespace qpconnect::rdmacm {
 
-class Link;
+class CmLink;
 class Listener;
 struct Device;
 
@@ -113,6 +113,7 @@ struct Id {
   rdma_cm_id pub;  // first member: the program's rdma_cm_id
   uint32_t magic;
   uint32_t handle;  // names this id in messages (the peer's dst field)
+  // Written only by cm_machine.h's Transition, as the table (cm_table.h) says.
   IdState state = IdState::kIdle;
   Channel* own_channel = nullptr;  // synchronous id: its private channel
 
@@ -134,7 +135,7 @@ struct Id {
   bool ep_passive = false;
 
   // The connection.
-  std::shared_ptr<Link> link;
+  std::shared_ptr<CmLink> link;  // cm_link.h; the library's are link.h's Links
   uint32_t peer_handle = 0;
   ConnParams ours, theirs;
   uint32_t psn = 0;
