@@ -22,6 +22,7 @@
 
 #include "devices.h"
 #include "qpconnect/result.h"
+#include "sockaddr.h"
 
 namespace qpconnect::rdmacm {
 
@@ -36,16 +37,6 @@ struct Placement {
 Result<Placement> PlaceAddress(const sockaddr* addr);
 Result<Placement> PlaceAddressNow(const sockaddr* addr);
 
-// The GID `addr` would have on a RoCE port (IPv4 as ::ffff:a.b.c.d); false
-// for a family that has none.
-bool AddressGid(const sockaddr* addr, ibv_gid& gid);
-
-// "10.77.0.1:7174" / "[fe80::1]:7174".
-std::string AddressText(const sockaddr* addr);
-// True for 0.0.0.0 and ::.
-bool IsWildcard(const sockaddr* addr);
-socklen_t AddressLength(const sockaddr* addr);
-uint16_t PortOf(const sockaddr* addr);  // host byte order
-void SetPort(sockaddr* addr, uint16_t port);
+// AddressGid, AddressText, IsWildcard, AddressLength, PortOf, SetPort: sockaddr.h.
 
 }  // namespace qpconnect::rdmacm

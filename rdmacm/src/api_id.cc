@@ -14,6 +14,7 @@
 
 #include "address.h"
 #include "cm.h"
+#include "cm_machine.h"
 #include "devices.h"
 #include "events.h"
 #include "link.h"
@@ -207,9 +208,8 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
     Forget(child);
     FreeId(child);
   }
-  Forget(id);
+  Forget(id);  // the id is idle now: no request finds it while its socket closes
   if (auto listener = std::move(id->listener)) {
-    id->state = IdState::kIdle;  // no request finds it while the socket closes
     lock.unlock();
     listener->Close();
     lock.lock();
@@ -225,7 +225,7 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
-  if (id->bound || id->state != IdState::kIdle)
+  if (id->bound || FindCmRow(id->state, CmInput::kBind) == nullptr)
     return Fail(EINVAL, "rdma_bind_addr: the id is already bound");
   if (!IsWildcard(addr) && Place(id, addr, "rdma_bind_addr") != 0) return -1;
   std::memset(&id->pub.route.addr.src_storage, 0, sizeof(sockaddr_storage));
@@ -240,8 +240,7 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
     id->listener = *listener;
   }
   id->bound = true;
-  id->state = IdState::kBound;
-  return 0;
+  return Transition(DefaultCmEnv(), id, CmInput::kBind);
 }
 
 int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeout_ms) {
@@ -253,8 +252,7 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
-  if (id->state != IdState::kIdle && id->state != IdState::kBound)
-    return Fail(EINVAL, std::string("rdma_resolve_addr: the id is ") + IdStateName(id->state));
+  if (CheckCall(id, CmInput::kResolveAddr) != 0) return -1;
   sockaddr_storage source{};
   if (src != nullptr && src->sa_family != AF_UNSPEC) {
     std::memcpy(&source, src, AddressLength(src));
@@ -272,20 +270,19 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
   std::memcpy(&id->pub.route.addr.dst_storage, dst, AddressLength(dst));
   if (!id->bound) id->pub.route.addr.src_storage = source;
   auto placed = PlaceAddress(reinterpret_cast<sockaddr*>(&source));
-  EventSpec spec;
   if (!placed) {
     LogLine("rdma_resolve_addr: " + placed.error().detail);
+    EventSpec spec;
     spec.type = RDMA_CM_EVENT_ADDR_ERROR;
     spec.status = -ENODEV;
+    PostEvent(id, spec);
   } else {
     id->device = placed->device;
     id->pub.verbs = placed->device->ctx;
     id->pub.port_num = placed->port;
     id->gid_index = placed->gid_index.value_or(kAutoGid);
     id->mapping = placed->how;
-    id->state = IdState::kAddrResolved;
     id->pub.route.addr.addr.ibaddr.pkey = htons(0xffff);
-    spec.type = RDMA_CM_EVENT_ADDR_RESOLVED;
     // What rdma_connect needs, started now so that it is ready by then while
     // the program creates its QP: the port's description (read once per
     // process) and the link to the peer (TCP and HELLO, once per peer). The
@@ -293,8 +290,8 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     // the link's connect back by 70 ms at N = 1 (QPCM_DEBUG timeline).
     (void)Describe(*id->device, id->pub.port_num, placed->gid_index);
     (void)Link::Dial(dst, &id->pub.route.addr.src_addr, AnswerTimeout());
+    (void)Transition(DefaultCmEnv(), id, CmInput::kResolveAddr);  // ADDR_RESOLVED
   }
-  PostEvent(id, spec);
   return Finish(id, lock);
 }
 
@@ -303,14 +300,9 @@ int rdma_resolve_route(rdma_cm_id* cm_id, int timeout_ms) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
-  if (id->state != IdState::kAddrResolved)
-    return Fail(EINVAL, std::string("rdma_resolve_route: the id is ") + IdStateName(id->state) +
-                            ", not address resolved");
+  if (CheckCall(id, CmInput::kResolveRoute) != 0) return -1;
   FillPathRecord(id);
-  id->state = IdState::kRouteResolved;
-  EventSpec spec;
-  spec.type = RDMA_CM_EVENT_ROUTE_RESOLVED;
-  PostEvent(id, spec);
+  (void)Transition(DefaultCmEnv(), id, CmInput::kResolveRoute);  // ROUTE_RESOLVED
   return Finish(id, lock);
 }
 
@@ -318,7 +310,8 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   auto lock = Lock();
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
-  if (id->state == IdState::kListening) return 0;
+  if (CheckCall(id, CmInput::kListen) != 0) return -1;  // idle, bound or listening
+  if (id->state == IdState::kListening) return Transition(DefaultCmEnv(), id, CmInput::kListen);
   if (!id->listener) {  // unbound (the wildcard) or bound to port 0: an ephemeral TCP port
     if (!id->bound) {
       sockaddr_in any{};
@@ -333,7 +326,7 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   }
   if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
-  id->state = IdState::kListening;
+  if (Transition(DefaultCmEnv(), id, CmInput::kListen) != 0) return -1;
   WarmUpOnce();
   if (id->device != nullptr)  // bound to an address: describe its port before the first request
     (void)Describe(

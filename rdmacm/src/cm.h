@@ -12,6 +12,11 @@
 //   REJECTED status 8; no answer or a dropped link: UNREACHABLE; a dropped
 //   link once connected: DISCONNECTED.
 //
+// The flow is cm_flow.h's over an environment (cm_env.h), its moves the
+// state table's (cm_table.h, cm_machine.h); these are the same calls over
+// the library's environment (cm_default.cc: qp.h, link.h, the engine's
+// timers, the steady clock), for the API and the links.
+//
 // Thread-safety: OnMessage and OnLinkDown take Lock(); the others REQUIRE it.
 #pragma once
 
@@ -19,6 +24,7 @@
 
 #include <memory>
 
+#include "cm_env.h"
 #include "link.h"
 #include "state.h"
 #include "wire.h"
@@ -39,5 +45,8 @@ void Forget(Id* id);
 
 // How long a REQ or REP waits for its answer (QPCM_TIMEOUT_MS, default 10 s).
 std::chrono::milliseconds AnswerTimeout();
+
+// The library's environment: made on first use, never freed.
+CmEnv& DefaultCmEnv();
 
 }  // namespace qpconnect::rdmacm

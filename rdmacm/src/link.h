@@ -38,6 +38,7 @@
 #include <string>
 
 #include "address.h"
+#include "cm_link.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/result.h"
@@ -56,7 +57,7 @@ struct LinkFailure {
   std::string text;
 };
 
-class Link : public std::enable_shared_from_this<Link> {
+class Link : public CmLink, public std::enable_shared_from_this<Link> {
  public:
   // Client side: connects from `source` (the program's source address, its
   // port ignored; a wildcard or AF_UNSPEC one leaves the choice to the
@@ -80,23 +81,23 @@ class Link : public std::enable_shared_from_this<Link> {
   // lab and N = 1 no faster. The thread that sends pays for the whole TCP
   // path, and the serial accepting thread of cmtime's server is the
   // bottleneck; the engine's write runs beside it.
-  void Send(const Message& msg);
+  void Send(const Message& msg) override;
   void Close();
 
-  bool client() const { return client_; }
-  const std::string& peer_text() const { return peer_text_; }
+  bool client() const override { return client_; }
+  const std::string& peer_text() const override { return peer_text_; }
   // When the last frame came from the peer (engine thread only: the sweep
   // runs there too). A peer still sending is alive, whatever it has not
   // answered yet: its answer may be queued behind its other frames.
-  std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
+  std::chrono::steady_clock::time_point last_heard() const override { return last_heard_; }
   // Bytes that came from the peer and wait, unread in the socket or read
   // and not yet taken (engine thread only). A peer whose bytes wait here is
   // alive; its answer may be among them.
-  size_t Unread();
+  size_t Unread() override;
   // The local end's address (server side: where the client reached us).
-  const sockaddr_storage& local() const { return local_; }
+  const sockaddr_storage& local() const override { return local_; }
   // The peer's end (both sides), set with local() once connected.
-  const sockaddr_storage& remote() const { return remote_; }
+  const sockaddr_storage& remote() const override { return remote_; }
   // Server side: the placement of local(), computed once (under Lock()).
   std::optional<Placement> placement;
   std::optional<Error> placement_error;
@@ -114,7 +115,7 @@ class Link : public std::enable_shared_from_this<Link> {
     std::chrono::steady_clock::time_point since;
   };
   std::deque<ParkedRequest> parked;
-  bool failed() const { return failed_; }
+  bool failed() const override { return failed_; }
 
   Link(boost::asio::ip::tcp::socket socket, bool client);
 

@@ -16,22 +16,12 @@
 
 #include <vector>
 
+#include "qp_resources.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/result.h"
-#include "qpconnect/verbs/resources.h"
 #include "state.h"
 
 namespace qpconnect::rdmacm {
-
-// What rdma_create_qp made for an id, owned until rdma_destroy_qp: the QP
-// and, when the program named no CQs, the CQs and completion channels
-// librdmacm makes. The ABI hands the program raw pointers to them (id->pub);
-// these are their owners. Members in creation order: destroyed in reverse.
-struct QpResources {
-  verbs::UniqueCompChannel recv_channel, send_channel;
-  verbs::UniqueCq recv_cq, send_cq;
-  verbs::UniqueQp qp;
-};
 
 // rdma_create_qp/_ex. 0, or -1 with errno (EINVAL: no device yet, a PD of
 // another device; the verbs call's errno otherwise), with the reason logged.

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "qp_resources.h"
+
 namespace qpconnect::rdmacm {
 namespace {
 
@@ -11,6 +13,9 @@ std::mutex& Mutex() {
 }
 
 }  // namespace
+
+Id::Id() = default;
+Id::~Id() = default;
 
 const char* IdStateName(IdState s) {
   switch (s) {

@@ -34,10 +34,10 @@ struct LocalDescription;
 
 namespace qpconnect::rdmacm {
 
-class Link;
+class CmLink;
 class Listener;
 struct Device;
-struct QpResources;  // qp.h
+struct QpResources;  // qp_resources.h
 
 // Private data the IB CM carries per message (bytes), as rdma_cm exposes it to
 // programs: a REQ's 92 less rdma_cm's 36-byte header (RDMA_PS_TCP), a SIDR
@@ -114,6 +114,7 @@ struct Id {
   rdma_cm_id pub;  // first member: the program's rdma_cm_id
   uint32_t magic;
   uint32_t handle;  // names this id in messages (the peer's dst field)
+  // Written only by cm_machine.h's Transition, as the table (cm_table.h) says.
   IdState state = IdState::kIdle;
   Channel* own_channel = nullptr;  // synchronous id: its private channel
 
@@ -135,7 +136,7 @@ struct Id {
   bool ep_passive = false;
 
   // The connection.
-  std::shared_ptr<Link> link;
+  std::shared_ptr<CmLink> link;  // cm_link.h; the library's are link.h's Links
   uint32_t peer_handle = 0;
   ConnParams ours, theirs;
   uint32_t psn = 0;
@@ -145,9 +146,13 @@ struct Id {
   const verbs::LocalDescription* described = nullptr;
   std::optional<EndpointInfo> remote;  // the peer's, once received
   std::optional<ConnectionPlan> plan;  // what this side applies
-  // What rdma_create_qp made (qp.h: the QP, and the CQs when it made them);
-  // null without a QP.
+  // What rdma_create_qp made (qp_resources.h: the QP, and the CQs when it
+  // made them); null without a QP.
   std::unique_ptr<QpResources> qp_owned;
+
+  // Out of line (state.cc), where QpResources is complete.
+  Id();
+  ~Id();
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id
   // gets UNREACHABLE (cm.cc's sweep); for a passive id whose program holds
   // the request (kRequest), when the next MRA is due.
