@@ -11,7 +11,7 @@
 // Otherwise kNotFound, saying what was tried. Every placement carries the
 // sentence that says which mapping was used, for every later error.
 //
-// Thread-safety: REQUIRES Lock() held (it opens devices).
+// Thread-safety: REQUIRES library_mutex held (it opens devices; lock.h).
 #pragma once
 
 #include <sys/socket.h>
@@ -34,8 +34,8 @@ struct Placement {
 };
 
 // Cached for a second per address (PlaceAddressNow asks afresh).
-Result<Placement> PlaceAddress(const sockaddr* addr);
-Result<Placement> PlaceAddressNow(const sockaddr* addr);
+Result<Placement> PlaceAddress(const sockaddr* addr) QPCM_REQUIRES(library_mutex);
+Result<Placement> PlaceAddressNow(const sockaddr* addr) QPCM_REQUIRES(library_mutex);
 
 // AddressGid, AddressText, IsWildcard, AddressLength, PortOf, SetPort: sockaddr.h.
 

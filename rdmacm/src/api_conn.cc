@@ -16,7 +16,7 @@ using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the globa
 namespace {
 
 // A synchronous id's call returns once its event is there.
-int Wait(Id* id, std::unique_lock<std::mutex>& lock, int rc) {
+int Wait(Id* id, LibraryLock& lock, int rc) {
   if (rc != 0 || !IsSync(id)) return rc;
   lock.unlock();
   return Complete(id);
@@ -27,14 +27,14 @@ int Wait(Id* id, std::unique_lock<std::mutex>& lock, int rc) {
 extern "C" {
 
 int rdma_connect(rdma_cm_id* cm_id, rdma_conn_param* conn_param) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   return Wait(id, lock, Connect(id, conn_param));
 }
 
 int rdma_accept(rdma_cm_id* cm_id, rdma_conn_param* conn_param) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   int rc = Accept(id, conn_param);
@@ -43,14 +43,14 @@ int rdma_accept(rdma_cm_id* cm_id, rdma_conn_param* conn_param) {
 }
 
 int rdma_reject(rdma_cm_id* cm_id, const void* private_data, uint8_t private_data_len) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   return Reject(id, private_data, private_data_len);
 }
 
 int rdma_disconnect(rdma_cm_id* cm_id) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   bool reported = id->disconnect_reported;
@@ -60,14 +60,14 @@ int rdma_disconnect(rdma_cm_id* cm_id) {
 }
 
 int rdma_establish(rdma_cm_id* cm_id) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   return Establish(id);
 }
 
 int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   QPCM_DEBUG_LINE("create_qp locked id " + std::to_string(id->handle));
@@ -75,26 +75,26 @@ int rdma_create_qp(rdma_cm_id* cm_id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr
 }
 
 int rdma_create_qp_ex(rdma_cm_id* cm_id, ibv_qp_init_attr_ex* qp_init_attr) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   return CreateQpEx(id, qp_init_attr);
 }
 
 void rdma_destroy_qp(rdma_cm_id* cm_id) {
-  auto lock = Lock();
+  LibraryLock lock;
   if (Id* id = IdOf(cm_id)) DestroyQp(id);
 }
 
 int rdma_init_qp_attr(rdma_cm_id* cm_id, ibv_qp_attr* qp_attr, int* qp_attr_mask) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   return InitQpAttr(id, qp_attr, qp_attr_mask);
 }
 
 int rdma_create_srq(rdma_cm_id* cm_id, ibv_pd* pd, ibv_srq_init_attr* attr) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (id->device == nullptr || attr == nullptr) return errno = EINVAL, -1;
@@ -110,7 +110,7 @@ int rdma_create_srq(rdma_cm_id* cm_id, ibv_pd* pd, ibv_srq_init_attr* attr) {
 }
 
 int rdma_create_srq_ex(rdma_cm_id* cm_id, ibv_srq_init_attr_ex* attr) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (id->device == nullptr || attr == nullptr) return errno = EINVAL, -1;
@@ -125,7 +125,7 @@ int rdma_create_srq_ex(rdma_cm_id* cm_id, ibv_srq_init_attr_ex* attr) {
 }
 
 void rdma_destroy_srq(rdma_cm_id* cm_id) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr || id->pub.srq == nullptr) return;
   ibv_destroy_srq(id->pub.srq);

@@ -99,7 +99,7 @@ int rdma_create_ep(rdma_cm_id** out, rdma_addrinfo* res, ibv_pd* pd,
   };
   if (res->ai_flags & RAI_PASSIVE) {
     if (res->ai_src_addr != nullptr && rdma_bind_addr(cm_id, res->ai_src_addr) != 0) return fail();
-    auto lock = Lock();
+    LibraryLock lock;
     Id* id = IdOf(cm_id);
     id->ep_passive = true;
     id->pub.pd = pd;
@@ -123,7 +123,7 @@ int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** out) {
   if (out == nullptr) return errno = EINVAL, -1;
   Id* lid = nullptr;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     lid = IdOf(listen);
     if (lid == nullptr) return -1;
     if (!IsSync(lid)) {
@@ -132,7 +132,7 @@ int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** out) {
     }
   }
   if (Complete(lid) != 0) return -1;
-  auto lock = Lock();
+  LibraryLock lock;
   rdma_cm_event* event = lid->pub.event;
   if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
     LogLine(std::string("rdma_get_request: got ") + rdma_event_str(event->event) +

@@ -82,7 +82,7 @@ void FillPathRecord(Id* id) {
 }
 
 // Completes a synchronous id's call: waits for its event without the lock.
-int Finish(Id* id, std::unique_lock<std::mutex>& lock) {
+int Finish(Id* id, LibraryLock& lock) {
   if (!IsSync(id)) return 0;
   lock.unlock();
   return Complete(id);
@@ -94,7 +94,7 @@ extern "C" {
 
 rdma_event_channel* rdma_create_event_channel(void) {
   {
-    auto lock = Lock();
+    LibraryLock lock;
     auto devices = Devices();
     if (!devices) {
       LogLine("rdma_create_event_channel: " + devices.error().detail);
@@ -107,7 +107,7 @@ rdma_event_channel* rdma_create_event_channel(void) {
 }
 
 void rdma_destroy_event_channel(rdma_event_channel* channel) {
-  auto lock = Lock();
+  LibraryLock lock;
   if (Channel* c = ChannelOf(channel)) FreeChannel(c);
 }
 
@@ -118,7 +118,7 @@ int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** out, void* context,
     return Fail(ENOSYS,
                 "rdma_create_id: port space " + std::to_string(ps) +
                     " is not supported (RDMA_PS_TCP and RDMA_PS_UDP are; see docs/rdmacm.md)");
-  auto lock = Lock();
+  LibraryLock lock;
   if (auto devices = Devices(); !devices)
     return Fail(ENODEV, "rdma_create_id: " + devices.error().detail);
   Channel* ch = nullptr;
@@ -149,7 +149,7 @@ namespace {
 
 // What an id holds in the library, freed with it: its queued events, its
 // handle, a synchronous id's kept event and channel, the path record.
-// REQUIRES: Lock() held, the id forgotten by its peer (Forget).
+// REQUIRES: library_mutex held, the id forgotten by its peer (Forget).
 void FreeId(Id* id) {
   DropEvents(id);
   UnregisterId(id);
@@ -164,7 +164,7 @@ void FreeId(Id* id) {
 }  // namespace
 
 int rdma_destroy_id(rdma_cm_id* cm_id) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   // librdmacm's contract: the program acks every event it took for this id
@@ -180,7 +180,7 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
   bool said = false;
   for (;;) {
     if (Channel* ch = ChannelOf(id->pub.channel)) {
-      std::lock_guard<std::mutex> guard(ch->mu);
+      MutexGuard guard(ch->mu);
       size_t known = children.size();
       for (Event* e : ch->queue)
         if (e->ev.listen_id == &id->pub && e->ev.id != &id->pub)
@@ -222,7 +222,7 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   if (IsAfIb(addr)) return Fail(ENOSYS, "rdma_bind_addr: AF_IB addresses are not supported");
   if (addr == nullptr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
     return Fail(EAFNOSUPPORT, "rdma_bind_addr: an AF_INET or AF_INET6 address is needed");
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (id->bound || FindCmRow(id->state, CmInput::kBind) == nullptr)
@@ -249,7 +249,7 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     return Fail(ENOSYS, "rdma_resolve_addr: AF_IB addresses are not supported");
   if (dst == nullptr || (dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
     return Fail(EINVAL, "rdma_resolve_addr: an AF_INET or AF_INET6 destination is needed");
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (CheckCall(id, CmInput::kResolveAddr) != 0) return -1;
@@ -297,7 +297,7 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
 
 int rdma_resolve_route(rdma_cm_id* cm_id, int timeout_ms) {
   (void)timeout_ms;
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (CheckCall(id, CmInput::kResolveRoute) != 0) return -1;
@@ -307,7 +307,7 @@ int rdma_resolve_route(rdma_cm_id* cm_id, int timeout_ms) {
 }
 
 int rdma_listen(rdma_cm_id* cm_id, int backlog) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (CheckCall(id, CmInput::kListen) != 0) return -1;  // idle, bound or listening
@@ -352,7 +352,7 @@ int rdma_ack_cm_event(rdma_cm_event* event) {
     AckEvent(e);
     return 0;
   }
-  auto lock = Lock();
+  LibraryLock lock;
   // A synchronous id keeps its last event in id->event; acked, it is gone.
   if (Id* id = FindId(e->handle); id != nullptr && id->pub.event == event) id->pub.event = nullptr;
   AckEvent(e);
@@ -402,7 +402,7 @@ __be16 rdma_get_src_port(rdma_cm_id* cm_id) { return htons(PortOf(&cm_id->route.
 __be16 rdma_get_dst_port(rdma_cm_id* cm_id) { return htons(PortOf(&cm_id->route.addr.dst_addr)); }
 
 ibv_context** rdma_get_devices(int* num_devices) {
-  auto lock = Lock();
+  LibraryLock lock;
   auto devices = Devices();
   if (!devices) {
     LogLine("rdma_get_devices: " + devices.error().detail);
@@ -421,7 +421,7 @@ ibv_context** rdma_get_devices(int* num_devices) {
 void rdma_free_devices(ibv_context** list) { std::free(list); }
 
 int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, size_t optlen) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (optval == nullptr) return Fail(EINVAL, "rdma_set_option: no value");
@@ -458,7 +458,7 @@ int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, siz
 }
 
 int rdma_migrate_id(rdma_cm_id* cm_id, rdma_event_channel* channel) {
-  auto lock = Lock();
+  LibraryLock lock;
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   Channel* to = nullptr;
@@ -482,7 +482,7 @@ int rdma_migrate_id(rdma_cm_id* cm_id, rdma_event_channel* channel) {
 }
 
 int rdma_notify(rdma_cm_id* cm_id, ibv_event_type) {
-  auto lock = Lock();
+  LibraryLock lock;
   return IdOf(cm_id) != nullptr ? 0 : -1;
 }
 

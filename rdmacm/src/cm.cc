@@ -78,7 +78,7 @@ void DrainParked(CmEnv& env, const std::shared_ptr<CmLink>& link) {
     if (FindListener(link->local()) == nullptr &&
         env.clock.Now() - parked.front().since < kRelistenGrace) {
       env.host.After(kRelistenPoll, [&env, link] {
-        auto lock = Lock();
+        LibraryLock lock;
         DrainParked(env, link);
       });
       return;
@@ -202,7 +202,7 @@ void OnMessage(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& m
   std::optional<Result<EndpointInfo>> decoded;
   if ((msg.type == MsgType::kReq || msg.type == MsgType::kRep) && !msg.endpoint.empty())
     decoded = oob::DecodeBinary(msg.endpoint);
-  auto lock = Lock();
+  LibraryLock lock;
   if (msg.type == MsgType::kReq) {
     if (link->client()) return;  // only a listener's links take requests
     return OnRequest(env, link, msg, decoded);
@@ -252,7 +252,7 @@ void OnMessage(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& m
 
 void OnLinkDown(CmEnv& env, const std::shared_ptr<CmLink>& link, CmInput input,
                 std::string_view text) {
-  auto lock = Lock();
+  LibraryLock lock;
   bool logged = false;
   ForEachId([&](Id* id) {
     if (id->link != link) return;

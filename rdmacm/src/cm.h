@@ -17,7 +17,8 @@
 // the library's environment (cm_default.cc: qp.h, link.h, the engine's
 // timers, the steady clock), for the API and the links.
 //
-// Thread-safety: OnMessage and OnLinkDown take Lock(); the others REQUIRE it.
+// Thread-safety: OnMessage and OnLinkDown take library_mutex; the others
+// REQUIRE it (lock.h; clang checks both).
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -31,22 +32,22 @@
 
 namespace qpconnect::rdmacm {
 
-void OnMessage(const std::shared_ptr<Link>& link, const Message& msg);
-void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure);
+void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) QPCM_EXCLUDES(library_mutex);
+void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) QPCM_EXCLUDES(library_mutex);
 
 // The API's half; each returns 0 or -1 with errno (and logs why).
-int Connect(Id* id, const rdma_conn_param* param);
-int Accept(Id* id, const rdma_conn_param* param);
-int Reject(Id* id, const void* private_data, uint8_t length);
-int Disconnect(Id* id);
-int Establish(Id* id);
+int Connect(Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
+int Accept(Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
+int Reject(Id* id, const void* private_data, uint8_t length) QPCM_REQUIRES(library_mutex);
+int Disconnect(Id* id) QPCM_REQUIRES(library_mutex);
+int Establish(Id* id) QPCM_REQUIRES(library_mutex);
 // rdma_destroy_id: tells a connected or requesting peer, drops the link.
-void Forget(Id* id);
+void Forget(Id* id) QPCM_REQUIRES(library_mutex);
 
 // How long a REQ or REP waits for its answer (QPCM_TIMEOUT_MS, default 10 s).
 std::chrono::milliseconds AnswerTimeout();
 
 // The library's environment: made on first use, never freed.
-CmEnv& DefaultCmEnv();
+CmEnv& DefaultCmEnv() QPCM_REQUIRES(library_mutex);
 
 }  // namespace qpconnect::rdmacm

@@ -11,7 +11,7 @@
 namespace qpconnect::rdmacm {
 
 Result<const WireBase*> BaseOf(const Id* id) {
-  static std::map<const verbs::LocalDescription*, WireBase> bases;  // under Lock()
+  static std::map<const verbs::LocalDescription*, WireBase> bases;  // under library_mutex
   static uint32_t next = 1;
   if (id->described == nullptr)
     return Error(ErrorCode::kInvalidArgument, EINVAL, "describe", "", "the id is not described");

@@ -3,7 +3,7 @@
 // kept in the link's book, each REQ's and REP's description rebuilt from one
 // and the message's per-id part.
 //
-// Thread-safety: REQUIRE Lock() held.
+// Thread-safety: REQUIRE library_mutex held (lock.h).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +26,11 @@ struct WireBase {
 // The base of `id`'s description (id->described), encoded the first time.
 // kInvalidArgument when the id is not described; kProtocol/kInvalidArgument
 // from oob::CheckWireRanges when the base does not fit the wire.
-Result<const WireBase*> BaseOf(const Id* id);
+Result<const WireBase*> BaseOf(const Id* id) QPCM_REQUIRES(library_mutex);
 
 // Names `base` in `msg` (with its bytes, the first time `link` carries it)
 // and the id's PSN.
-void PutBase(Message& msg, const Id* id, const WireBase& base, CmLink& link);
+void PutBase(Message& msg, const Id* id, const WireBase& base, CmLink& link) QPCM_REQUIRES(library_mutex);
 
 // The peer's description from a REQ or REP: its base (`decoded` when the
 // message brought one, decoded by the caller; else one the link brought

@@ -39,14 +39,14 @@ class EngineHost final : public CmHost {
   // One timer, on the engine thread, every 200 ms while a deadline runs.
   void ArmSweep() override {
     static boost::asio::steady_timer* timer = nullptr;  // the engine thread's
-    static bool armed = false;                          // under Lock()
+    static bool armed = false;                          // under library_mutex
     if (armed) return;
     armed = true;
     boost::asio::post(EngineIo(), [] {
       if (timer == nullptr) timer = new boost::asio::steady_timer(EngineIo());
       timer->expires_after(std::chrono::milliseconds(200));
       timer->async_wait([](const boost::system::error_code&) {
-        auto lock = Lock();
+        LibraryLock lock;
         armed = false;
         Sweep(DefaultCmEnv());
       });

@@ -17,7 +17,7 @@
 // The library's environment (cm_default.cc) is made once and never freed;
 // it holds no state, so a call through it costs one indirect call.
 //
-// Thread-safety: every call REQUIRES Lock() held, as cm.h's functions do.
+// Thread-safety: every call REQUIRES library_mutex held, as cm.h's functions do.
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -66,10 +66,10 @@ class CmHost {
   // A link from `source` to `peer` (link.h's Link::Dial: a live one is reused).
   virtual std::shared_ptr<CmLink> Dial(const sockaddr* peer, const sockaddr* source,
                                        std::chrono::milliseconds timeout) = 0;
-  // Runs cm.h's sweep (Sweep(env), under Lock()) in a short while, once
+  // Runs cm.h's sweep (Sweep(env), under library_mutex) in a short while, once
   // however often it is asked before it runs.
   virtual void ArmSweep() = 0;
-  // Runs `fn` after `delay` (without Lock(): fn takes it).
+  // Runs `fn` after `delay` (without library_mutex: fn takes it).
   virtual void After(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
   // address.h's PlaceAddress: which device serves a local address.
   virtual Result<Placement> Place(const sockaddr* addr) = 0;

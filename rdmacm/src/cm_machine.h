@@ -10,7 +10,7 @@
 // anything changes (its arguments, a description that cannot be made): -1
 // with errno, the state as it was.
 //
-// Thread-safety: REQUIRES Lock() held.
+// Thread-safety: REQUIRES library_mutex held (lock.h).
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -47,12 +47,12 @@ struct CmCause {
 // when the state has no row for it, logged as "rdma_accept: the id is
 // listening, not a connection request") or failed. Inputs other than calls
 // without a row are ignored (0).
-int Transition(CmEnv& env, Id* id, CmInput input, const CmCause& cause = {});
+int Transition(CmEnv& env, Id* id, CmInput input, const CmCause& cause = {}) QPCM_REQUIRES(library_mutex);
 
 // For a call whose work comes before Transition (rdma_bind_addr,
 // rdma_resolve_addr, rdma_resolve_route, rdma_listen): 0 if `id`'s state has
 // a row for `call`, else -1 with errno EINVAL, logged as Transition would.
-int CheckCall(const Id* id, CmInput call);
+int CheckCall(const Id* id, CmInput call) QPCM_REQUIRES(library_mutex);
 
 // The time a request held by the program waits between two MRAs: half the
 // answer timeout, at most 0.5 s.

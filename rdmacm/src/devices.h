@@ -3,7 +3,7 @@
 // ibv_context (programs compare id->verbs across ids), and its default PD
 // (rdma_create_qp with a NULL pd).
 //
-// Thread-safety: REQUIRE Lock() held.
+// Thread-safety: REQUIRE library_mutex held (lock.h).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -36,13 +36,13 @@ struct Device {
 
 // Every device libibverbs sees, opened (kNotFound when there is none; the
 // error says why, e.g. the kernel has no RDMA support).
-Result<std::vector<Device*>*> Devices();
-Device* DeviceByContext(ibv_context* ctx);
+Result<std::vector<Device*>*> Devices() QPCM_REQUIRES(library_mutex);
+Device* DeviceByContext(ibv_context* ctx) QPCM_REQUIRES(library_mutex);
 // The default PD of `device`.
-Result<ibv_pd*> DefaultPd(Device& device);
+Result<ibv_pd*> DefaultPd(Device& device) QPCM_REQUIRES(library_mutex);
 // This side's description on `port` with GID `gid_index` (nullopt: chosen
 // automatically), without QPs.
 Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
-                                                std::optional<uint16_t> gid_index);
+                                                std::optional<uint16_t> gid_index) QPCM_REQUIRES(library_mutex);
 
 }  // namespace qpconnect::rdmacm

@@ -22,7 +22,7 @@ Channel* NewChannel(bool private_to_id) {
 
 void FreeChannel(Channel* channel) {
   {
-    std::lock_guard<std::mutex> guard(channel->mu);
+    MutexGuard guard(channel->mu);
     for (Event* e : channel->queue) FreeEvent(e);
     channel->queue.clear();
   }
@@ -64,7 +64,7 @@ void PostEvent(Id* id, const EventSpec& spec) {
     c.qp_num = spec.conn.qp_num;
   }
   {
-    std::lock_guard<std::mutex> guard(channel->mu);
+    MutexGuard guard(channel->mu);
     channel->queue.push_back(e);
   }
   uint64_t one = 1;
@@ -73,7 +73,10 @@ void PostEvent(Id* id, const EventSpec& spec) {
 
 void MoveEvents(Id* id, Channel* from, Channel* to) {
   if (from == nullptr || to == nullptr || from == to) return;
-  std::scoped_lock guard(from->mu, to->mu);
+  // Two channel locks in no fixed order cannot deadlock: every caller holds
+  // library_mutex, and rdma_get_cm_event takes one channel's alone.
+  MutexGuard from_guard(from->mu);
+  MutexGuard to_guard(to->mu);
   auto& q = from->queue;
   for (auto it = q.begin(); it != q.end();) {
     if ((*it)->ev.id == &id->pub) {
@@ -90,7 +93,7 @@ void MoveEvents(Id* id, Channel* from, Channel* to) {
 void DropEvents(Id* id) {
   auto* channel = reinterpret_cast<Channel*>(id->pub.channel);
   if (channel == nullptr) return;
-  std::lock_guard<std::mutex> guard(channel->mu);
+  MutexGuard guard(channel->mu);
   DropEventsLocked(channel, id);
 }
 
@@ -114,7 +117,7 @@ int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold) {
       if (errno == EINTR) continue;
       return -1;  // EAGAIN when the program set O_NONBLOCK
     }
-    std::lock_guard<std::mutex> guard(channel->mu);
+    MutexGuard guard(channel->mu);
     if (channel->queue.empty()) continue;  // an event moved or dropped after it was counted
     Event* e = channel->queue.front();
     channel->queue.pop_front();

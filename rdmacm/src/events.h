@@ -5,10 +5,11 @@
 // events wait (poll/epoll work on it, and O_NONBLOCK set by the program makes
 // rdma_get_cm_event() fail with EAGAIN, as librdmacm's does).
 //
-// Thread-safety: PostEvent, MoveEvents and DropEvents REQUIRE Lock() held
-// (they take the channel's `mu` too); TakeEvent, and AckEvent for an event it
-// held, take only the channel's `mu` (or nothing), so that a program's event
-// thread never waits for the library's lock.
+// Thread-safety: PostEvent, MoveEvents and DropEvents REQUIRE library_mutex
+// held (they take the channel's `mu` too); TakeEvent, and AckEvent for an
+// event it held, take only the channel's `mu` (or nothing), so that a
+// program's event thread never waits for the library's lock (lock.h; clang
+// checks what is annotated).
 #pragma once
 
 #include <rdma/rdma_cma.h>
@@ -21,8 +22,8 @@ namespace qpconnect::rdmacm {
 
 // A new channel; nullptr with errno set if no eventfd could be made.
 Channel* NewChannel(bool private_to_id);
-// Closes the fd and frees every queued event. REQUIRES: Lock() held.
-void FreeChannel(Channel* channel);
+// Closes the fd and frees every queued event. REQUIRES: library_mutex held.
+void FreeChannel(Channel* channel) QPCM_REQUIRES(library_mutex);
 
 struct EventSpec {
   rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_RESOLVED;
@@ -42,21 +43,23 @@ struct EventSpec {
 };
 
 // Queues an event for `id` on its channel and wakes the channel's fd.
-void PostEvent(Id* id, const EventSpec& spec);
+void PostEvent(Id* id, const EventSpec& spec) QPCM_REQUIRES(library_mutex);
 // Moves `id`'s queued events to `to` (rdma_migrate_id).
-void MoveEvents(Id* id, Channel* from, Channel* to);
+void MoveEvents(Id* id, Channel* from, Channel* to) QPCM_REQUIRES(library_mutex);
 // Frees `id`'s events still queued on its channel (rdma_destroy_id).
-void DropEvents(Id* id);
+void DropEvents(Id* id) QPCM_REQUIRES(library_mutex);
 // The same, with `channel->mu` held by the caller.
-void DropEventsLocked(Channel* channel, Id* id);
+void DropEventsLocked(Channel* channel, Id* id) QPCM_REQUIRES(channel->mu);
 
 // rdma_get_cm_event: waits (unless the fd is O_NONBLOCK: -1, EAGAIN) for the
 // next event on `channel`. 0 and *out set, or -1 with errno. With `hold`, the
 // event counts as unacked on its id (the listener for CONNECT_REQUEST) until
 // AckEvent, which rdma_destroy_id waits for.
-int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false);
+int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false)
+    QPCM_EXCLUDES(channel->mu);
 // rdma_ack_cm_event: frees the event and releases the id it held (no lock
-// needed). An event nobody holds (a synchronous id's): REQUIRES Lock() held.
+// needed). An event nobody holds (a synchronous id's): REQUIRES library_mutex
+// held.
 void AckEvent(Event* event);
 // Frees an event nobody holds (queued, or kept by a synchronous id).
 void FreeEvent(Event* event);

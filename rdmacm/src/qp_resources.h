@@ -4,7 +4,7 @@
 // rdma_cm_id); these are their owners (qp.h makes and frees them; an id
 // destroyed with its QP alive leaves it to the program: LeaveQpToProgram).
 //
-// Thread-safety: as the id that holds it (state.h's Lock()).
+// Thread-safety: as the id that holds it (library_mutex, lock.h).
 #pragma once
 
 #include "qpconnect/verbs/resources.h"

@@ -7,11 +7,6 @@
 namespace qpconnect::rdmacm {
 namespace {
 
-std::mutex& Mutex() {
-  static std::mutex* mu = new std::mutex;  // never destroyed: ids outlive static destructors
-  return *mu;
-}
-
 }  // namespace
 
 Id::Id() = default;
@@ -47,10 +42,13 @@ const char* IdStateName(IdState s) {
   return "unknown";
 }
 
-std::unique_lock<std::mutex> Lock() { return std::unique_lock<std::mutex>(Mutex()); }
+// Constant-initialized (std::mutex's constructor is constexpr) and with a
+// destructor that does nothing: ids and the engine outlive static
+// destructors, and may still take it.
+constinit Mutex library_mutex;
 
-std::condition_variable& AckedCv() {
-  static auto* cv = new std::condition_variable;  // never destroyed, as the mutex
+std::condition_variable_any& AckedCv() {
+  static auto* cv = new std::condition_variable_any;  // never destroyed, as the mutex
   return *cv;
 }
 

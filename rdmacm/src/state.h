@@ -6,8 +6,9 @@
 // is the first member of a private struct here, so a pointer the program
 // hands back converts to ours (IdOf, ChannelOf, EventOf) after a magic check.
 //
-// Thread-safety: every field below is guarded by Lock() unless marked
-// otherwise. The program's threads and the engine thread (engine.h) both take
+// Thread-safety: every field below is guarded by library_mutex (lock.h,
+// taken with LibraryLock) unless marked otherwise; clang checks the fields
+// and functions annotated so. The program's threads and the engine thread (engine.h) both take
 // it; nothing blocks while holding it (waits for events release it first).
 #pragma once
 
@@ -26,6 +27,7 @@
 #include <unordered_map>
 
 #include "qpconnect/endpoint.h"
+#include "lock.h"
 #include "qpconnect/plan.h"
 
 namespace qpconnect::verbs {
@@ -74,10 +76,10 @@ struct Channel {
   uint32_t magic;
   bool private_to_id = false;  // made for a synchronous id, freed with it
   // Posted, not yet taken by rdma_get_cm_event; guarded by `mu` (taken
-  // alone by rdma_get_cm_event, inside Lock() by everything else), so that a
-  // program's event thread does not queue behind the library's lock.
-  std::mutex mu;
-  std::deque<Event*> queue;
+  // alone by rdma_get_cm_event, inside library_mutex by everything else), so
+  // that a program's event thread does not queue behind the library's lock.
+  Mutex mu;
+  std::deque<Event*> queue QPCM_GUARDED_BY(mu);
 };
 
 enum class IdState : uint8_t {
@@ -115,7 +117,7 @@ struct Id {
   uint32_t magic;
   uint32_t handle;  // names this id in messages (the peer's dst field)
   // Written only by cm_machine.h's Transition, as the table (cm_table.h) says.
-  IdState state = IdState::kIdle;
+  IdState state QPCM_GUARDED_BY(library_mutex) = IdState::kIdle;
   Channel* own_channel = nullptr;  // synchronous id: its private channel
 
   // Addressing: the device behind the local address and how it was chosen
@@ -164,27 +166,25 @@ struct Id {
   // Events rdma_get_cm_event handed out for this id and the program has not
   // acked: rdma_destroy_id waits for them, as librdmacm's does. Raised under
   // the channel's `mu` only while an event naming the id is queued; lowered
-  // by rdma_ack_cm_event without Lock().
+  // by rdma_ack_cm_event without library_mutex.
   std::atomic<uint32_t> unacked{0};
 };
 
-// The lock over everything in this header.
-std::unique_lock<std::mutex> Lock();
-// Notified (without Lock(): a waiter polls too) whenever an id's `unacked`
-// count drops to zero.
-std::condition_variable& AckedCv();
+// Notified (without library_mutex: a waiter polls too) whenever an id's
+// `unacked` count drops to zero; waited on with a LibraryLock.
+std::condition_variable_any& AckedCv();
 
 // Handle -> id, for messages from peers. Ids register at creation.
-Id* FindId(uint32_t handle);
-void RegisterId(Id* id);
-void UnregisterId(Id* id);
+Id* FindId(uint32_t handle) QPCM_REQUIRES(library_mutex);
+void RegisterId(Id* id) QPCM_REQUIRES(library_mutex);
+void UnregisterId(Id* id) QPCM_REQUIRES(library_mutex);
 // Every live id, in no order (for a dropped link).
 template <typename F>
-void ForEachId(F&& f);
-std::unordered_map<uint32_t, Id*>& IdTable();
+void ForEachId(F&& f) QPCM_REQUIRES(library_mutex);
+std::unordered_map<uint32_t, Id*>& IdTable() QPCM_REQUIRES(library_mutex);
 
 template <typename F>
-void ForEachId(F&& f) {
+void ForEachId(F&& f) QPCM_REQUIRES(library_mutex) {
   for (auto& [handle, id] : IdTable()) f(id);
 }
 

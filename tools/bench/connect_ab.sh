@@ -9,7 +9,8 @@
 #   tools/dev/build.sh in a worktree of it).
 # Each round runs A then B (the order swapped every other round): a server
 # on rxe0 and a client on rxe1, `qp-connect --qps N --no-verify --json` (with
-# --verify: the traffic proof too, as qp-connect runs by default), and
+# --verify: the traffic proof too, as docs/benchmarks.md's 1,000-QP run has it:
+# -s 64 -r 2 -n 2), and
 # records the client's process wall (fork to exit), its in-process time to
 # the barrier and its phases (timings_ms). A run that failed is dropped (not
 # timed) and counted; after each run no RC QP may be left. Prints every raw
@@ -23,7 +24,7 @@ root=$(cd "$here/../.." && pwd)
 if [[ ${1:-} == --inside ]]; then
   shift
   a=$1 b=$2 n=$3 rounds=$4 proof=${5:---no-verify}
-  [[ $proof == verify ]] && proof=
+  [[ $proof == verify ]] && proof="-s 64 -r 2 -n 2"
   ns_now() { date +%s%N; }
   rc_left() { rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
   run_one() { # LABEL BUILD ROUND
@@ -58,7 +59,7 @@ PY
     fi
     echo "RESULT build=$label left rc_qps=$(rc_left)"
   }
-  echo "# kernel $(uname -r), $(nproc) vCPU(s); qp-connect --qps $n ${proof:-(with the proof)}, $rounds rounds, A and B alternating"
+  echo "# kernel $(uname -r), $(nproc) vCPU(s); qp-connect --qps $n $proof, $rounds rounds, A and B alternating"
   for ((r = 1; r <= rounds; r++)); do
     if ((r % 2)); then run_one A "$a" "$r"; run_one B "$b" "$r"
     else run_one B "$b" "$r"; run_one A "$a" "$r"; fi

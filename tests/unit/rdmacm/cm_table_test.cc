@@ -111,7 +111,7 @@ struct World {
 
   // B's listening id on 10.99.0.2:7174.
   Id* Listen(rdma_port_space ps = RDMA_PS_TCP) {
-    auto lock = Lock();
+    LibraryLock lock;
     Id* id = b.NewId(ps, false);
     id->pub.route.addr.src_storage = Ipv4("10.99.0.2", 7174);
     EXPECT_EQ(Transition(b.env, id, CmInput::kBind), 0);
@@ -124,7 +124,7 @@ struct World {
   Id* Resolved(rdma_port_space ps = RDMA_PS_TCP, bool with_qp = true) {
     Id* id;
     {
-      auto lock = Lock();
+      LibraryLock lock;
       id = a.NewId(ps, with_qp);
       id->pub.route.addr.src_storage = Ipv4("10.99.0.1", 0);
       id->pub.route.addr.dst_storage = Ipv4("10.99.0.2", 7174);
@@ -193,7 +193,7 @@ struct World {
   // taken; the new B id returned (kRequest).
   Id* Request(Id* active, const rdma_conn_param* param = nullptr) {
     {
-      auto lock = Lock();
+      LibraryLock lock;
       EXPECT_EQ(Connect(a.env, active, param), 0);
     }
     Deliver();
@@ -309,7 +309,7 @@ struct RowFixture {
   CmCause cause;
 
   RowFixture(IdState state, CmInput input) {
-    auto lock = Lock();
+    LibraryLock lock;
     const bool ud = input == CmInput::kAcceptUd || input == CmInput::kSidrRep ||
                     input == CmInput::kDisconnectUd;
     id = w.a.NewId(ud ? RDMA_PS_UDP : RDMA_PS_TCP, input != CmInput::kRepNoQp);
@@ -386,7 +386,7 @@ TEST(CmTable, EveryRowHasTheEffectOfItsAction) {
     int rc;
     int err = 0;
     {
-      auto lock = Lock();
+      LibraryLock lock;
       errno = 0;
       rc = Transition(f.w.a.env, f.id, row.input, f.cause);
       if (rc != 0) err = errno;
@@ -441,7 +441,7 @@ TEST(CmTable, PairsWithoutARowChangeNothing) {
       int rc;
       int err = 0;
       {
-        auto lock = Lock();
+        LibraryLock lock;
         errno = 0;
         rc = Transition(f.w.a.env, f.id, input, f.cause);
         if (rc != 0) err = errno;
@@ -512,7 +512,7 @@ class CmFlow : public ::testing::Test {
     Id* active = w.Resolved();
     Id* passive = w.Request(active);
     {
-      auto lock = Lock();
+      LibraryLock lock;
       EXPECT_EQ(Accept(w.b.env, passive, nullptr), 0);
     }
     w.Deliver();
@@ -525,11 +525,11 @@ class CmFlow : public ::testing::Test {
   }
 
   void SweepA() {
-    auto lock = Lock();
+    LibraryLock lock;
     Sweep(w.a.env);
   }
   void SweepB() {
-    auto lock = Lock();
+    LibraryLock lock;
     Sweep(w.b.env);
   }
 };
@@ -545,7 +545,7 @@ TEST_F(CmFlow, RcConnectsBothSides) {
   p.retry_count = 6;
   p.rnr_retry_count = 5;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, &p), 0);
   }
   EXPECT_EQ(active->state, IdState::kConnecting);
@@ -565,7 +565,7 @@ TEST_F(CmFlow, RcConnectsBothSides) {
   EXPECT_EQ(passive->state, IdState::kRequest);
   EXPECT_EQ(passive->link, w.link_b);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   EXPECT_EQ(passive->state, IdState::kAccepted);
@@ -596,7 +596,7 @@ TEST_F(CmFlow, SecondRequestOnTheLinkCarriesNoDescription) {
   Id* first = w.Resolved();
   Id* second = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, first, nullptr), 0);
     ASSERT_EQ(Connect(w.a.env, second, nullptr), 0);
   }
@@ -614,7 +614,7 @@ TEST_F(CmFlow, UdIsOneSidrExchange) {
   Id* passive = w.Request(active);
   ASSERT_NE(passive, nullptr);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   EXPECT_EQ(Joined(w.b.qp.calls(passive)), "describe validate");  // no RTR/RTS for UD
@@ -631,7 +631,7 @@ TEST_F(CmFlow, UdIsOneSidrExchange) {
   EXPECT_EQ(active->link, nullptr);
   EXPECT_TRUE(World::Events(w.b).empty());  // no ESTABLISHED on the passive side of UD
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Disconnect(w.a.env, active), 0);  // the QP to ERROR, nothing sent
   }
   EXPECT_EQ(active->state, IdState::kEstablished);
@@ -643,7 +643,7 @@ TEST_F(CmFlow, AProgramRejectsWithItsPrivateData) {
   Id* active = w.Resolved();
   Id* passive = w.Request(active);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Reject(w.b.env, passive, "busy", 4), 0);
   }
   EXPECT_EQ(passive->state, IdState::kFailed);
@@ -659,7 +659,7 @@ TEST_F(CmFlow, AProgramRejectsWithItsPrivateData) {
   // Too much private data, or an id not requesting: refused, nothing changes.
   Id* other = w.Request(w.Resolved());
   std::string big(149, 'x');
-  auto lock = Lock();
+  LibraryLock lock;
   errno = 0;
   EXPECT_EQ(Reject(w.b.env, other, big.data(), 149), -1);
   EXPECT_EQ(errno, EINVAL);
@@ -673,7 +673,7 @@ TEST_F(CmFlow, ARejectedUdRequestIsUnreachable) {
   Id* active = w.Resolved(RDMA_PS_UDP);
   Id* passive = w.Request(active);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Reject(w.b.env, passive, nullptr, 0), 0);
   }
   w.Deliver();
@@ -686,7 +686,7 @@ TEST_F(CmFlow, ThePassiveValidatorRefusesOnBothSides) {
   Id* passive = w.Request(active);
   w.b.qp.refuse_validate = true;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Accept(w.b.env, passive, nullptr), 0);  // the event says it, as rdma_cm's REJ
   }
   EXPECT_EQ(Joined(w.b.qp.calls(passive)), "describe validate");  // no QP moved
@@ -706,7 +706,7 @@ TEST_F(CmFlow, TheActiveValidatorRefusesOnBothSides) {
   Id* passive = w.Request(active);
   w.a.qp.refuse_validate = true;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   w.Deliver();
@@ -729,7 +729,7 @@ TEST(CmFlowDevice, RefusesTheActiveRtrOrRts) {
     v.a.qp.refuse_rtr = at_rtr;
     v.a.qp.refuse_rts = !at_rtr;
     {
-      auto lock = Lock();
+      LibraryLock lock;
       EXPECT_EQ(Accept(v.b.env, passive, nullptr), 0);
     }
     v.Deliver();
@@ -755,7 +755,7 @@ TEST(CmFlowDevice, RefusesThePassiveRtrOrRtsAndAcceptFails) {
     v.b.qp.refuse_rtr = at_rtr;
     v.b.qp.refuse_rts = !at_rtr;
     {
-      auto lock = Lock();
+      LibraryLock lock;
       errno = 0;
       EXPECT_EQ(Accept(v.b.env, passive, nullptr), -1);
       EXPECT_EQ(errno, at_rtr ? EINVAL : EIO);
@@ -780,7 +780,7 @@ TEST(CmFlowGid, AGidChangedBeforeTheActiveRtrIsRejectedOnBothSides) {
   Id* passive = v.Request(active);
   v.a.qp.gid_changed = true;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Accept(v.b.env, passive, nullptr), 0);
   }
   v.Deliver();
@@ -798,7 +798,7 @@ TEST(CmFlowGid, AGidChangedBeforeThePassiveRtrRejectsTheRequest) {
   Id* passive = v.Request(active);
   v.b.qp.gid_changed = true;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     EXPECT_EQ(Accept(v.b.env, passive, nullptr), 0);  // as for the validator's refusal
   }
   EXPECT_EQ(Joined(v.b.qp.calls(passive)), "describe validate");
@@ -812,7 +812,7 @@ TEST_F(CmFlow, NoAnswerWithinTheTimeoutIsUnreachable) {
   w.Listen();
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   EXPECT_EQ(w.a.host.sweeps_armed, 1);
@@ -833,7 +833,7 @@ TEST_F(CmFlow, APeerThatStillTalksWaitsOn) {
   w.Listen();
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   w.link_a->sent.clear();
@@ -861,7 +861,7 @@ TEST_F(CmFlow, APeerThatTalksIsGivenUpAtTheMraBound) {
   w.Listen();
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   w.link_a->sent.clear();
@@ -921,7 +921,7 @@ TEST_F(CmFlow, ADeadPeerBeforeItsReplyIsUnreachable) {
   // Its side of the story: the request dies with the link; rdma_accept says so.
   OnLinkDown(w.b.env, w.link_b, CmInput::kLinkDropped, "the peer closed the link");
   EXPECT_TRUE(World::Events(w.b).empty());
-  auto lock = Lock();
+  LibraryLock lock;
   errno = 0;
   EXPECT_EQ(Accept(w.b.env, passive, nullptr), -1);
   EXPECT_EQ(errno, ECONNRESET);
@@ -932,7 +932,7 @@ TEST_F(CmFlow, ADeadPeerBeforeTheRtuIsUnreachable) {
   Id* active = w.Resolved();
   Id* passive = w.Request(active);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   OnLinkDown(w.b.env, w.link_b, CmInput::kLinkDropped, "the peer closed the link");
@@ -955,7 +955,7 @@ TEST_F(CmFlow, ARefusedLinkIsRejectedWithStatus8) {
   Id* rc = w.Resolved();
   Id* ud = w.Resolved(RDMA_PS_UDP);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, rc, nullptr), 0);
     ASSERT_EQ(Connect(w.a.env, ud, nullptr), 0);
   }
@@ -969,7 +969,7 @@ TEST_F(CmFlow, ARefusedLinkIsRejectedWithStatus8) {
 TEST_F(CmFlow, AStrayPeerIsAProtocolError) {
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   OnLinkDown(w.a.env, w.link_a, CmInput::kLinkProtocol, "not a qpcm peer");
@@ -982,7 +982,7 @@ TEST_F(CmFlow, AReplyWhoseDescriptionDoesNotDecodeIsAProtocolError) {
   Id* active = w.Resolved();
   Id* passive = w.Request(active);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   ASSERT_EQ(w.link_b->sent.size(), 1u);
@@ -1000,7 +1000,7 @@ TEST_F(CmFlow, ARequestOnAClientLinkOrForNobodyIsRefused) {
   // No listener: parked for a new one, then refused with status 8.
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   w.Deliver();
@@ -1014,7 +1014,7 @@ TEST_F(CmFlow, ARequestOnAClientLinkOrForNobodyIsRefused) {
 TEST_F(CmFlow, ARequestWaitsForANewListener) {
   Id* active = w.Resolved();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Connect(w.a.env, active, nullptr), 0);
   }
   w.Deliver();
@@ -1030,7 +1030,7 @@ TEST_F(CmFlow, ARequestWaitsForANewListener) {
 TEST_F(CmFlow, DisconnectIsADreqAndADrep) {
   auto [active, passive] = Connected();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Disconnect(w.a.env, active), 0);
   }
   EXPECT_EQ(active->state, IdState::kDisconnected);
@@ -1039,7 +1039,7 @@ TEST_F(CmFlow, DisconnectIsADreqAndADrep) {
   EXPECT_EQ(World::EventTexts(w.b), std::vector<std::string>{"DISCONNECTED 0"});
   EXPECT_TRUE(World::Events(w.a).empty());  // until the DREP
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Disconnect(w.b.env, passive), 0);
   }
   EXPECT_EQ(Joined(w.b.qp.calls(passive)), "error");
@@ -1049,7 +1049,7 @@ TEST_F(CmFlow, DisconnectIsADreqAndADrep) {
   EXPECT_EQ(World::EventTexts(w.a), std::vector<std::string>{"DISCONNECTED 0"});
   EXPECT_EQ(active->link, nullptr);
   // Once more: nothing to do, nothing reported twice.
-  auto lock = Lock();
+  LibraryLock lock;
   EXPECT_EQ(Disconnect(w.a.env, active), 0);
   EXPECT_TRUE(World::Events(w.a).empty());
 }
@@ -1057,7 +1057,7 @@ TEST_F(CmFlow, DisconnectIsADreqAndADrep) {
 TEST_F(CmFlow, DreqsThatCrossEndBothSides) {
   auto [active, passive] = Connected();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Disconnect(w.a.env, active), 0);
     ASSERT_EQ(Disconnect(w.b.env, passive), 0);
   }
@@ -1072,7 +1072,7 @@ TEST_F(CmFlow, AnUnansweredDreqDisconnectsAfterTheTimeout) {
   auto [active, passive] = Connected();
   (void)passive;
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Disconnect(w.a.env, active), 0);
   }
   w.link_a->sent.clear();  // the peer is stopped
@@ -1088,12 +1088,12 @@ TEST_F(CmFlow, AnUnansweredDreqDisconnectsAfterTheTimeout) {
 TEST_F(CmFlow, ADestroyedIdStillAnswersADreq) {
   auto [active, passive] = Connected();
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Disconnect(w.a.env, active), 0);
   }
   w.Deliver();  // B: DISCONNECTED, the DREP waits for rdma_disconnect
   {
-    auto lock = Lock();
+    LibraryLock lock;
     Forget(w.b.env, passive);  // rdma_destroy_id instead
   }
   EXPECT_EQ(passive->state, IdState::kIdle);
@@ -1110,7 +1110,7 @@ TEST_F(CmFlow, AProgramThatMovesItsOwnQpEstablishesIt) {
   p.qp_num = 0x345;
   Id* passive = w.Request(active, &p);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
   }
   w.Deliver();
@@ -1118,7 +1118,7 @@ TEST_F(CmFlow, AProgramThatMovesItsOwnQpEstablishesIt) {
   EXPECT_EQ(Joined(w.a.qp.calls(active)), "describe validate");
   EXPECT_EQ(active->state, IdState::kResponse);
   {
-    auto lock = Lock();
+    LibraryLock lock;
     ASSERT_EQ(Establish(w.a.env, active), 0);
   }
   w.Deliver();
@@ -1129,7 +1129,7 @@ TEST_F(CmFlow, AProgramThatMovesItsOwnQpEstablishesIt) {
 
 TEST_F(CmFlow, CallsInTheWrongStateFailWithEinval) {
   Id* id = w.Resolved();
-  auto lock = Lock();
+  LibraryLock lock;
   errno = 0;
   EXPECT_EQ(Accept(w.a.env, id, nullptr), -1);
   EXPECT_EQ(errno, EINVAL);
