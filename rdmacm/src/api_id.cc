@@ -37,7 +37,7 @@ int Fail(int err, const std::string& why) {
 bool IsAfIb(const sockaddr* addr) { return addr != nullptr && addr->sa_family == AF_IB; }
 
 // Gives `id` the device that serves its source address.
-int Place(Id* id, const sockaddr* addr, const char* call) {
+int Place(Id* id, const sockaddr* addr, const char* call) QPCM_REQUIRES(library_mutex) {
   auto placed = PlaceAddress(addr);
   if (!placed) return Fail(ENODEV, std::string(call) + ": " + placed.error().detail);
   id->device = placed->device;
@@ -82,7 +82,11 @@ void FillPathRecord(Id* id) {
 }
 
 // Completes a synchronous id's call: waits for its event without the lock.
-int Finish(Id* id, LibraryLock& lock) {
+int Finish(Id* id, LibraryLock& lock)
+    // Lets go of the caller's lock for a synchronous id's wait (the
+    // caller's LibraryLock knows it is released; its scope ends soon after):
+    // the analysis cannot follow a lock passed by reference.
+    QPCM_NO_THREAD_SAFETY_ANALYSIS {
   if (!IsSync(id)) return 0;
   lock.unlock();
   return Complete(id);
@@ -150,7 +154,7 @@ namespace {
 // What an id holds in the library, freed with it: its queued events, its
 // handle, a synchronous id's kept event and channel, the path record.
 // REQUIRES: library_mutex held, the id forgotten by its peer (Forget).
-void FreeId(Id* id) {
+void FreeId(Id* id) QPCM_REQUIRES(library_mutex) {
   DropEvents(id);
   UnregisterId(id);
   if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);

@@ -24,10 +24,10 @@ using Clock = std::chrono::steady_clock;
 // The id listening where `local` was reached: the same port, and the same
 // address or a wildcard one. A listening id's address holds its TCP port
 // (rdma_bind_addr's, or the one rdma_listen picked).
-Id* FindListener(const sockaddr_storage& local) {
+Id* FindListener(const sockaddr_storage& local) QPCM_REQUIRES(library_mutex) {
   const auto* addr = reinterpret_cast<const sockaddr*>(&local);
   Id* found = nullptr;
-  ForEachId([&](Id* id) {
+  ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
     if (id->state != IdState::kListening) return;
     const sockaddr* bound = &id->pub.route.addr.src_addr;
     if (PortOf(bound) != PortOf(addr)) return;
@@ -72,7 +72,7 @@ void DispatchRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Mess
 // The parked requests of `link` (its book's), in order: while no id
 // listens, they wait (polled every kRelistenPoll); then each goes on, or,
 // its grace over, is refused.
-void DrainParked(CmEnv& env, const std::shared_ptr<CmLink>& link) {
+void DrainParked(CmEnv& env, const std::shared_ptr<CmLink>& link) QPCM_REQUIRES(library_mutex) {
   auto& parked = link->book.parked;
   while (!parked.empty() && !link->failed()) {
     if (FindListener(link->local()) == nullptr &&
@@ -91,7 +91,7 @@ void DrainParked(CmEnv& env, const std::shared_ptr<CmLink>& link) {
 }
 
 void OnRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& msg,
-               std::optional<Result<EndpointInfo>>& decoded) {
+               std::optional<Result<EndpointInfo>>& decoded) QPCM_REQUIRES(library_mutex) {
   QPCM_DEBUG_LINE("REQ from " + link->peer_text());
   auto& parked = link->book.parked;
   if (!parked.empty()) {  // behind the parked ones, in order
@@ -109,7 +109,7 @@ void OnRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& m
 // none, if its port space differs or its description does not decode; else a
 // new id in the listener's image, which the REQ takes to kRequest.
 void DispatchRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& msg,
-                     std::optional<Result<EndpointInfo>>& decoded) {
+                     std::optional<Result<EndpointInfo>>& decoded) QPCM_REQUIRES(library_mutex) {
   Id* listener = FindListener(link->local());
   auto refuse = [&](uint16_t reason, const std::string& why) {
     RefuseRequest(*link, msg, reason, why);
@@ -179,7 +179,8 @@ std::string Millis(Clock::duration d) {
 }
 
 // Why an id gives up on its answer (the sweep's kDeadline).
-void LogOverdue(const CmEnv& env, const Id* id, Clock::time_point now, Clock::time_point heard) {
+void LogOverdue(const CmEnv& env, const Id* id, Clock::time_point now, Clock::time_point heard)
+    QPCM_REQUIRES(library_mutex) {
   std::string peer = id->link ? id->link->peer_text() : std::string("the peer");
   if (id->acknowledged) {
     LogLine("no reply from " + peer + " within " + Millis(now - id->connect_started) +
@@ -208,7 +209,7 @@ void OnMessage(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& m
     return OnRequest(env, link, msg, decoded);
   }
   if (msg.type == MsgType::kMra) {  // the peer holds the requests it has of ours
-    ForEachId([&](Id* id) {
+    ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
       if (id->link == link) (void)Transition(env, id, CmInput::kMra);
     });
     return;
@@ -254,7 +255,7 @@ void OnLinkDown(CmEnv& env, const std::shared_ptr<CmLink>& link, CmInput input,
                 std::string_view text) {
   LibraryLock lock;
   bool logged = false;
-  ForEachId([&](Id* id) {
+  ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
     if (id->link != link) return;
     if (!logged && input != CmInput::kLinkProtocol) {  // the link logged those
       LogLine(std::string(text) + " [" + id->mapping + "]");
@@ -265,14 +266,14 @@ void OnLinkDown(CmEnv& env, const std::shared_ptr<CmLink>& link, CmInput input,
   });
 }
 
-void Sweep(CmEnv& env) {
+void Sweep(CmEnv& env) QPCM_REQUIRES(library_mutex) {
   const auto now = env.clock.Now();
   bool waiting = false;
   std::vector<const CmLink*> mra_sent;  // this sweep's MRAs: one per link
   CmCause cause;
   cause.now = now;
   cause.mra_sent = &mra_sent;
-  ForEachId([&](Id* id) {
+  ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
     switch (id->state) {
       case IdState::kDisconnected:  // our DREQ waits for its DREP
         if (id->disconnect_reported || !id->link) return;

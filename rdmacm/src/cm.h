@@ -33,7 +33,8 @@
 namespace qpconnect::rdmacm {
 
 void OnMessage(const std::shared_ptr<Link>& link, const Message& msg) QPCM_EXCLUDES(library_mutex);
-void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) QPCM_EXCLUDES(library_mutex);
+void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure)
+    QPCM_EXCLUDES(library_mutex);
 
 // The API's half; each returns 0 or -1 with errno (and logs why).
 int Connect(Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
@@ -48,6 +49,6 @@ void Forget(Id* id) QPCM_REQUIRES(library_mutex);
 std::chrono::milliseconds AnswerTimeout();
 
 // The library's environment: made on first use, never freed.
-CmEnv& DefaultCmEnv() QPCM_REQUIRES(library_mutex);
+CmEnv& DefaultCmEnv();
 
 }  // namespace qpconnect::rdmacm

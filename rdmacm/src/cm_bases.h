@@ -30,7 +30,8 @@ Result<const WireBase*> BaseOf(const Id* id) QPCM_REQUIRES(library_mutex);
 
 // Names `base` in `msg` (with its bytes, the first time `link` carries it)
 // and the id's PSN.
-void PutBase(Message& msg, const Id* id, const WireBase& base, CmLink& link) QPCM_REQUIRES(library_mutex);
+void PutBase(Message& msg, const Id* id, const WireBase& base, CmLink& link)
+    QPCM_REQUIRES(library_mutex);
 
 // The peer's description from a REQ or REP: its base (`decoded` when the
 // message brought one, decoded by the caller; else one the link brought

@@ -15,13 +15,16 @@ namespace {
 
 class LibraryQp final : public CmQp {
  public:
-  Result<void> Describe(Id* id) override { return DescribeSide(id); }
-  Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) override {
+  Result<void> Describe(Id* id) override QPCM_REQUIRES(library_mutex) { return DescribeSide(id); }
+  Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) override
+      QPCM_REQUIRES(library_mutex) {
     return rdmacm::PlanAndValidate(id, active, std::move(link_ends));
   }
-  Result<void> Connect(Id* id) override { return QpConnect(id); }
-  void ToError(Id* id) override { QpToError(id); }
-  ibv_ah_attr PeerAh(const Id* id) override { return rdmacm::PeerAh(id); }
+  Result<void> Connect(Id* id) override QPCM_REQUIRES(library_mutex) { return QpConnect(id); }
+  void ToError(Id* id) override QPCM_REQUIRES(library_mutex) { QpToError(id); }
+  ibv_ah_attr PeerAh(const Id* id) override QPCM_REQUIRES(library_mutex) {
+    return rdmacm::PeerAh(id);
+  }
 };
 
 class SteadyClock final : public CmClock {
@@ -58,7 +61,9 @@ class EngineHost final : public CmHost {
     timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code&) { fn(); });
   }
 
-  Result<Placement> Place(const sockaddr* addr) override { return PlaceAddress(addr); }
+  Result<Placement> Place(const sockaddr* addr) override QPCM_REQUIRES(library_mutex) {
+    return PlaceAddress(addr);
+  }
 };
 
 CmInput InputOf(const LinkFailure& failure) {

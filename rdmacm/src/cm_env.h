@@ -40,18 +40,19 @@ class CmQp {
  public:
   virtual ~CmQp() = default;
   // qp.h's DescribeSide: id->local, id->described and id->psn.
-  virtual Result<void> Describe(Id* id) = 0;
+  virtual Result<void> Describe(Id* id) QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's PlanAndValidate: id->plan, or kIncompatible naming the findings.
-  virtual Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) = 0;
+  virtual Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends)
+      QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's QpConnect (the composer's apply): the chosen GID read again,
   // then RTR and RTS. kIncompatible with IsGidChanged() (composer.h) when
   // the GID changed: nothing modified, a verdict of the validator's kind;
   // otherwise the error names transition, mask and values.
-  virtual Result<void> Connect(Id* id) = 0;
+  virtual Result<void> Connect(Id* id) QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's QpToError: no-op without a QP.
-  virtual void ToError(Id* id) = 0;
+  virtual void ToError(Id* id) QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's PeerAh: the UD peer's address handle attributes, from the plan.
-  virtual ibv_ah_attr PeerAh(const Id* id) = 0;
+  virtual ibv_ah_attr PeerAh(const Id* id) QPCM_REQUIRES(library_mutex) = 0;
 };
 
 class CmClock {
@@ -72,7 +73,7 @@ class CmHost {
   // Runs `fn` after `delay` (without library_mutex: fn takes it).
   virtual void After(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
   // address.h's PlaceAddress: which device serves a local address.
-  virtual Result<Placement> Place(const sockaddr* addr) = 0;
+  virtual Result<Placement> Place(const sockaddr* addr) QPCM_REQUIRES(library_mutex) = 0;
 };
 
 struct CmEnv {

@@ -25,7 +25,8 @@ namespace qpconnect::rdmacm {
 // refused); an MRA goes to every id of the link; any other goes to the id it
 // names, if that id still uses the link (a DREQ for an id destroyed since is
 // answered with a DREP).
-void OnMessage(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& msg) QPCM_EXCLUDES(library_mutex);
+void OnMessage(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& msg)
+    QPCM_EXCLUDES(library_mutex);
 // `link` failed (`input` one of CmInput's kLink*; `text` says why, logged
 // once unless the link logged it, kLinkProtocol): every id on it gets the
 // input and lets go of it.
@@ -35,7 +36,8 @@ void OnLinkDown(CmEnv& env, const std::shared_ptr<CmLink>& link, CmInput input,
 // The API's half; each returns 0 or -1 with errno (and logs why).
 int Connect(CmEnv& env, Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
 int Accept(CmEnv& env, Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
-int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length) QPCM_REQUIRES(library_mutex);
+int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length)
+    QPCM_REQUIRES(library_mutex);
 int Disconnect(CmEnv& env, Id* id) QPCM_REQUIRES(library_mutex);
 int Establish(CmEnv& env, Id* id) QPCM_REQUIRES(library_mutex);
 // rdma_destroy_id: tells a connected or requesting peer, lets go of the link.

@@ -24,7 +24,7 @@ uint8_t RepSpace(const Id* id) { return IsUd(id) ? kSidrRepPrivate : kRepPrivate
 
 // The link's two ends as GIDs: both sides see the same two, so both make
 // the same joint GID choice.
-std::vector<Gid> LinkEnds(const Id* id) {
+std::vector<Gid> LinkEnds(const Id* id) QPCM_REQUIRES(library_mutex) {
   std::vector<Gid> ends;
   if (id->link == nullptr) return ends;
   for (const sockaddr_storage* a : {&id->link->local(), &id->link->remote()}) {
@@ -94,7 +94,7 @@ ConnParams Swapped(const ConnParams& theirs, uint32_t qp_num) {
   return c;
 }
 
-uint32_t RemoteQpn(const Id* id) {
+uint32_t RemoteQpn(const Id* id) QPCM_REQUIRES(library_mutex) {
   return id->remote && !id->remote->qps.empty() ? id->remote->qps[0].qpn : id->theirs.qp_num;
 }
 
@@ -108,7 +108,8 @@ Message Base(MsgType type, const Id* id) {
   return m;
 }
 
-void SendReject(Id* id, uint16_t reason, const std::string& text, std::string_view pdata = {}) {
+void SendReject(Id* id, uint16_t reason, const std::string& text, std::string_view pdata = {})
+    QPCM_REQUIRES(library_mutex) {
   if (!id->link) return;
   Message m = Base(MsgType::kRej, id);
   m.reason = reason;
@@ -117,7 +118,7 @@ void SendReject(Id* id, uint16_t reason, const std::string& text, std::string_vi
   id->link->Send(m);
 }
 
-void Post(Id* id, rdma_cm_event_type type, int status = 0) {
+void Post(Id* id, rdma_cm_event_type type, int status = 0) QPCM_REQUIRES(library_mutex) {
   EventSpec spec;
   spec.type = type;
   spec.status = status;
@@ -126,9 +127,9 @@ void Post(Id* id, rdma_cm_event_type type, int status = 0) {
 
 // The id lets go of its link (the link lives on while another id or the
 // engine holds it).
-void Release(Id* id) { id->link.reset(); }
+void Release(Id* id) QPCM_REQUIRES(library_mutex) { id->link.reset(); }
 
-void ReportDisconnected(Id* id) {
+void ReportDisconnected(Id* id) QPCM_REQUIRES(library_mutex) {
   if (id->disconnect_reported) return;
   id->disconnect_reported = true;
   Post(id, RDMA_CM_EVENT_DISCONNECTED);
@@ -170,7 +171,7 @@ int ErrnoOf(const Error& e) { return e.sys_errno != 0 ? e.sys_errno : EINVAL; }
 // Every kFail* action: the QP to ERROR where due, the peer told (REJ), the
 // link let go, the program told (an event, or the call's -1), as kCmFailures
 // says; the row marks the id failed.
-Step Fail(CmEnv& env, Id* id, CmAction action, const CmCause& cause) {
+Step Fail(CmEnv& env, Id* id, CmAction action, const CmCause& cause) QPCM_REQUIRES(library_mutex) {
   const CmFailure& f = *FindCmFailure(action);
   if (action == CmAction::kFailProgramReject && cause.reject_length > kRejPrivate)
     return Refused(EINVAL, "rdma_reject: " + std::to_string(cause.reject_length) +
@@ -257,7 +258,7 @@ Step Fail(CmEnv& env, Id* id, CmAction action, const CmCause& cause) {
 
 // rdma_connect: this side described and encoded, the link dialed (or
 // reused), the REQ queued, the reply's deadline started.
-Step DialAndSendReq(CmEnv& env, Id* id, const CmCause& cause) {
+Step DialAndSendReq(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(library_mutex) {
   std::string_view pdata = PrivateData(cause.param);
   if (pdata.size() > ReqSpace(id))
     return Refused(EINVAL, "rdma_connect: " + std::to_string(pdata.size()) +
@@ -292,7 +293,7 @@ Step DialAndSendReq(CmEnv& env, Id* id, const CmCause& cause) {
 // A REQ on the new id cm.cc made for it: CONNECT_REQUEST for the listener's
 // program; while it holds the request, the sweep says so (MRA) every
 // MraPeriod().
-Step PostConnectRequest(CmEnv& env, Id* id, const CmCause& cause) {
+Step PostConnectRequest(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(library_mutex) {
   EventSpec spec;
   spec.type = RDMA_CM_EVENT_CONNECT_REQUEST;
   spec.listen = cause.listener;
@@ -319,7 +320,8 @@ CmInput ConnectVerdict(const Error& e) {
 // rdma_accept: this side described, the pair validated, (RC) the QP to RTR
 // and RTS, as librdmacm has it when rdma_accept returns (perftest posts
 // sends right after it), the REP queued.
-Step ValidateAndReply(CmEnv& env, Id* id, const CmCause& cause, bool ud) {
+Step ValidateAndReply(CmEnv& env, Id* id, const CmCause& cause, bool ud)
+    QPCM_REQUIRES(library_mutex) {
   std::string_view pdata = PrivateData(cause.param);
   if (pdata.size() > RepSpace(id))
     return Refused(EINVAL, "rdma_accept: " + std::to_string(pdata.size()) +
@@ -364,7 +366,8 @@ Step ValidateAndReply(CmEnv& env, Id* id, const CmCause& cause, bool ud) {
 // A REP: the peer's description rebuilt and the pair validated, then what
 // `action` says: RC with its QP (RTR, RTS, RTU, ESTABLISHED), RC whose
 // program moves its own QP (CONNECT_RESPONSE), UD (ESTABLISHED, param.ud).
-Step TakeReply(CmEnv& env, Id* id, CmAction action, const CmCause& cause) {
+Step TakeReply(CmEnv& env, Id* id, CmAction action, const CmCause& cause)
+    QPCM_REQUIRES(library_mutex) {
   const Message& msg = *cause.msg;
   QPCM_DEBUG_LINE("REP for id " + std::to_string(id->handle));
   id->peer_handle = msg.src;
@@ -414,7 +417,7 @@ Step TakeReply(CmEnv& env, Id* id, CmAction action, const CmCause& cause) {
 // bound for that case (its MRA asks for 2^24 x 4.096 us, CMA_CM_MRA_SETTING)
 // or the answer timeout if that is longer. A peer whose whole process
 // stopped sends no MRA and times out as before.
-Step ExtendDeadline(CmEnv& env, Id* id) {
+Step ExtendDeadline(CmEnv& env, Id* id) QPCM_REQUIRES(library_mutex) {
   auto bound = id->connect_started + std::max(env.answer_timeout, kMraBound);
   id->deadline = std::min(env.clock.Now() + env.answer_timeout, bound);
   id->acknowledged = true;
@@ -423,7 +426,7 @@ Step ExtendDeadline(CmEnv& env, Id* id) {
 
 // The program holds a request: tell the peer it is alive (MRA, dst 0: every
 // request of this link; one per link per sweep).
-Step SendMra(CmEnv& env, Id* id, const CmCause& cause) {
+Step SendMra(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(library_mutex) {
   id->deadline = cause.now + MraPeriod(env);
   if (!id->link) return Done();
   if (cause.mra_sent != nullptr) {
@@ -437,7 +440,7 @@ Step SendMra(CmEnv& env, Id* id, const CmCause& cause) {
   return Done();
 }
 
-Step Run(CmEnv& env, Id* id, const CmRow& row, const CmCause& cause) {
+Step Run(CmEnv& env, Id* id, const CmRow& row, const CmCause& cause) QPCM_REQUIRES(library_mutex) {
   switch (row.action) {
     case CmAction::kNothing:
       return Done();

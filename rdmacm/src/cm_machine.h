@@ -47,7 +47,8 @@ struct CmCause {
 // when the state has no row for it, logged as "rdma_accept: the id is
 // listening, not a connection request") or failed. Inputs other than calls
 // without a row are ignored (0).
-int Transition(CmEnv& env, Id* id, CmInput input, const CmCause& cause = {}) QPCM_REQUIRES(library_mutex);
+int Transition(CmEnv& env, Id* id, CmInput input, const CmCause& cause = {})
+    QPCM_REQUIRES(library_mutex);
 
 // For a call whose work comes before Transition (rdma_bind_addr,
 // rdma_resolve_addr, rdma_resolve_route, rdma_listen): 0 if `id`'s state has

@@ -43,6 +43,7 @@ Result<ibv_pd*> DefaultPd(Device& device) QPCM_REQUIRES(library_mutex);
 // This side's description on `port` with GID `gid_index` (nullopt: chosen
 // automatically), without QPs.
 Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
-                                                std::optional<uint16_t> gid_index) QPCM_REQUIRES(library_mutex);
+                                                std::optional<uint16_t> gid_index)
+    QPCM_REQUIRES(library_mutex);
 
 }  // namespace qpconnect::rdmacm

@@ -55,8 +55,7 @@ void DropEventsLocked(Channel* channel, Id* id) QPCM_REQUIRES(channel->mu);
 // next event on `channel`. 0 and *out set, or -1 with errno. With `hold`, the
 // event counts as unacked on its id (the listener for CONNECT_REQUEST) until
 // AckEvent, which rdma_destroy_id waits for.
-int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false)
-    QPCM_EXCLUDES(channel->mu);
+int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold = false) QPCM_EXCLUDES(channel->mu);
 // rdma_ack_cm_event: frees the event and releases the id it held (no lock
 // needed). An event nobody holds (a synchronous id's): REQUIRES library_mutex
 // held.

@@ -95,7 +95,7 @@ Result<void> MakeCqs(Id* id, QpResources& owned, ibv_cq*& send_cq, ibv_cq*& recv
   return {};
 }
 
-Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) {
+Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) QPCM_REQUIRES(library_mutex) {
   if (pd == nullptr) return DefaultPd(*id->device);
   if (pd->context != id->pub.verbs)
     return Error(ErrorCode::kInvalidArgument, EINVAL, "rdma_create_qp", "pd",

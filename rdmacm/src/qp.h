@@ -43,7 +43,8 @@ Result<void> DescribeSide(Id* id) QPCM_REQUIRES(library_mutex);
 // retry counts, ACK timeout and TOS) into id->plan, the validator. Every
 // error finding is logged; kIncompatible (operation "validate", attribute
 // the first rule) when one is an error.
-Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) QPCM_REQUIRES(library_mutex);
+Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends)
+    QPCM_REQUIRES(library_mutex);
 
 // The composer's apply: the chosen GID read again, then the id's QP
 // INIT->RTR->RTS to id->plan. kIncompatible (IsGidChanged(), the finding

@@ -5,9 +5,7 @@
 #include "qp_resources.h"
 
 namespace qpconnect::rdmacm {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 Id::Id() = default;
 Id::~Id() = default;

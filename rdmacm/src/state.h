@@ -26,8 +26,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "qpconnect/endpoint.h"
 #include "lock.h"
+#include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
 
 namespace qpconnect::verbs {
@@ -138,7 +138,8 @@ struct Id {
   bool ep_passive = false;
 
   // The connection.
-  std::shared_ptr<CmLink> link;  // cm_link.h; the library's are link.h's Links
+  std::shared_ptr<CmLink> link
+      QPCM_GUARDED_BY(library_mutex);  // cm_link.h; the library's are link.h's Links
   uint32_t peer_handle = 0;
   ConnParams ours, theirs;
   uint32_t psn = 0;
@@ -146,8 +147,8 @@ struct Id {
   // The device port's description `local` was made from (devices.h's cache):
   // its base goes to the peer once per link (id_part.h).
   const verbs::LocalDescription* described = nullptr;
-  std::optional<EndpointInfo> remote;  // the peer's, once received
-  std::optional<ConnectionPlan> plan;  // what this side applies
+  std::optional<EndpointInfo> remote QPCM_GUARDED_BY(library_mutex);  // the peer's, once received
+  std::optional<ConnectionPlan> plan QPCM_GUARDED_BY(library_mutex);  // what this side applies
   // What rdma_create_qp made (qp_resources.h: the QP, and the CQs when it
   // made them); null without a QP.
   std::unique_ptr<QpResources> qp_owned;
@@ -158,7 +159,7 @@ struct Id {
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id
   // gets UNREACHABLE (cm.cc's sweep); for a passive id whose program holds
   // the request (kRequest), when the next MRA is due.
-  std::chrono::steady_clock::time_point deadline{};
+  std::chrono::steady_clock::time_point deadline QPCM_GUARDED_BY(library_mutex){};
   std::chrono::steady_clock::time_point connect_started{};  // the REQ (active), the REP (passive)
   bool acknowledged = false;  // active: an MRA came (the peer's program holds the REQ)
   bool dreq_received = false;
