@@ -7,6 +7,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion
+#include "qpconnect/oob/frame.h"  // kFrameVersion
+#include "qpconnect/rdmacm/protocol_version.h"
+
 namespace qpconnect::rdmacm {
 
 void LogLine(std::string_view line) noexcept {
@@ -26,7 +30,19 @@ void LogLine(std::string_view line) noexcept {
 }
 
 bool DebugOn() noexcept {
-  static const bool on = std::getenv("QPCM_DEBUG") != nullptr;
+  static const bool on = [] {
+    if (std::getenv("QPCM_DEBUG") == nullptr) return false;
+    // Once, before the first debug line: every wire version in use, as
+    // every tool's --version names them.
+    try {
+      LogLine("debug: wire versions: endpoint format " + std::to_string(oob::kWireVersion) + "." +
+              std::to_string(oob::kWireMinorVersion) + ", out-of-band frame " +
+              std::to_string(oob::kFrameVersion) + ", " + kProtocolName + " protocol " +
+              std::to_string(kProtocolVersion));
+    } catch (...) {
+    }
+    return true;
+  }();
   return on;
 }
 
