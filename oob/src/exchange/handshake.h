@@ -54,6 +54,18 @@ struct Binding {
 std::optional<Binding> PeekBinding(const Frame& frame);
 std::optional<Binding> PeekBinding(uint8_t flags, std::string_view payload);
 
+// A Handshake's messages sealed and opened in order (SealNext, OpenNext):
+// their type, the next sequence number of each direction (2^32 once
+// exhausted), the keys.
+struct InOrder {
+  FrameType type = FrameType::kStream;
+  uint64_t next_send = 0;
+  uint64_t next_recv = 0;
+  bool keyed = false;
+  SecretKey send_key{};
+  SecretKey recv_key{};
+};
+
 class Handshake {
  public:
   // `psk` may be empty (no integrity check, no secrecy). `role` is declared in
@@ -187,16 +199,7 @@ class Handshake {
   // (peer nonce, type, sequence number) of every message sealed under this
   // session's nonce: an AEAD key/IV pair is never used twice.
   std::vector<std::tuple<Nonce, FrameType, uint32_t>> sealed_;
-  // The in-order stream (SealNext, OpenNext): its type, the next sequence
-  // number of each direction (2^32 once exhausted), the keys.
-  struct InOrder {
-    FrameType type = FrameType::kStream;
-    uint64_t next_send = 0;
-    uint64_t next_recv = 0;
-    bool keyed = false;
-    SecretKey send_key{};
-    SecretKey recv_key{};
-  };
+  // The in-order stream (SealNext, OpenNext).
   std::optional<InOrder> in_order_;
   void WipeInOrder();
 };
