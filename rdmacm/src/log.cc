@@ -32,8 +32,8 @@ void LogLine(std::string_view line) noexcept {
 bool DebugOn() noexcept {
   static const bool on = [] {
     if (std::getenv("QPCM_DEBUG") == nullptr) return false;
-    // Once, before the first debug line: every wire version in use, as
-    // every tool's --version names them.
+    // Once, as the library loads (kDebugAtLoad): every wire version in
+    // use, as every tool's --version names them.
     try {
       LogLine("debug: wire versions: endpoint format " + std::to_string(oob::kWireVersion) + "." +
               std::to_string(oob::kWireMinorVersion) + ", out-of-band frame " +
@@ -45,6 +45,12 @@ bool DebugOn() noexcept {
   }();
   return on;
 }
+
+namespace {
+// With QPCM_DEBUG, the versions line comes when the library loads, before
+// the program calls anything.
+[[maybe_unused]] const bool kDebugAtLoad = DebugOn();
+}  // namespace
 
 void LogDebug(std::string_view line) noexcept {
   if (!DebugOn()) return;

@@ -186,13 +186,12 @@ bool StreamSession::PeerHelloSeen() const { return impl_->peer_hello; }
 bool StreamSession::Established() const { return impl_->established(); }
 
 Result<void> StreamSession::AppendMessage(std::string_view body, std::string& out) {
-  const std::string op = "send to " + impl_->options.channel;
   if (!CanSend()) {
-    return MakeError(ErrorCode::kInvalidArgument, op,
+    return MakeError(ErrorCode::kInvalidArgument, "send to " + impl_->options.channel,
                      "no message before the peer's confirm verified (a pre-shared key is set)");
   }
   if (body.size() > impl_->options.max_message_bytes) {
-    return MakeError(ErrorCode::kInvalidArgument, op,
+    return MakeError(ErrorCode::kInvalidArgument, "send to " + impl_->options.channel,
                      "a message of " + std::to_string(body.size()) + " bytes exceeds the cap of " +
                          std::to_string(impl_->options.max_message_bytes),
                      "length");
