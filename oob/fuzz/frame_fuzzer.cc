@@ -1,7 +1,9 @@
 // libFuzzer target for the framing below the codec (docs/oob.md, "Fuzzing"):
-// DecodeFrameHeader, DecodeFrame, PeekFrameSize, the stdio line decoder, and
-// the session's checks (binding, key confirmation, AEAD) on whatever frame
-// decodes, with and without a key.
+// DecodeFrameHeader, DecodeFrame, PeekFrameSize, the stdio line decoder, the
+// session's checks (binding, key confirmation, AEAD) on whatever frame
+// decodes, with and without a key, and the message stream's decoder
+// (StreamSession::Take) on the input as a peer's first bytes, and after an
+// honest peer's hello (and with a key its confirm) as its messages.
 //
 // Beyond "no crash, no sanitizer report": a frame that decodes re-encodes to
 // the same bytes, PeekFrameSize agrees with DecodeFrame, and a line that
@@ -17,6 +19,7 @@
 #include "qpconnect/oob/frame.h"
 #include "qpconnect/oob/psk.h"
 #include "qpconnect/oob/stdio.h"
+#include "qpconnect/oob/stream_session.h"
 
 namespace {
 
@@ -58,6 +61,49 @@ void CheckFrame(std::string_view input) {
   }
 }
 
+std::unique_ptr<StreamSession> Stream(OobRole role, bool keyed) {
+  StreamOptions o;
+  o.protocol = "qpcm";
+  o.version = 4;
+  o.role = role;
+  if (keyed) o.psk = *Psk::FromBytes("a fuzzing key of 32 bytes.......");
+  o.max_message_bytes = kCap;
+  auto s = StreamSession::Create(std::move(o));
+  if (!s) Fail("StreamSession::Create");
+  return std::move(*s);
+}
+
+// Everything `s` takes from `input`; what it takes stays within the input.
+void TakeAll(StreamSession& s, std::string_view input) {
+  size_t at = 0;
+  for (;;) {
+    auto in = s.Take(input.substr(at));
+    if (!in || in->kind == StreamInput::Kind::kIncomplete) return;
+    if (in->consumed == 0 || in->consumed > input.size() - at)
+      Fail("Take consumed nothing or too much");
+    if (in->body.size() > kCap) Fail("a stream message above the cap");
+    at += in->consumed;
+  }
+}
+
+void CheckStream(std::string_view input) {
+  for (bool keyed : {false, true}) {
+    // The input as the peer's first bytes.
+    TakeAll(*Stream(OobRole::kServer, keyed), input);
+    // After an honest peer's hello (and confirm): the input as its messages.
+    auto peer = Stream(OobRole::kClient, keyed);
+    auto us = Stream(OobRole::kServer, keyed);
+    auto hello = us->Take(peer->Hello());
+    auto theirs = peer->Take(us->Hello());
+    if (!hello || !theirs) Fail("honest hellos refused");
+    if (keyed) {
+      auto confirm = us->Take(theirs->reply);
+      if (!confirm || !us->Established()) Fail("honest confirm refused");
+    }
+    TakeAll(*us, input);
+  }
+}
+
 void CheckLine(std::string_view input) {
   auto bytes = DecodeStdioLine(input);
   if (!bytes) return;
@@ -73,5 +119,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   CheckFrame(input);
   CheckLine(input);
+  CheckStream(input);
   return 0;
 }

@@ -35,7 +35,8 @@ class SteadyClock final : public CmClock {
 class EngineHost final : public CmHost {
  public:
   std::shared_ptr<CmLink> Dial(const sockaddr* peer, const sockaddr* source,
-                               std::chrono::milliseconds timeout) override {
+                               std::chrono::milliseconds timeout) override
+      QPCM_REQUIRES(library_mutex) {
     return Link::Dial(peer, source, timeout);
   }
 

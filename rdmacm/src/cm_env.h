@@ -66,7 +66,8 @@ class CmHost {
   virtual ~CmHost() = default;
   // A link from `source` to `peer` (link.h's Link::Dial: a live one is reused).
   virtual std::shared_ptr<CmLink> Dial(const sockaddr* peer, const sockaddr* source,
-                                       std::chrono::milliseconds timeout) = 0;
+                                       std::chrono::milliseconds timeout)
+      QPCM_REQUIRES(library_mutex) = 0;
   // Runs cm.h's sweep (Sweep(env), under library_mutex) in a short while, once
   // however often it is asked before it runs.
   virtual void ArmSweep() = 0;

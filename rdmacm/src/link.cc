@@ -17,6 +17,7 @@
 
 #include "cm.h"
 #include "log.h"
+#include "qpconnect/rdmacm/protocol_version.h"
 
 namespace qpconnect::rdmacm {
 namespace asio = boost::asio;
@@ -84,12 +85,6 @@ const Result<std::optional<oob::Psk>>& SharedPsk() {
   return *psk;
 }
 
-oob::AeadIv Iv(uint64_t seq) {
-  oob::AeadIv iv{};
-  for (size_t i = 0; i < 8; ++i) iv[4 + i] = static_cast<uint8_t>(seq >> (56 - 8 * i));
-  return iv;
-}
-
 }  // namespace
 
 Link::Link(tcp::socket socket, bool client)
@@ -133,7 +128,11 @@ std::shared_ptr<Link> Link::Dial(const sockaddr* peer, const sockaddr* source,
     }
     link->timer_.expires_after(timeout);
     link->timer_.async_wait([link, timeout](const boost::system::error_code& ec) {
-      if (ec || link->connected_) return;
+      if (ec) return;
+      {
+        MutexGuard out(link->out_mu_);
+        if (link->connected_) return;
+      }
       link->Fail({LinkFailure::kTimeout, ETIMEDOUT,
                   "no answer from " + link->peer_text_ + " within " +
                       std::to_string(timeout.count()) + " ms"});
@@ -173,77 +172,40 @@ void Link::Start() {
     Fail({LinkFailure::kProtocol, EINVAL, "QPCM_PSK_FILE: " + psk.error().ToString()});
     return;
   }
-  // The nonce only feeds the key derivation: without a key it stays zero
-  // (and the first link pays no random generator's start-up).
-  bool plain = !(*psk).has_value();
-  if (!plain) {
-    auto nonce = oob::RandomNonce();
-    if (!nonce) {
-      Fail({LinkFailure::kError, EIO, nonce.error().ToString()});
-      return;
-    }
-    nonce_.assign(nonce->begin(), nonce->end());
+  oob::StreamOptions options;
+  options.protocol = kProtocolName;
+  options.version = kProtocolVersion;
+  options.role = client_ ? oob::OobRole::kClient : oob::OobRole::kServer;
+  options.psk = *psk;
+  options.max_message_bytes = kMaxBody;
+  options.channel = "tcp " + peer_text_;
+  auto session = oob::StreamSession::Create(std::move(options));
+  if (!session) {
+    Fail({LinkFailure::kError, EIO, session.error().ToString()});
+    return;
   }
-  Message hello;
-  hello.hello_flags = (*psk).has_value() ? kHelloFlagPsk : 0;
-  hello.nonce = nonce_;
+  session_ = std::move(*session);
   {
-    // Connected, for Send, with the HELLO first in the outbox.
-    std::lock_guard<std::mutex> out(out_mu_);
-    plain_ = plain;
-    outbox_.push_front(EncodeBody(hello));
+    // Connected, for Send: the session's hello goes first (FillWireLocked).
+    MutexGuard out(out_mu_);
     connected_ = true;
   }
   timer_.expires_after(kHelloTimeout);
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& e) {
-    if (e || self->hello_seen_) return;
+    if (e || self->Proved()) return;
     self->Fail({LinkFailure::kTimeout, ETIMEDOUT,
-                self->peer_text_ + " sent no qpcm HELLO within " +
+                self->peer_text_ +
+                    (self->session_->PeerHelloSeen() ? " sent no key confirmation within "
+                                                     : " sent no qpcm HELLO within ") +
                     std::to_string(kHelloTimeout.count()) + " ms"});
   });
   WriteNext();
   ReadMore();
 }
 
-bool Link::OnHello(const Message& hello) {
-  const auto& psk = SharedPsk();
-  bool ours = psk && (*psk).has_value();
-  bool theirs = (hello.hello_flags & kHelloFlagPsk) != 0;
-  if (ours != theirs) {
-    Fail({LinkFailure::kProtocol, EACCES,
-          ours ? peer_text_ + " has no pre-shared key and this side has one (QPCM_PSK_FILE)"
-               : peer_text_ + " uses a pre-shared key and this side has none (set QPCM_PSK_FILE)"});
-    return false;
-  }
-  if (ours) {
-    const std::string& client_nonce = client_ ? nonce_ : hello.nonce;
-    const std::string& server_nonce = client_ ? hello.nonce : nonce_;
-    std::string ikm(reinterpret_cast<const char*>((**psk).bytes().data()), (**psk).bytes().size());
-    auto c2s = oob::HkdfSha256(ikm, client_nonce + server_nonce, "qpcm c2s");
-    auto s2c = oob::HkdfSha256(ikm, client_nonce + server_nonce, "qpcm s2c");
-    oob::WipeSecret(ikm.data(), ikm.size());
-    if (!c2s || !s2c) {
-      Fail({LinkFailure::kError, EIO, "key derivation failed"});
-      return false;
-    }
-    recv_key_ = client_ ? *s2c : *c2s;
-    std::lock_guard<std::mutex> out(out_mu_);
-    send_key_ = client_ ? *c2s : *s2c;
-    sealed_ = true;
-  }
-  {
-    std::lock_guard<std::mutex> out(out_mu_);
-    hello_seen_ = true;
-  }
-  QPCM_DEBUG_LINE("link: HELLO from " + peer_text_ + " id 0");
-  timer_.cancel();
-  WriteNext();
-  return true;
-}
-
 void Link::Send(const Message& msg) {
   std::string body = EncodeBody(msg);
-  std::lock_guard<std::mutex> out(out_mu_);
+  MutexGuard out(out_mu_);
   if (failed_) return;
   outbox_.push_back(std::move(body));
   // Not yet connected (Start writes it), or the engine is writing (it takes
@@ -259,43 +221,38 @@ void Link::Close() {
   });
 }
 
-bool Link::FillWireLocked() {
+Result<void> Link::FillWireLocked() {
   // Every body queued goes out in one write (a thousand REQs of one
   // program's loop, queued while a write is under way, cost one send, not a
-  // thousand); the HELLO first. With a key, nothing else before the peer's
-  // HELLO (its nonce makes the keys); without, the requests follow our HELLO
-  // at once, saving a round trip (a peer that refuses our HELLO closes the
-  // link before reading them).
-  while (!outbox_.empty()) {
-    bool hello = !hello_written_;
-    if (!hello && !hello_seen_ && !plain_) break;
-    std::string body = std::move(outbox_.front());
-    outbox_.pop_front();
-    if (hello) {
-      hello_written_ = true;
-    } else if (sealed_) {
-      auto sealed = oob::AeadSeal(send_key_, Iv(send_seq_++), client_ ? "qpcm c" : "qpcm s", body);
-      if (!sealed) return false;
-      body = std::move(*sealed);
-    }
-    wire_ += FramePrefix(body.size());
-    wire_ += body;
-    if (hello && !plain_) break;
+  // thousand); the session's hello first. With a key, nothing else before
+  // the peer's confirm (the session says when); without, the requests
+  // follow our hello at once, saving a round trip (a peer that refuses our
+  // hello closes the link before reading them).
+  if (!hello_written_) {
+    wire_ += session_->Hello();
+    hello_written_ = true;
   }
-  return true;
+  wire_ += handshake_out_;
+  handshake_out_.clear();
+  if (!session_->CanSend()) return Ok();
+  for (; !outbox_.empty(); outbox_.pop_front())
+    QPC_TRY(session_->AppendMessage(outbox_.front(), wire_));
+  return Ok();
 }
 
 // Engine thread: writes wire_ (what a Send left, flagged writing_) and what
 // the outbox holds that may go now, until both are empty.
 void Link::WriteNext() {
   if (in_flight_) return;  // its completion comes back here
-  std::unique_lock<std::mutex> out(out_mu_);
+  MutexLock out(out_mu_);
   if (failed_ || !connected_) return;
-  bool sealed_ok = FillWireLocked();
-  if (!sealed_ok || wire_.empty()) {
+  auto filled = FillWireLocked();
+  if (!filled || wire_.empty()) {
     writing_ = false;
     out.unlock();
-    if (!sealed_ok) Fail({LinkFailure::kError, EIO, "sealing a frame failed"});
+    if (!filled)
+      Fail({LinkFailure::kError, EIO,
+            "a message to " + peer_text_ + " cannot be sent: " + filled.error().ToString()});
     return;
   }
   writing_ = true;
@@ -314,7 +271,7 @@ void Link::WriteNext() {
                         return;
                       }
                       {
-                        std::lock_guard<std::mutex> done(self->out_mu_);
+                        MutexGuard done(self->out_mu_);
                         self->wire_.clear();
                       }
                       self->WriteNext();
@@ -349,22 +306,27 @@ void Link::ReadMore() {
       });
 }
 
-// Up to kFramesPerTurn whole frames from inbox_, in order.
+// Up to kFramesPerTurn whole frames from inbox_, in order, through the
+// session.
 Link::Taken Link::TakeFrames() {
   for (size_t taken = 0;; ++taken) {
-    if (inbox_.size() - inbox_at_ < 4) break;
-    const auto* h = reinterpret_cast<const uint8_t*>(inbox_.data() + inbox_at_);
-    uint32_t len = uint32_t{h[0]} << 24 | uint32_t{h[1]} << 16 | uint32_t{h[2]} << 8 | h[3];
-    if (len == 0 || len > kMaxBody + oob::kAeadTagBytes) {
-      Fail({LinkFailure::kProtocol, EPROTO,
-            peer_text_ + " is not a qpcm peer (first bytes " + Sample(h, 4) + ")"});
+    std::string_view rest(inbox_.data() + inbox_at_, inbox_.size() - inbox_at_);
+    if (taken == kFramesPerTurn) {
+      // More only if another whole frame waits (a bad one fails next turn).
+      auto whole = session_->WholeFrameBytes(rest);
+      if (whole && *whole == 0) break;
+      return Taken::kMore;
+    }
+    auto in = session_->Take(rest);
+    if (!in) {
+      Refused(in.error(), rest);
       return Taken::kFailed;
     }
-    if (inbox_.size() - inbox_at_ - 4 < len) break;  // the rest of this frame is still coming
-    if (taken == kFramesPerTurn) return Taken::kMore;
-    std::string body = inbox_.substr(inbox_at_ + 4, len);
-    inbox_at_ += 4 + len;
-    if (!OnFrame(std::move(body))) return Taken::kFailed;
+    if (in->kind == oob::StreamInput::Kind::kIncomplete) break;  // its rest is still coming
+    inbox_at_ += in->consumed;
+    // A message's body points into inbox_, which stays as it is until the
+    // loop ends.
+    if (!OnInput(*in)) return Taken::kFailed;
   }
   inbox_.erase(0, inbox_at_);
   inbox_at_ = 0;
@@ -391,36 +353,48 @@ void Link::Drain() {
   }
 }
 
-bool Link::OnFrame(std::string body) {
+bool Link::OnInput(const oob::StreamInput& in) {
   last_heard_ = std::chrono::steady_clock::now();
-  if (hello_seen_ && sealed_) {
-    auto plain = oob::AeadOpen(recv_key_, Iv(recv_seq_++), client_ ? "qpcm s" : "qpcm c", body);
-    if (!plain) {
-      Fail({LinkFailure::kProtocol, EACCES,
-            "a frame from " + peer_text_ +
-                " failed authentication (the two pre-shared keys differ, or it was altered)"});
-      return false;
+  switch (in.kind) {
+    case oob::StreamInput::Kind::kMessage: {
+      auto msg = DecodeBody(in.body);
+      if (!msg) {
+        Fail({LinkFailure::kProtocol, EPROTO,
+              peer_text_ + " broke the protocol: " + msg.error().ToString()});
+        return false;
+      }
+      OnMessage(shared_from_this(), *msg);
+      return !failed_;
     }
-    body = std::move(*plain);
+    case oob::StreamInput::Kind::kHello:
+      QPCM_DEBUG_LINE("link: HELLO from " + peer_text_ + " id 0");
+      if (!in.reply.empty()) {
+        MutexGuard out(out_mu_);
+        handshake_out_ += in.reply;  // our confirm
+      }
+      break;
+    case oob::StreamInput::Kind::kConfirm:
+      QPCM_DEBUG_LINE("link: key confirmed by " + peer_text_ + " id 0");
+      break;
+    case oob::StreamInput::Kind::kIncomplete:
+      return true;
   }
-  auto msg = DecodeBody(body);
-  if (!msg || (!hello_seen_ && msg->type != MsgType::kHello)) {
-    std::string why =
-        msg ? std::string("its first message is ") + MsgTypeName(msg->type) + ", not HELLO"
-            : msg.error().ToString();
+  if (Proved()) timer_.cancel();
+  WriteNext();  // the confirm, or what waited for the peer
+  return true;
+}
+
+void Link::Refused(const Error& error, std::string_view bytes) {
+  // Bytes that are not a frame at all, before any hello: a stray client
+  // (or a server that is no qpcm peer), named by what it sent.
+  if (error.attribute == "magic" && !session_->PeerHelloSeen()) {
+    const auto* first = reinterpret_cast<const uint8_t*>(bytes.data());
     Fail({LinkFailure::kProtocol, EPROTO,
-          peer_text_ + " is not a qpcm peer or broke the protocol: " + why});
-    return false;
+          peer_text_ + " is not a qpcm peer (first bytes " +
+              Sample(first, std::min<size_t>(bytes.size(), 4)) + "): " + error.detail});
+    return;
   }
-  if (msg->type == MsgType::kHello) {
-    if (hello_seen_) {
-      Fail({LinkFailure::kProtocol, EPROTO, peer_text_ + " sent a second HELLO"});
-      return false;
-    }
-    return OnHello(*msg);
-  }
-  OnMessage(shared_from_this(), *msg);
-  return !failed_;
+  Fail({LinkFailure::kProtocol, error.code == ErrorCode::kAuth ? EACCES : EPROTO, error.detail});
 }
 
 void Link::Fail(const LinkFailure& failure) {
@@ -428,19 +402,20 @@ void Link::Fail(const LinkFailure& failure) {
   boost::system::error_code ec;
   timer_.cancel();
   {
-    std::lock_guard<std::mutex> out(out_mu_);
+    MutexGuard out(out_mu_);
     socket_.close(ec);
     outbox_.clear();
     wire_.clear();
   }
-  if (!client_ && !hello_seen_) {
+  if (!client_ && !Proved()) {
     // A stray client: no id knows this link.
     if (failure.kind != LinkFailure::kClosed || failure.err != 0)
       LogLine("rejected a connection from " + peer_text_ + ": " + failure.text);
     return;
   }
-  // A peer that broke the protocol (a frame that fails authentication, a
-  // malformed message) is named here, whether or not an id used the link yet.
+  // A peer that broke the protocol (another version or key, a frame that
+  // fails authentication, a malformed message) is named here, whether or
+  // not an id used the link yet.
   if (failure.kind == LinkFailure::kProtocol)
     LogLine((client_ ? "dropped the link to " : "dropped the link from ") + peer_text_ + ": " +
             failure.text);

@@ -5,18 +5,21 @@
 // connects to 10.77.0.1:7174 shares one TCP connection, so N connections cost
 // N requests on one stream, not N handshakes (issue 29, item 6). A Listener
 // is a listening id's TCP socket; each client it accepts becomes a server-side
-// Link. A link's first message each way must be HELLO within kHelloTimeout:
-// anything else (a port scanner, an HTTP client, a native rdma_cm peer's
-// stray traffic) closes it with one log line and touches no id.
+// Link. The bytes on a link are an oob message stream
+// (qpconnect/oob/stream_session.h: the exchangers' frames, hello, version
+// check, key schedule and sealing); its messages are wire.h's bodies. The
+// peer must prove itself within kHelloTimeout (its hello naming this
+// protocol and version; with a key, its confirm too): anything else (a port
+// scanner, an HTTP client, a native rdma_cm peer's stray traffic, another
+// version) closes the link with one log line and touches no id.
 //
 // With a pre-shared key (QPCM_PSK_FILE, as qp-connect's --psk-file; the key
-// file format of oob/psk.h), both sides must hold it: after the HELLOs every
-// body is sealed with AES-256-GCM under a key per direction, derived with
-// HKDF from the key and both nonces, the frame's sequence number as IV. A
-// peer without the key reads nothing and is refused at its first frame.
+// file format of oob/psk.h), both sides must hold it: the session confirms
+// the key both ways before any message, then seals every message. Without
+// one, messages follow this side's hello in the same write.
 //
 // Messages and failures reach cm.h's OnMessage/OnLinkDown on the engine
-// thread, which take Lock() themselves.
+// thread, which take library_mutex themselves.
 //
 // Thread-safety: Send, Close and Dial may be called from any thread.
 #pragma once
@@ -30,17 +33,16 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "address.h"
 #include "cm_link.h"
+#include "lock.h"
 #include "qpconnect/endpoint.h"
-#include "qpconnect/oob/psk.h"
+#include "qpconnect/oob/stream_session.h"
 #include "qpconnect/result.h"
 #include "wire.h"
 
@@ -63,9 +65,8 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
   // port ignored; a wildcard or AF_UNSPEC one leaves the choice to the
   // kernel) to `peer` in the background within `timeout`; messages sent
   // before that are queued. Reuses a live link between the same two.
-  // REQUIRES: Lock() held.
   static std::shared_ptr<Link> Dial(const sockaddr* peer, const sockaddr* source,
-                                    std::chrono::milliseconds timeout);
+                                    std::chrono::milliseconds timeout) QPCM_REQUIRES(library_mutex);
   // Server side, for a socket a Listener accepted. Its requests go to
   // whichever id listens on its local address when they arrive (perftest
   // destroys a listener and listens again on the same port while the first
@@ -74,7 +75,7 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
 
   // Queues `msg`; the engine thread writes it, with everything else queued
   // by then in one write, in the order Send was called. Never blocks on the
-  // network. May be called with Lock() held.
+  // network. May be called with library_mutex held (out_mu_ is taken last).
   //
   // Measured (notes of issue 29): writing from the calling thread instead,
   // when the link was idle, made cmtime -c 1000 about twice as slow in the
@@ -98,29 +99,12 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
   const sockaddr_storage& local() const override { return local_; }
   // The peer's end (both sides), set with local() once connected.
   const sockaddr_storage& remote() const override { return remote_; }
-  // Server side: the placement of local(), computed once (under Lock()).
-  std::optional<Placement> placement;
-  std::optional<Error> placement_error;
-  // Description bases (id_part.h), under Lock(): those of the peer, decoded,
-  // by its numbers (at most kMaxBases), and the numbers of ours it has.
-  static constexpr size_t kMaxBases = 64;
-  std::map<uint32_t, EndpointInfo> peer_bases;
-  std::set<uint32_t> bases_sent;
-  // Server side, under Lock(): requests that came while no id listened on
-  // local() (cm.cc: a program that destroys its listener and listens again
-  // on the same port), in order, waiting a short grace for a listener.
-  struct ParkedRequest {
-    Message msg;
-    std::optional<Result<EndpointInfo>> decoded;
-    std::chrono::steady_clock::time_point since;
-  };
-  std::deque<ParkedRequest> parked;
   bool failed() const override { return failed_; }
 
   Link(boost::asio::ip::tcp::socket socket, bool client);
 
  private:
-  void Start();  // sends HELLO and starts reading (once connected)
+  void Start();  // starts the session: sends its hello and starts reading (once connected)
   void ReadMore();
   // Takes up to kFramesPerTurn frames, then lets the engine's other work
   // (this link's writes among it) run before the rest; reads more once
@@ -129,15 +113,20 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
   enum class Taken { kAll, kMore, kFailed };
   static constexpr size_t kFramesPerTurn = 16;
   Taken TakeFrames();
-  bool OnFrame(std::string body);
+  // A frame the session took: the peer's hello or confirm, or a message
+  // for cm.cc. False if the link failed.
+  bool OnInput(const oob::StreamInput& in);
+  // The session refused what the peer sent (`bytes`, from the refused frame
+  // on): the link fails, naming the peer and why.
+  void Refused(const Error& error, std::string_view bytes);
   void WriteNext();
-  // Moves the bodies that may go now from outbox_ into wire_ (the HELLO
-  // first; on a keyed link nothing more before the peer's HELLO), sealed.
-  // False if sealing failed. REQUIRES: out_mu_ held.
-  bool FillWireLocked();
+  // Moves into wire_ what may go now: the session's hello first, then its
+  // confirm, then (once the session can send) every queued body as a
+  // message. An error if one cannot be sealed. REQUIRES: out_mu_ held.
+  Result<void> FillWireLocked() QPCM_REQUIRES(out_mu_);
   void Fail(const LinkFailure& failure);
-  // The peer's HELLO: checks both sides agree on a key, derives the keys.
-  bool OnHello(const Message& hello);
+  // The peer proved itself (its hello; with a key, its confirm).
+  bool Proved() const { return session_ && session_->Established(); }
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
@@ -145,30 +134,28 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
   std::string peer_text_;
   sockaddr_storage local_{};
   sockaddr_storage remote_{};
-  // The sending side's state. The engine thread alone changes connected_,
-  // hello_seen_, plain_, sealed_ and send_key_, under out_mu_ (it reads them
-  // without); every other member here is read and written under out_mu_ only,
-  // by any thread (Send). out_mu_ is taken last: nothing is locked under it.
-  std::mutex out_mu_;
-  bool connected_ = false;
-  bool hello_seen_ = false;  // the peer's HELLO arrived
-  bool plain_ = true;        // no pre-shared key: frames need no keys, may follow our HELLO
-  bool sealed_ = false;
-  oob::SecretKey send_key_{};
-  bool writing_ = false;    // a WriteNext is posted or under way: Send only queues
+  // The sending side's state. The engine thread alone writes connected_
+  // and handshake_out_ (under out_mu_); every other member here is read
+  // and written under out_mu_ only, by any thread (Send). out_mu_ is taken
+  // last: nothing is locked under it.
+  Mutex out_mu_;
+  bool connected_ QPCM_GUARDED_BY(out_mu_) = false;
+  // A WriteNext is posted or under way: Send only queues.
+  bool writing_ QPCM_GUARDED_BY(out_mu_) = false;
   bool in_flight_ = false;  // an async_write is under way (engine thread only)
-  bool hello_written_ = false;
-  // Message bodies to send; the first is our HELLO. On a keyed link the rest
-  // wait for the peer's (its nonce makes the keys that seal them); on a plain
-  // one they follow at once (FillWireLocked).
-  std::deque<std::string> outbox_;
-  std::string wire_;  // framed bytes not yet written
-  uint64_t send_seq_ = 0;
+  bool hello_written_ QPCM_GUARDED_BY(out_mu_) = false;
+  std::string handshake_out_ QPCM_GUARDED_BY(out_mu_);  // the session's confirm, not yet in wire_
+  // Message bodies to send, in order. With a key they wait for the peer's
+  // confirm; without, they follow our hello at once (FillWireLocked).
+  std::deque<std::string> outbox_ QPCM_GUARDED_BY(out_mu_);
+  // Framed bytes not yet written; while an async_write has them (writing_
+  // set) no other thread touches them.
+  std::string wire_ QPCM_GUARDED_BY(out_mu_);
+  // The session (engine thread only: Start makes it, the reads and writes
+  // use it there).
+  std::unique_ptr<oob::StreamSession> session_;
   // The receiving side's: engine thread only.
   std::chrono::steady_clock::time_point last_heard_{};
-  std::string nonce_;  // ours
-  oob::SecretKey recv_key_{};
-  uint64_t recv_seq_ = 0;
   std::atomic<bool> failed_{false};
   std::string inbox_;    // bytes read and not yet taken, from inbox_at_ on
   size_t inbox_at_ = 0;  // where the next frame starts
@@ -185,9 +172,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
   Result<void> Listen(int backlog);
   uint16_t port() const { return port_; }
   // Stops accepting and closes the socket before it returns, so the port can
-  // be bound again at once. REQUIRES: Lock() not held (it waits for the
-  // engine thread).
-  void Close();
+  // be bound again at once. REQUIRES: library_mutex not held (it waits for
+  // the engine thread).
+  void Close() QPCM_EXCLUDES(library_mutex);
 
   explicit Listener(boost::asio::ip::tcp::acceptor acceptor, uint16_t port)
       : acceptor_(std::move(acceptor)), port_(port) {}

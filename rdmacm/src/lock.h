@@ -60,6 +60,25 @@ class QPCM_SCOPED_CAPABILITY MutexGuard {
   Mutex& mu_;
 };
 
+// Holds `mu` from its construction until unlock() or its scope's end.
+class QPCM_SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& mu) QPCM_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~MutexLock() QPCM_RELEASE() {
+    if (held_) mu_.unlock();
+  }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  void unlock() QPCM_RELEASE() {
+    held_ = false;
+    mu_.unlock();
+  }
+
+ private:
+  Mutex& mu_;
+  bool held_ = true;
+};
+
 // The library's one lock (state.h). Never destroyed before the ids: a
 // constant-initialized object whose destructor does nothing.
 extern Mutex library_mutex;

@@ -7,6 +7,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion
+#include "qpconnect/oob/frame.h"  // kFrameVersion
+#include "qpconnect/rdmacm/protocol_version.h"
+
 namespace qpconnect::rdmacm {
 
 void LogLine(std::string_view line) noexcept {
@@ -26,9 +30,27 @@ void LogLine(std::string_view line) noexcept {
 }
 
 bool DebugOn() noexcept {
-  static const bool on = std::getenv("QPCM_DEBUG") != nullptr;
+  static const bool on = [] {
+    if (std::getenv("QPCM_DEBUG") == nullptr) return false;
+    // Once, as the library loads (kDebugAtLoad): every wire version in
+    // use, as every tool's --version names them.
+    try {
+      LogLine("debug: wire versions: endpoint format " + std::to_string(oob::kWireVersion) + "." +
+              std::to_string(oob::kWireMinorVersion) + ", out-of-band frame " +
+              std::to_string(oob::kFrameVersion) + ", " + kProtocolName + " protocol " +
+              std::to_string(kProtocolVersion));
+    } catch (...) {
+    }
+    return true;
+  }();
   return on;
 }
+
+namespace {
+// With QPCM_DEBUG, the versions line comes when the library loads, before
+// the program calls anything.
+[[maybe_unused]] const bool kDebugAtLoad = DebugOn();
+}  // namespace
 
 void LogDebug(std::string_view line) noexcept {
   if (!DebugOn()) return;

@@ -15,6 +15,8 @@
 #include "log.h"
 #include "qpconnect/composer.h"
 #include "qpconnect/oob/codec.h"
+#include "qpconnect/oob/stream_session.h"
+#include "qpconnect/rdmacm/protocol_version.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "wire.h"
 
@@ -43,6 +45,32 @@ EndpointInfo MadeUp() {
   return e;
 }
 
+std::unique_ptr<oob::StreamSession> WarmSession(oob::OobRole role) {
+  oob::StreamOptions o;
+  o.protocol = kProtocolName;
+  o.version = kProtocolVersion;
+  o.role = role;
+  o.max_message_bytes = kMaxBody;
+  auto s = oob::StreamSession::Create(std::move(o));
+  return s ? std::move(*s) : nullptr;
+}
+
+// `msg` as the peer's link would read it, or nullopt.
+std::optional<Message> CarriedOnce(const Message& msg) {
+  auto from = WarmSession(oob::OobRole::kClient);
+  auto to = WarmSession(oob::OobRole::kServer);
+  if (!from || !to) return std::nullopt;
+  std::string bytes = from->Hello();
+  if (!from->AppendMessage(EncodeBody(msg), bytes)) return std::nullopt;
+  auto hello = to->Take(bytes);
+  if (!hello || hello->kind != oob::StreamInput::Kind::kHello) return std::nullopt;
+  auto carried = to->Take(std::string_view(bytes).substr(hello->consumed));
+  if (!carried || carried->kind != oob::StreamInput::Kind::kMessage) return std::nullopt;
+  auto decoded = DecodeBody(carried->body);
+  if (!decoded) return std::nullopt;
+  return std::move(*decoded);
+}
+
 // A connection's code, once, over `port` seen as its own peer with two
 // made-up QPs: the REQ's frame and the description rebuilt from a base, the
 // description's encoding, the joint GID choice, the plan, the validator,
@@ -59,8 +87,9 @@ void Rehearse(const EndpointInfo& port, const char* what, bool read_path) {
   req.qp_type = IBV_QPT_RC;
   req.params.qp_num = 0x102;
   req.psn = 0x1001;
-  std::string frame = EncodeFrame(req);
-  auto body = DecodeBody(std::string_view(frame).substr(4));
+  // Through a pair of the links' stream sessions (no key), as a link
+  // carries it: hello and message in one write, taken by the other side.
+  auto body = CarriedOnce(req);
   if (!body) return;
   auto theirs = IdPartOf(*body);
   if (!theirs) return;

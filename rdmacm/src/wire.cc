@@ -6,9 +6,8 @@ namespace qpconnect::rdmacm {
 namespace {
 
 // Body layout (all integers big-endian):
-//   u8 type
-//   HELLO: 4 bytes "QPCM", u16 version, u16 flags, 16-byte nonce
-//   others: u32 dst, u32 src, u16 port_space, u8 qp_type,
+//   u8 type (2 to 8)
+//   u32 dst, u32 src, u16 port_space, u8 qp_type,
 //           u8 responder_resources, u8 initiator_depth, u8 flow_control,
 //           u8 retry_count, u8 rnr_retry_count, u8 srq, u32 qp_num, u32 qkey,
 //           u32 psn, u32 base, u16 reason, u8 family (0, 4 or 6), u16 port, 16 bytes address,
@@ -97,69 +96,49 @@ const char* MsgTypeName(MsgType type) {
   return "unknown";
 }
 
-std::string FramePrefix(size_t length) {
-  Writer w;
-  w.U32(static_cast<uint32_t>(length));
-  return w.Take();
-}
-
-std::string EncodeFrame(const Message& m) {
-  std::string body = EncodeBody(m);
-  return FramePrefix(body.size()) + body;
-}
-
 std::string EncodeBody(const Message& m) {
   Writer w;
   w.U8(static_cast<uint8_t>(m.type));
-  if (m.type == MsgType::kHello) {
-    w.Bytes(kHelloMagic, sizeof kHelloMagic);
-    w.U16(kWireVersion);
-    w.U16(m.hello_flags);
-    std::string nonce = m.nonce;
-    nonce.resize(kNonceBytes, '\0');
-    w.Bytes(nonce.data(), kNonceBytes);
-  } else {
-    w.U32(m.dst);
-    w.U32(m.src);
-    w.U16(m.port_space);
-    w.U8(m.qp_type);
-    w.U8(m.params.responder_resources);
-    w.U8(m.params.initiator_depth);
-    w.U8(m.params.flow_control);
-    w.U8(m.params.retry_count);
-    w.U8(m.params.rnr_retry_count);
-    w.U8(m.params.srq);
-    w.U32(m.params.qp_num);
-    w.U32(m.qkey);
-    w.U32(m.psn);
-    w.U32(m.base);
-    w.U16(m.reason);
-    uint8_t addr[16] = {};
-    uint16_t port = 0;
-    uint8_t family = 0;
-    if (m.src_addr.ss_family == AF_INET) {
-      const auto& sin = reinterpret_cast<const sockaddr_in&>(m.src_addr);
-      family = 4;
-      port = ntohs(sin.sin_port);
-      std::memcpy(addr, &sin.sin_addr, 4);
-    } else if (m.src_addr.ss_family == AF_INET6) {
-      const auto& sin6 = reinterpret_cast<const sockaddr_in6&>(m.src_addr);
-      family = 6;
-      port = ntohs(sin6.sin6_port);
-      std::memcpy(addr, &sin6.sin6_addr, 16);
-    }
-    w.U8(family);
-    w.U16(port);
-    w.Bytes(addr, sizeof addr);
-    size_t pd = std::min(m.private_data.size(), kMaxPrivate);
-    w.U16(static_cast<uint16_t>(pd));
-    w.Bytes(m.private_data.data(), pd);
-    size_t tl = std::min(m.text.size(), kMaxText);
-    w.U16(static_cast<uint16_t>(tl));
-    w.Bytes(m.text.data(), tl);
-    w.U32(static_cast<uint32_t>(m.endpoint.size()));
-    w.Bytes(m.endpoint.data(), m.endpoint.size());
+  w.U32(m.dst);
+  w.U32(m.src);
+  w.U16(m.port_space);
+  w.U8(m.qp_type);
+  w.U8(m.params.responder_resources);
+  w.U8(m.params.initiator_depth);
+  w.U8(m.params.flow_control);
+  w.U8(m.params.retry_count);
+  w.U8(m.params.rnr_retry_count);
+  w.U8(m.params.srq);
+  w.U32(m.params.qp_num);
+  w.U32(m.qkey);
+  w.U32(m.psn);
+  w.U32(m.base);
+  w.U16(m.reason);
+  uint8_t addr[16] = {};
+  uint16_t port = 0;
+  uint8_t family = 0;
+  if (m.src_addr.ss_family == AF_INET) {
+    const auto& sin = reinterpret_cast<const sockaddr_in&>(m.src_addr);
+    family = 4;
+    port = ntohs(sin.sin_port);
+    std::memcpy(addr, &sin.sin_addr, 4);
+  } else if (m.src_addr.ss_family == AF_INET6) {
+    const auto& sin6 = reinterpret_cast<const sockaddr_in6&>(m.src_addr);
+    family = 6;
+    port = ntohs(sin6.sin6_port);
+    std::memcpy(addr, &sin6.sin6_addr, 16);
   }
+  w.U8(family);
+  w.U16(port);
+  w.Bytes(addr, sizeof addr);
+  size_t pd = std::min(m.private_data.size(), kMaxPrivate);
+  w.U16(static_cast<uint16_t>(pd));
+  w.Bytes(m.private_data.data(), pd);
+  size_t tl = std::min(m.text.size(), kMaxText);
+  w.U16(static_cast<uint16_t>(tl));
+  w.Bytes(m.text.data(), tl);
+  w.U32(static_cast<uint32_t>(m.endpoint.size()));
+  w.Bytes(m.endpoint.data(), m.endpoint.size());
   return w.Take();
 }
 
@@ -167,28 +146,11 @@ Result<Message> DecodeBody(std::string_view body) {
   Reader r(body);
   Message m;
   uint8_t type = 0;
-  if (!r.U8(type) || type < 1 || type > static_cast<uint8_t>(MsgType::kMra))
+  if (!r.U8(type) || type <= static_cast<uint8_t>(MsgType::kHello) ||
+      type > static_cast<uint8_t>(MsgType::kMra))
     return Error(ErrorCode::kProtocol, 0, "decode message", "type",
                  "unknown message type " + std::to_string(type));
   m.type = static_cast<MsgType>(type);
-  if (m.type == MsgType::kHello) {
-    std::string_view magic;
-    uint16_t version = 0;
-    if (!r.Bytes(4, magic) || std::memcmp(magic.data(), kHelloMagic, 4) != 0)
-      return Malformed(m.type, "magic", "not a qpcm peer");
-    if (!r.U16(version)) return Malformed(m.type, "version", "truncated");
-    if (version != kWireVersion)
-      return Error(ErrorCode::kIncompatible, 0, "decode HELLO message", "version",
-                   "the peer speaks qpcm wire version " + std::to_string(version) +
-                       ", this library " + std::to_string(kWireVersion));
-    std::string_view nonce;
-    if (!r.U16(m.hello_flags) || !r.Bytes(kNonceBytes, nonce))
-      return Malformed(m.type, "nonce", "truncated");
-    if (r.left() != 0)
-      return Malformed(m.type, "body", std::to_string(r.left()) + " trailing bytes");
-    m.nonce.assign(nonce);
-    return m;
-  }
   uint8_t family = 0;
   uint16_t port = 0, pd_len = 0, text_len = 0;
   uint32_t ep_len = 0;

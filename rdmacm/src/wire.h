@@ -1,16 +1,15 @@
 // The library's connection-manager messages on the out-of-band TCP link, in
-// place of the IB CM's MADs: HELLO (each side, first), REQ, REP, REJ, RTU,
-// DREQ, DREP, with the same roles as the IB CM's (docs/rdmacm.md has the
-// sequences). A REQ and a REP carry the sender's endpoint description
-// (oob/codec.h's binary form), its connection parameters and the program's
-// private data, so that each side validates the pair before any modify.
+// place of the IB CM's MADs: REQ, REP, REJ, RTU, DREQ, DREP, MRA, with the
+// same roles as the IB CM's (docs/rdmacm.md has the sequences). A REQ and a
+// REP carry the sender's endpoint description (oob/codec.h's binary form),
+// its connection parameters and the program's private data, so that each
+// side validates the pair before any modify.
 //
-// On the stream every message is a frame: a 4-byte big-endian body length
-// (at most kMaxBody), then the body. HELLO carries a fresh nonce and whether
-// the sender holds a pre-shared key; with one (QPCM_PSK_FILE on both sides)
-// every later body travels sealed (link.cc: AES-256-GCM under per-direction
-// keys derived from the key and both nonces, the sequence number as IV). Decode() treats the body
-// as hostile: every length is checked against what is left before it is used.
+// This is the body codec only: each body travels as one message of the
+// link's oob message stream (qpconnect/oob/stream_session.h: frame, hello,
+// version check, keys and sealing), whose hello takes the place of a HELLO
+// message. Decode() treats the body as hostile: every length is checked
+// against what is left before it is used.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -27,15 +26,14 @@
 
 namespace qpconnect::rdmacm {
 
-// 2: MRA (type 8) and, without a key, requests right behind the HELLO; a
-// version-1 peer would drop the link at its first MRA, so the HELLO refuses
-// the pairing instead, naming both versions. 3: a REQ/REP carries its QP's
-// PSN and names its description's base, sent once per link (id_part.h).
-inline constexpr uint16_t kWireVersion = 3;
+// The body's layout is part of the protocol's version
+// (qpconnect/rdmacm/protocol_version.h). A body is at most kMaxBody bytes,
+// and so is the endpoint description it carries.
 inline constexpr uint32_t kMaxBody = 1u << 20;
-inline constexpr char kHelloMagic[4] = {'Q', 'P', 'C', 'M'};
 
 enum class MsgType : uint8_t {
+  // Not a message: the stream session's hello took its place (never encoded
+  // or decoded).
   kHello = 1,
   kReq = 2,   // active -> passive: connect (RC) or SIDR request (UD)
   kRep = 3,   // passive -> active: accept
@@ -50,9 +48,6 @@ enum class MsgType : uint8_t {
   kMra = 8,
 };
 const char* MsgTypeName(MsgType type);
-
-inline constexpr size_t kNonceBytes = 16;
-inline constexpr uint16_t kHelloFlagPsk = 0x0001;  // the sender holds a pre-shared key
 
 struct Message {
   MsgType type = MsgType::kHello;
@@ -78,13 +73,10 @@ struct Message {
   std::string text;      // REJ: why, for the receiver's log
 };
 
-// The body of `msg`, and the frame: length prefix and body.
+// The body of `msg` (REQUIRES: not kHello): the bytes of one stream message.
 std::string EncodeBody(const Message& msg);
-std::string EncodeFrame(const Message& msg);
-// The 4-byte big-endian length prefix of a body of `length` bytes.
-std::string FramePrefix(size_t length);
-// The body of one frame (without the length). kProtocol naming the field that
-// is malformed, truncated or out of range.
+// The message a body holds. kProtocol naming the field that is malformed,
+// truncated or out of range (attribute "type" for kHello or an unknown type).
 Result<Message> DecodeBody(std::string_view body);
 
 }  // namespace qpconnect::rdmacm

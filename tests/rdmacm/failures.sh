@@ -79,10 +79,11 @@
 #   psk               the same --psk-file on both sides: connects and passes;
 #                     the server with a key and the client without (and the
 #                     other way round): fails, the client's log and the
-#                     server's name the missing key ("uses a pre-shared key
-#                     and this side has none" / "has no pre-shared key and
-#                     this side has one"); two different keys: fails, a log
-#                     says "failed authentication"
+#                     server's name the missing key ("the peer requires a
+#                     pre-shared key, but none is configured on this side" /
+#                     "this side requires a pre-shared key, but the peer has
+#                     none configured"); two different keys: fails, both logs
+#                     say "key confirmation failed"
 #   neigh_wrong       (issue 38) a wrong permanent neighbour entry for the
 #                     server's RoCE address on the client's netdev (the
 #                     client's packets would go to 02:00:00:00:00:99: natively
@@ -104,6 +105,7 @@
 #                     applied as rdma_cm applies it on RoCE: the passive side
 #                     takes the request's); both pass
 #
+# Every case asserts exit statuses, the event printed with its status, the
 # library's log line, a bound on the time, and at the end that no QP is left
 # (check_no_qps) and no program is still running. The exact command lines,
 # statuses and times are printed; on a failure, both outputs and logs.
@@ -606,18 +608,19 @@ case_psk() {
     # the server's library may log a moment after the client is done
     case $sub in
       server_only)
-        wait_line "$slog" "has no pre-shared key and this side has one" 3 >/dev/null
-        expect "the client's log: $MGMT_IP0:$port uses a pre-shared key and this side has none" has "$clog" "$MGMT_IP0:$port uses a pre-shared key and this side has none"
-        expect "the server's log: rejected a connection from A:P: A:P has no pre-shared key and this side has one" has_re "$slog" "rejected a connection from $ADDR_RE: $ADDR_RE has no pre-shared key and this side has one"
+        wait_line "$slog" "this side requires a pre-shared key, but the peer has none configured" 3 >/dev/null
+        expect "the client's log: dropped the link to $MGMT_IP0:$port: the peer requires a pre-shared key, but none is configured on this side" has "$clog" "dropped the link to $MGMT_IP0:$port: the peer requires a pre-shared key, but none is configured on this side"
+        expect "the server's log: rejected a connection from A:P: this side requires a pre-shared key, but the peer has none configured" has_re "$slog" "rejected a connection from $ADDR_RE: this side requires a pre-shared key, but the peer has none configured"
         ;;
       client_only)
-        wait_line "$slog" "uses a pre-shared key and this side has none" 3 >/dev/null
-        expect "the client's log: $MGMT_IP0:$port has no pre-shared key and this side has one" has "$clog" "$MGMT_IP0:$port has no pre-shared key and this side has one"
-        expect "the server's log: rejected a connection from A:P: A:P uses a pre-shared key and this side has none" has_re "$slog" "rejected a connection from $ADDR_RE: $ADDR_RE uses a pre-shared key and this side has none"
+        wait_line "$slog" "the peer requires a pre-shared key, but none is configured on this side" 3 >/dev/null
+        expect "the client's log: dropped the link to $MGMT_IP0:$port: this side requires a pre-shared key, but the peer has none configured" has "$clog" "dropped the link to $MGMT_IP0:$port: this side requires a pre-shared key, but the peer has none configured"
+        expect "the server's log: rejected a connection from A:P: the peer requires a pre-shared key, but none is configured on this side" has_re "$slog" "rejected a connection from $ADDR_RE: the peer requires a pre-shared key, but none is configured on this side"
         ;;
       different)
-        wait_line "$slog" "failed authentication" 3 >/dev/null
-        expect "a log (client's or server's) says 'failed authentication' (client's log: $(log_state "$clog"); server's: $(log_state "$slog"))" eval 'has "$clog" "failed authentication" || has "$slog" "failed authentication"'
+        wait_line "$slog" "key confirmation failed" 3 >/dev/null
+        expect "the client's log: dropped the link to $MGMT_IP0:$port: key confirmation failed (log: $(log_state "$clog"))" has "$clog" "dropped the link to $MGMT_IP0:$port: key confirmation failed"
+        expect "the server's log: rejected a connection from A:P: key confirmation failed (log: $(log_state "$slog"))" has_re "$slog" "rejected a connection from $ADDR_RE: key confirmation failed"
         ;;
     esac
     st=$(event_status "$WORK/$tag.client" UNREACHABLE)

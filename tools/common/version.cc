@@ -1,6 +1,8 @@
 #include "version.h"
 
 #include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion: constants only
+#include "qpconnect/oob/frame.h"  // kFrameVersion: a constant only
+#include "qpconnect/rdmacm/protocol_version.h"
 
 #ifndef QPC_PROJECT_VERSION
 #error "QPC_PROJECT_VERSION is set by tools/common/CMakeLists.txt"
@@ -15,7 +17,9 @@ std::string VersionText(std::string_view tool) {
   text += " (qpconnect) ";
   text += ProjectVersion();
   text += "\nEndpoint wire format " + std::to_string(oob::kWireVersion) + "." +
-          std::to_string(oob::kWireMinorVersion) + ".\n";
+          std::to_string(oob::kWireMinorVersion) + ", out-of-band frame " +
+          std::to_string(oob::kFrameVersion) + ", " + rdmacm::kProtocolName + " protocol " +
+          std::to_string(rdmacm::kProtocolVersion) + ".\n";
   return text;
 }
 

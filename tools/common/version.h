@@ -1,9 +1,11 @@
 // What every tool prints for --version, and the option that asks for it.
 //
 // The first line is "<tool> (qpconnect) X.Y.Z", the GNU form help2man reads
-// when it generates the man pages (docs/packaging.md); the second names the
-// endpoint wire format this build writes (docs/wire-format.md, "Versioning"),
-// as a sentence, since help2man ends the page's description with it.
+// when it generates the man pages (docs/packaging.md); the second names every
+// wire version this build speaks: the endpoint wire format it writes
+// (docs/wire-format.md, "Versioning"), the out-of-band frame (docs/oob.md)
+// and libqpcm's protocol (docs/rdmacm.md), as one sentence, since help2man
+// ends the page's description with it.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -18,7 +20,8 @@ namespace qpconnect::tools {
 // The project version, from CMakeLists.txt's project(VERSION): "0.1.0".
 std::string_view ProjectVersion();
 
-// "qp-info (qpconnect) 0.1.0\nEndpoint wire format 1.0.\n" for tool "qp-info".
+// "qp-info (qpconnect) 0.1.0\nEndpoint wire format 1.0, out-of-band frame 2,
+// qpcm protocol 4.\n" for tool "qp-info".
 std::string VersionText(std::string_view tool);
 
 // The `--version` entry of a tool's option table (no short form: -v and -V

@@ -407,6 +407,8 @@ std::string FileExchanger::Impl::KindOf(const internal::Step& step) {
       return "abort";
     case FrameType::kConfirm:
       return "confirm";
+    case FrameType::kStream:  // never a file's
+      break;
   }
   return "unknown";
 }

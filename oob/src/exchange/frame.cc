@@ -39,6 +39,12 @@ std::string WhatItLooksLike(std::string_view h) {
   }
   if (h.substr(0, 4) == "qpc1") return " (looks like a qpc1: text line: use the stdio exchanger)";
   if (h.substr(0, 3) == "QPC") return " (magic without its 0x89 byte: channel not 8-bit clean?)";
+  // libqpcm's links before they spoke frames: a 4-byte length, then its
+  // HELLO (type 1, "QPCM", its wire version 1 to 3).
+  if (h.size() >= 9 && h[4] == 1 && h.substr(5, 4) == "QPCM") {
+    return " (looks like the HELLO of an older libqpcm, wire version 3 or below, before its links "
+           "spoke these frames: upgrade the peer)";
+  }
   return {};
 }
 
@@ -56,6 +62,8 @@ const char* FrameTypeName(FrameType type) {
       return "abort";
     case FrameType::kConfirm:
       return "confirm";
+    case FrameType::kStream:
+      return "stream";
   }
   return "unknown";
 }
@@ -133,7 +141,7 @@ Result<FrameHeader> DecodeFrameHeader(std::string_view header, uint32_t max_payl
   FrameHeader h;
   const uint8_t type = byte(5);
   if (type < static_cast<uint8_t>(FrameType::kHello) ||
-      type > static_cast<uint8_t>(FrameType::kConfirm)) {
+      type > static_cast<uint8_t>(FrameType::kStream)) {
     return FrameError(ErrorCode::kProtocol, "type", "unknown frame type " + std::to_string(type));
   }
   h.type = static_cast<FrameType>(type);

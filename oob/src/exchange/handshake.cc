@@ -108,18 +108,30 @@ std::string NonceHex(const Nonce& n) {
 }
 
 std::optional<Binding> PeekBinding(const Frame& frame) {
-  if ((frame.flags & kFrameFlagBound) == 0 || frame.payload.size() < kBindingBytes) {
+  return PeekBinding(frame.flags, frame.payload);
+}
+
+std::optional<Binding> PeekBinding(uint8_t flags, std::string_view payload) {
+  if ((flags & kFrameFlagBound) == 0 || payload.size() < kBindingBytes) {
     return std::nullopt;
   }
   Binding b;
-  std::memcpy(b.sender.data(), frame.payload.data(), kNonceBytes);
-  std::memcpy(b.receiver.data(), frame.payload.data() + kNonceBytes, kNonceBytes);
-  const auto* s = reinterpret_cast<const unsigned char*>(frame.payload.data() + 2 * kNonceBytes);
+  std::memcpy(b.sender.data(), payload.data(), kNonceBytes);
+  std::memcpy(b.receiver.data(), payload.data() + kNonceBytes, kNonceBytes);
+  const auto* s = reinterpret_cast<const unsigned char*>(payload.data() + 2 * kNonceBytes);
   b.seq = (uint32_t{s[0]} << 24) | (uint32_t{s[1]} << 16) | (uint32_t{s[2]} << 8) | uint32_t{s[3]};
   return b;
 }
 
-Handshake::~Handshake() = default;
+Handshake::~Handshake() { WipeInOrder(); }
+
+void Handshake::WipeInOrder() {
+  if (in_order_) {
+    WipeSecret(in_order_->send_key.data(), in_order_->send_key.size());
+    WipeSecret(in_order_->recv_key.data(), in_order_->recv_key.size());
+  }
+  in_order_.reset();
+}
 
 Result<void> Handshake::Begin() {
   auto n = RandomNonce();
@@ -127,6 +139,7 @@ Result<void> Handshake::Begin() {
   my_nonce_ = *n;
   peer_nonce_.reset();
   sealed_.clear();  // a new nonce of ours: every key is new
+  WipeInOrder();
   return Ok();
 }
 
@@ -145,8 +158,8 @@ Result<SecretKey> Handshake::DeriveKey(std::string_view purpose, const Nonce& se
                     info);
 }
 
-Result<void> Handshake::CheckRole(const Frame& frame) const {
-  const OobRole peer = RoleOfFlags(frame.flags);
+Result<void> Handshake::CheckRole(uint8_t flags) const {
+  const OobRole peer = RoleOfFlags(flags);
   if (role_ == OobRole::kNone || peer != role_) return Ok();
   const std::string name = OobRoleName(role_);
   return MakeError(ErrorCode::kIncompatible, "exchange with " + channel_,
@@ -165,17 +178,18 @@ Error Handshake::ProtocolError(std::string detail, std::string attribute) const 
                    std::move(attribute));
 }
 
-std::string Handshake::EncodeHello() const {
+std::string Handshake::EncodeHello(std::string_view tail) const {
   Frame f;
   f.type = FrameType::kHello;
   f.flags = static_cast<uint8_t>((psk_ ? kFrameFlagPsk : 0) | RoleFlags(role_));
   f.payload.assign(AsView(my_nonce_));
+  f.payload += tail;
   return EncodeFrame(f);
 }
 
 bool Handshake::SortsBelowPeer() const { return SortsBelow(my_nonce_, *peer_nonce_); }
 
-Result<void> Handshake::AcceptHello(const Frame& frame, std::string* psk_mismatch) {
+Result<void> Handshake::AcceptHello(const Frame& frame, std::string* psk_mismatch, bool with_tail) {
   if (frame.type != FrameType::kHello) {
     if ((frame.flags & (kFrameFlagMac | kFrameFlagSealed)) != 0 && !psk_) {
       return AuthError(
@@ -189,11 +203,20 @@ Result<void> Handshake::AcceptHello(const Frame& frame, std::string* psk_mismatc
     return ProtocolError("expected the peer's hello, got " + A(frame.type) + " message");
   }
   constexpr uint8_t kHelloFlags = kFrameFlagPsk | kFrameFlagRoleClient | kFrameFlagRoleServer;
-  if ((frame.flags & ~kHelloFlags) != 0 || frame.payload.size() != kNonceBytes) {
+  if (!with_tail && (frame.flags & ~kHelloFlags) == 0 && frame.payload.size() > kNonceBytes + 2) {
+    // A message stream's hello: nonce, version (2), protocol name.
+    return MakeError(ErrorCode::kIncompatible, "exchange with " + channel_,
+                     "the peer's hello opens a '" +
+                         Printable(std::string_view(frame.payload).substr(kNonceBytes + 2), 32) +
+                         "' message stream (as libqpcm's links do), not an endpoint exchange",
+                     "protocol");
+  }
+  if ((frame.flags & ~kHelloFlags) != 0 || frame.payload.size() < kNonceBytes ||
+      (!with_tail && frame.payload.size() != kNonceBytes)) {
     return ProtocolError("malformed hello: " + std::to_string(frame.payload.size()) +
                          " payload bytes, flags " + std::to_string(frame.flags));
   }
-  QPC_TRY(CheckRole(frame));
+  QPC_TRY(CheckRole(frame.flags));
   const bool peer_psk = (frame.flags & kFrameFlagPsk) != 0;
   if (psk_mismatch != nullptr) {  // the hello is only a hint
     psk_mismatch->clear();
@@ -281,6 +304,12 @@ Result<std::string> Handshake::Seal(FrameType type, std::string_view body, uint3
     return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
                      "no peer nonce: a PSK needs the hello exchange first");
   }
+  if (in_order_ && in_order_->type == type) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     std::string(FrameTypeName(type)) +
+                         " messages are sealed in order in this session (SealNext): refusing "
+                         "to reuse an AEAD IV");
+  }
   const auto used = std::make_tuple(*peer_nonce_, type, seq);
   if (std::find(sealed_.begin(), sealed_.end(), used) != sealed_.end()) {
     return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
@@ -307,21 +336,13 @@ Result<std::string> Handshake::Seal(FrameType type, std::string_view body, uint3
   return EncodeFrame(f);
 }
 
-Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint32_t seq,
-                                    bool learn_peer_nonce) {
-  if (frame.type == FrameType::kHello) {
-    if ((frame.flags & kFrameFlagPsk) != 0 && !psk_) {
-      return AuthError(
-          "the peer requires a pre-shared key (it sent a nonce hello), but none is "
-          "configured on this side");
-    }
-    return ProtocolError("expected " + A(expected) + " message, got a hello");
-  }
-  QPC_TRY(CheckRole(frame));
-  const bool has_mac = (frame.flags & kFrameFlagMac) != 0;
-  const bool sealed = (frame.flags & kFrameFlagSealed) != 0;
-  const bool bound = (frame.flags & kFrameFlagBound) != 0;
-  const bool confirm = frame.type == FrameType::kConfirm;
+Result<void> Handshake::CheckFlags(FrameType type, uint8_t flags, bool learn_peer_nonce) const {
+  if (type == FrameType::kHello) return ProtocolError("a second hello from the peer", "type");
+  QPC_TRY(CheckRole(flags));
+  const bool has_mac = (flags & kFrameFlagMac) != 0;
+  const bool sealed = (flags & kFrameFlagSealed) != 0;
+  const bool bound = (flags & kFrameFlagBound) != 0;
+  const bool confirm = type == FrameType::kConfirm;
   if (!psk_ && (has_mac || sealed || confirm)) {
     return AuthError(
         "the peer authenticates and encrypts its messages with a pre-shared key, but none is "
@@ -331,14 +352,14 @@ Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint
     return ProtocolError("malformed confirm message: no binding or no MAC", "flags");
   }
   if (psk_ && !confirm && !sealed) {
-    return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
+    return AuthError(std::string("the peer's ") + FrameTypeName(type) +
                      " message is not encrypted and authenticated: is a PSK configured on the "
                      "peer?");
   }
   if (psk_ && !confirm && has_mac) {
-    return ProtocolError(std::string("a MAC trailer on ") + A(frame.type) + " message", "flags");
+    return ProtocolError(std::string("a MAC trailer on ") + A(type) + " message", "flags");
   }
-  if ((frame.flags & kFrameFlagPsk) != 0) {
+  if ((flags & kFrameFlagPsk) != 0) {
     return ProtocolError("flag 'psk' on a non-hello message", "flags");
   }
   const bool want_bound = peer_nonce_.has_value() || learn_peer_nonce || psk_.has_value();
@@ -349,8 +370,48 @@ Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint
                                : "the peer's message lacks the session binding",
                          "flags");
   }
-  std::string body = frame.payload;
-  if (bound) {
+  return Ok();
+}
+
+Result<void> Handshake::CheckBinding(const Binding& b, FrameType type, uint32_t seq,
+                                     bool learn_peer_nonce) const {
+  if (b.receiver != my_nonce_) {
+    return AuthError(std::string("the peer's ") + FrameTypeName(type) +
+                     " message is bound to nonce " + NonceHex(b.receiver) +
+                     ", not this session's " + NonceHex(my_nonce_) +
+                     ": a replayed or stale message from another session");
+  }
+  if (peer_nonce_ && !learn_peer_nonce && b.sender != *peer_nonce_) {
+    return AuthError(std::string("the peer's ") + FrameTypeName(type) +
+                     " message comes from session " + NonceHex(b.sender) + ", not the peer's " +
+                     NonceHex(*peer_nonce_) + ": a message replayed from another session");
+  }
+  if (b.sender == my_nonce_) {
+    return AuthError("the message carries our own nonce as its sender: reflected back");
+  }
+  if (b.seq != seq && type != FrameType::kAbort) {
+    return AuthError("message sequence number " + std::to_string(b.seq) + ", expected " +
+                     std::to_string(seq) + ": replayed or reordered");
+  }
+  return Ok();
+}
+
+Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint32_t seq,
+                                    bool learn_peer_nonce) {
+  if (frame.type == FrameType::kHello) {
+    if ((frame.flags & kFrameFlagPsk) != 0 && !psk_) {
+      return AuthError(
+          "the peer requires a pre-shared key (it sent a nonce hello), but none is "
+          "configured on this side");
+    }
+    return ProtocolError("expected " + A(expected) + " message, got a hello");
+  }
+  QPC_TRY(CheckFlags(frame.type, frame.flags, learn_peer_nonce));
+  const bool confirm = frame.type == FrameType::kConfirm;
+  std::string body;
+  if ((frame.flags & kFrameFlagBound) == 0) {
+    body = frame.payload;
+  } else {
     auto b = PeekBinding(frame);
     if (!b) {
       return ProtocolError("bound message shorter than its " + std::to_string(kBindingBytes) +
@@ -378,7 +439,6 @@ Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint
               "pre-shared key (the peer holds another key, or claims one it lacks, or the "
               "message was altered in transit); nothing was disclosed to it");
         }
-        body.clear();
       } else {
         auto key = DeriveKey("seal", b->sender, b->receiver);
         if (!key) return std::move(key).error();
@@ -396,26 +456,9 @@ Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint
         body = std::move(*plain);
       }
     } else {
-      body.erase(0, kBindingBytes);
+      body.assign(frame.payload, kBindingBytes);
     }
-    if (b->receiver != my_nonce_) {
-      return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
-                       " message is bound to nonce " + NonceHex(b->receiver) +
-                       ", not this session's " + NonceHex(my_nonce_) +
-                       ": a replayed or stale message from another session");
-    }
-    if (peer_nonce_ && !learn_peer_nonce && b->sender != *peer_nonce_) {
-      return AuthError(std::string("the peer's ") + FrameTypeName(frame.type) +
-                       " message comes from session " + NonceHex(b->sender) + ", not the peer's " +
-                       NonceHex(*peer_nonce_) + ": a message replayed from another session");
-    }
-    if (b->sender == my_nonce_) {
-      return AuthError("the message carries our own nonce as its sender: reflected back");
-    }
-    if (b->seq != seq && frame.type != FrameType::kAbort) {
-      return AuthError("message sequence number " + std::to_string(b->seq) + ", expected " +
-                       std::to_string(seq) + ": replayed or reordered");
-    }
+    QPC_TRY(CheckBinding(*b, frame.type, seq, learn_peer_nonce));
     if (learn_peer_nonce) peer_nonce_ = b->sender;
   }
   if (frame.type == FrameType::kAbort && expected != FrameType::kAbort) {
@@ -426,6 +469,108 @@ Result<std::string> Handshake::Open(const Frame& frame, FrameType expected, uint
                          "type");
   }
   return body;
+}
+
+Result<void> Handshake::StreamKeys() {
+  if (!psk_ || !peer_nonce_) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     "a sealed stream needs a PSK and the peer's nonce");
+  }
+  if (in_order_->keyed) return Ok();
+  auto send = DeriveKey("seal", my_nonce_, *peer_nonce_);
+  if (!send) return std::move(send).error();
+  KeyWiper wipe_send{*send};
+  auto recv = DeriveKey("seal", *peer_nonce_, my_nonce_);
+  if (!recv) return std::move(recv).error();
+  KeyWiper wipe_recv{*recv};
+  in_order_->send_key = *send;
+  in_order_->recv_key = *recv;
+  in_order_->keyed = true;
+  return Ok();
+}
+
+Result<void> Handshake::BeginInOrder(FrameType type) {
+  if (!in_order_) {
+    // One type per session, and not one Seal() used: its IVs are the same.
+    for (const auto& used : sealed_) {
+      if (std::get<1>(used) == type) {
+        return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                         std::string(FrameTypeName(type)) +
+                             " messages were sealed out of order in this session: refusing to "
+                             "reuse an AEAD IV");
+      }
+    }
+    in_order_.emplace();
+    in_order_->type = type;
+  }
+  if (in_order_->type != type) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     std::string("this session seals ") + FrameTypeName(in_order_->type) +
+                         " messages in order, not " + FrameTypeName(type));
+  }
+  return StreamKeys();
+}
+
+Result<void> Handshake::SealNext(FrameType type, std::string_view body, std::string& out) {
+  QPC_TRY(BeginInOrder(type));
+  if (in_order_->next_send > UINT32_MAX) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     "2^32 messages sealed in this session: its sequence numbers are used up "
+                     "(start a new session)");
+  }
+  const auto seq = static_cast<uint32_t>(in_order_->next_send);
+  const size_t payload_bytes = kBindingBytes + body.size();
+  if (payload_bytes > UINT32_MAX) {
+    return MakeError(ErrorCode::kInvalidArgument, "seal message for " + channel_,
+                     "message too large for a frame");
+  }
+  const auto flags = static_cast<uint8_t>(kFrameFlagBound | kFrameFlagSealed | RoleFlags(role_));
+  // Header and binding go to `out` as they are: the additional data.
+  const size_t at = out.size();
+  out += EncodeFrameHeader(type, flags, static_cast<uint32_t>(payload_bytes));
+  out += EncodeBinding(Binding{my_nonce_, *peer_nonce_, seq});
+  auto sealed =
+      AeadSeal(in_order_->send_key, IvOf(type, seq), std::string_view(out).substr(at), body);
+  if (!sealed) {
+    out.resize(at);
+    return std::move(sealed).error();
+  }
+  out += *sealed;  // the ciphertext, then the tag: the trailer
+  ++in_order_->next_send;
+  return Ok();
+}
+
+Result<std::string> Handshake::OpenNext(std::string_view bytes, const FrameHeader& header,
+                                        FrameType type) {
+  QPC_TRY(BeginInOrder(type));
+  QPC_TRY(CheckFlags(header.type, header.flags, false));
+  if (header.type != type) {
+    return ProtocolError("expected " + A(type) + " message, got " + A(header.type) + " message",
+                         "type");
+  }
+  const std::string_view payload = bytes.substr(kFrameHeaderBytes, header.payload_bytes);
+  auto b = PeekBinding(header.flags, payload);
+  if (!b) {
+    return ProtocolError("bound message shorter than its " + std::to_string(kBindingBytes) +
+                         "-byte binding");
+  }
+  // The additional data (header, binding) and the ciphertext and tag lie
+  // contiguous in the frame: opened in place.
+  auto plain = AeadOpen(in_order_->recv_key, IvOf(header.type, b->seq),
+                        bytes.substr(0, kFrameHeaderBytes + kBindingBytes),
+                        bytes.substr(kFrameHeaderBytes + kBindingBytes));
+  if (!plain) {
+    if (plain.error().code != ErrorCode::kAuth) return std::move(plain).error();
+    return AuthError(std::string("the peer's ") + FrameTypeName(header.type) +
+                     " message does not decrypt and verify (AES-256-GCM): the peer's PSK "
+                     "differs from ours, or the message was altered in transit");
+  }
+  if (in_order_->next_recv > UINT32_MAX) {
+    return AuthError("a message after the 2^32 of this session: replayed");
+  }
+  QPC_TRY(CheckBinding(*b, header.type, static_cast<uint32_t>(in_order_->next_recv), false));
+  ++in_order_->next_recv;
+  return plain;
 }
 
 Result<std::string> EncodeLocal(const EndpointInfo& local) {

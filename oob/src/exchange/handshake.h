@@ -18,6 +18,11 @@
 // it and the 16-byte tag as the trailer. Unbound messages (stdio without PSK)
 // carry the body alone.
 //
+// A message stream (stream_session.h) uses the same session: its hello
+// carries a tail after the nonce (the stream's protocol and version), and
+// with a PSK its messages are sealed as above by SealNext()/OpenNext(), in
+// order, one counter per direction (a stream carries millions of them).
+//
 // Thread-safety: one thread at a time.
 #pragma once
 
@@ -47,6 +52,19 @@ struct Binding {
 // The binding at the start of a bound frame's payload; nullopt if the frame is
 // not bound or too short.
 std::optional<Binding> PeekBinding(const Frame& frame);
+std::optional<Binding> PeekBinding(uint8_t flags, std::string_view payload);
+
+// A Handshake's messages sealed and opened in order (SealNext, OpenNext):
+// their type, the next sequence number of each direction (2^32 once
+// exhausted), the keys.
+struct InOrder {
+  FrameType type = FrameType::kStream;
+  uint64_t next_send = 0;
+  uint64_t next_recv = 0;
+  bool keyed = false;
+  SecretKey send_key{};
+  SecretKey recv_key{};
+};
 
 class Handshake {
  public:
@@ -69,8 +87,10 @@ class Handshake {
   void set_peer_nonce(const Nonce& n) { peer_nonce_ = n; }
   void set_channel(std::string channel) { channel_ = std::move(channel); }
 
-  // This side's hello frame (its nonce; kFrameFlagPsk if it has a key).
-  std::string EncodeHello() const;
+  // This side's hello frame (its nonce, then `tail`: a message stream's
+  // protocol and version, empty for an exchange; kFrameFlagPsk if it has a
+  // key).
+  std::string EncodeHello(std::string_view tail = {}) const;
 
   // Checks the peer's first frame is a hello compatible with this side (both
   // or neither have a PSK, no role clash) and records its nonce. Errors:
@@ -78,17 +98,21 @@ class Handshake {
   // (both sides declare the same role), kProtocol (not a hello, bad size).
   // With `psk_mismatch`, a hello whose PSK flag disagrees with this side is
   // accepted and the disagreement described there (empty if none) instead:
-  // for a channel whose hello may be an earlier run's (file).
-  Result<void> AcceptHello(const Frame& frame, std::string* psk_mismatch = nullptr);
+  // for a channel whose hello may be an earlier run's (file). With
+  // `with_tail`, the payload may go on after the nonce (a message stream's
+  // hello; the caller checks the tail); without, such a hello is refused as
+  // a message stream's.
+  Result<void> AcceptHello(const Frame& frame, std::string* psk_mismatch = nullptr,
+                           bool with_tail = false);
 
   // True when this side's nonce sorts below the peer's (memcmp): it sends its
   // description first under SendOrder::kLowerNonceFirst. REQUIRES:
   // peer_nonce() is set.
   bool SortsBelowPeer() const;
 
-  // kIncompatible when `frame` declares the role this side declares (two
-  // clients, two servers), naming it; Ok otherwise.
-  Result<void> CheckRole(const Frame& frame) const;
+  // kIncompatible when a frame's `flags` declare the role this side declares
+  // (two clients, two servers), naming it; Ok otherwise.
+  Result<void> CheckRole(uint8_t flags) const;
 
   // The confirm frame: proof that this side holds the PSK, bound to both
   // nonces. REQUIRES: has_psk() and peer_nonce() set.
@@ -98,9 +122,27 @@ class Handshake {
   // the peer's nonce is known; with a PSK, encrypted and authenticated
   // (AES-256-GCM). kInvalidArgument (a bug: never on the wire) if the same
   // type and sequence number were already sealed for this peer nonce in this
-  // session, which would reuse an AEAD key/IV pair.
+  // session, or `type` is sealed in order (SealNext), which would reuse an
+  // AEAD key/IV pair.
   // REQUIRES: peer_nonce() is set if has_psk().
   Result<std::string> Seal(FrameType type, std::string_view body, uint32_t seq);
+
+  // Messages of one type sealed and opened in order, for a long-lived
+  // stream: each direction's sequence numbers count from 0, checked with one
+  // counter each (O(1) however many messages), under seal keys derived once.
+  //
+  // SealNext appends the frame of `body` as this direction's next message of
+  // `type` (bound, sealed) to `out`. kInvalidArgument (a bug guard, never on
+  // the wire): no PSK or no peer nonce yet; another type than the first
+  // SealNext's, or one Seal() used in this session; 2^32 messages sealed
+  // already (the stream must start a new session); kIo (libcrypto).
+  Result<void> SealNext(FrameType type, std::string_view body, std::string& out);
+  // The body of the peer's next message of `type`: `bytes` is exactly one
+  // whole frame, whose header `header` is (DecodeFrameHeader's), sealed.
+  // Errors as Open(): kAuth (not sealed, tag wrong, bound to other nonces,
+  // replayed or reordered), kIncompatible (role clash), kProtocol (wrong
+  // type, malformed). REQUIRES: has_psk(), peer_nonce() set.
+  Result<std::string> OpenNext(std::string_view bytes, const FrameHeader& header, FrameType type);
 
   // An early abort: an abort frame bound to this side's nonce only (the
   // receiver nonce all zero, sequence 0), for a side that gives up after its
@@ -133,6 +175,17 @@ class Handshake {
  private:
   Error AuthError(std::string detail) const;
   Error ProtocolError(std::string detail, std::string attribute = {}) const;
+  // Open()'s checks of a frame's type and flags against this side's key and
+  // nonces, before any cryptography.
+  Result<void> CheckFlags(FrameType type, uint8_t flags, bool learn_peer_nonce) const;
+  // Open()'s checks of a verified binding: our nonce as receiver, the peer's
+  // as sender, sequence number `seq` (but for an abort).
+  Result<void> CheckBinding(const Binding& b, FrameType type, uint32_t seq,
+                            bool learn_peer_nonce) const;
+  // Starts (or continues) the in-order messages of `type`, refusing what
+  // would reuse an IV (see SealNext), and derives their keys once.
+  Result<void> BeginInOrder(FrameType type);
+  Result<void> StreamKeys();
   // The key for `purpose` ("confirm", "seal") of messages from `sender` to
   // `receiver`. REQUIRES: has_psk().
   Result<SecretKey> DeriveKey(std::string_view purpose, const Nonce& sender,
@@ -146,6 +199,9 @@ class Handshake {
   // (peer nonce, type, sequence number) of every message sealed under this
   // session's nonce: an AEAD key/IV pair is never used twice.
   std::vector<std::tuple<Nonce, FrameType, uint32_t>> sealed_;
+  // The in-order stream (SealNext, OpenNext).
+  std::optional<InOrder> in_order_;
+  void WipeInOrder();
 };
 
 // Helpers shared by the exchangers.

@@ -1,6 +1,6 @@
 // The --version contract every tool keeps (docs/packaging.md): exit 0, nothing
 // on stderr, first line "<tool> (qpconnect) X.Y.Z" (the line help2man reads for
-// the man page), second line the wire format; and --help lists --version.
+// the man page), second line every wire version; and --help lists --version.
 #pragma once
 
 #include <gmock/gmock.h>
@@ -29,7 +29,8 @@ inline void ExpectVersionContract(const std::string& tool, const ToolRun& run) {
   std::getline(lines, rest, '\0');
   EXPECT_EQ(first, tool + " (qpconnect) " + std::string(ProjectVersion()));
   EXPECT_THAT(std::string(ProjectVersion()), testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+"));
-  EXPECT_THAT(second, testing::MatchesRegex("Endpoint wire format [0-9]+\\.[0-9]+\\."));
+  EXPECT_THAT(second, testing::MatchesRegex("Endpoint wire format [0-9]+\\.[0-9]+, out-of-band "
+                                            "frame [0-9]+, qpcm protocol [0-9]+\\."));
   EXPECT_EQ(rest, "");
 
   std::ostringstream help, help_err;

@@ -21,7 +21,11 @@
 //
 // Version 2 (this build) added the key confirmation (kConfirm), the sealed
 // (encrypted) messages and the role flags; a version-1 peer is refused with
-// kIncompatible naming both versions, never misread.
+// kIncompatible naming both versions, never misread. The stream message
+// (kStream) and the hello's protocol tail of a message stream
+// (stream_session.h) came later within version 2: the exchangers never send
+// them, and a build without them refuses them (unknown type, malformed
+// hello), so exchangers of every version-2 build still talk to each other.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -55,9 +59,13 @@ enum class FrameType : uint8_t {
   kBarrier = 3,   // payload: [binding] + stage name
   kAbort = 4,     // payload: [binding] + reason text
   kConfirm = 5,   // PSK only: payload: binding; trailer: HMAC key confirmation
+  // A message stream's message (stream_session.h): payload: the body, or
+  // with a PSK binding + sealed body.
+  kStream = 6,
 };
 
-// "hello", "endpoint", "barrier", "abort", "confirm"; "unknown" otherwise.
+// "hello", "endpoint", "barrier", "abort", "confirm", "stream"; "unknown"
+// otherwise.
 const char* FrameTypeName(FrameType type);
 
 // Flags. Unknown bits are refused, and so are Mac with Sealed, and both roles.
