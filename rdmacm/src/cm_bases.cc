@@ -26,6 +26,7 @@ Result<const WireBase*> BaseOf(const Id* id) {
 void PutBase(Message& msg, const Id* id, const WireBase& base, CmLink& link) {
   msg.base = base.number;
   msg.psn = id->psn & kPsnMask;
+  msg.traffic_class = id->local.path.traffic_class;
   if (link.book.bases_sent.insert(base.number).second) msg.endpoint = base.bytes;
 }
 

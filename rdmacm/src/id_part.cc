@@ -12,6 +12,7 @@ void ApplyIdPart(EndpointInfo& e, const IdPart& part) {
   e.rd_atomic.max_rd_atomic = part.initiator_depth;
   e.rd_atomic.max_dest_rd_atomic = part.responder_resources;
   e.qps.assign(1, QpEntry{part.qpn, part.psn, std::nullopt});
+  e.path.traffic_class = part.traffic_class;
 }
 
 Result<IdPart> IdPartOf(const Message& msg) {
@@ -34,6 +35,7 @@ Result<IdPart> IdPartOf(const Message& msg) {
   part.responder_resources = msg.params.responder_resources;
   part.qpn = msg.params.qp_num;
   part.psn = msg.psn;
+  part.traffic_class = msg.traffic_class;
   return part;
 }
 

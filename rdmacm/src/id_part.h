@@ -1,6 +1,6 @@
 // The part of an endpoint description that differs between two ids on the
-// same device port: the transport, the Q_Key, the rd_atomic depths, and the
-// one QP's number and PSN. A REQ or REP carries it in its header (wire.h:
+// same device port: the transport, the Q_Key, the rd_atomic depths, the one
+// QP's number and PSN, and its traffic class (the program's TOS). A REQ or REP carries it in its header (wire.h:
 // qp_type, qkey, params, psn); the rest of the description, the base (device,
 // port, GID table, path), travels once per link (Message::base), so that a
 // thousand requests over one link are not a thousand descriptions encoded,
@@ -27,6 +27,7 @@ struct IdPart {
   uint8_t responder_resources = 0;  // its rd_atomic.max_dest_rd_atomic
   uint32_t qpn = 0;                 // 24-bit
   uint32_t psn = 0;                 // 24-bit
+  uint8_t traffic_class = 0;        // its path's GRH traffic class (the id's TOS)
 };
 
 // `e` with its per-id fields set from `part`: exactly one QP.

@@ -193,6 +193,13 @@ Result<void> DescribeSide(Id* id) {
   part.responder_resources = id->ours.responder_resources;
   part.qpn = (id->pub.qp != nullptr ? id->pub.qp->qp_num : id->ours.qp_num) & kQpnMask;
   part.psn = id->psn & kPsnMask;
+  // The traffic class, as rdma_cm applies a TOS: the active side's is its
+  // program's (rdma_set_option), on RoCE the GRH traffic class (the SL is
+  // the netdev's VLAN egress map's, 0 without a VLAN); the passive side's QP
+  // takes the request's, as rdma_cm's takes the request's path. On
+  // InfiniBand rdma_cm asks the SA for an SL of that class; libqpcm asks no
+  // SA, so there the class rides in the GRH only (when one is used).
+  part.traffic_class = id->remote ? id->remote->path.traffic_class : id->tos.value_or(0);
   ApplyIdPart(id->local, part);
   return {};
 }
@@ -202,19 +209,9 @@ const Composer& TheComposer() {
   return composer;
 }
 
-void ApplyTos(Id* id) {
-  if (!id->tos) return;
-  // As rdma_cm: on RoCE the TOS is the GRH traffic class (and the SL the
-  // netdev's VLAN egress map gives; without a VLAN, 0); on InfiniBand the
-  // path's traffic class, the SL being the SA's answer for it (libqpcm asks
-  // no SA: the port's SL stays).
-  id->local.path.traffic_class = *id->tos;
-}
-
 Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends) {
   if (!id->remote)
     return Error(ErrorCode::kProtocol, 0, "plan", "", "the peer's description is missing");
-  ApplyTos(id);
   ComposeOptions options;
   // As the IB CM: the REQ's retry count serves both sides; each side's RNR
   // retry count is the one the other side sent.

@@ -65,6 +65,10 @@ struct Message {
   // time a link carries that number, and is empty after.
   uint32_t base = 0;
   uint16_t reason = 0;  // REJ: the status the receiver's REJECTED event gets
+  // REQ, REP: the traffic class the sender's QP applies (the TOS the active
+  // program set with rdma_set_option, or 0); the passive side applies the
+  // REQ's, as rdma_cm's passive QP takes the request's path.
+  uint8_t traffic_class = 0;
   // REQ: the active side's address as its program sees it (family, port and
   // address; AF_INET or AF_INET6).
   sockaddr_storage src_addr{};

@@ -61,6 +61,20 @@ TEST(QpcmIdPart, UdCarriesItsQkey) {
   EXPECT_EQ(e.keys.qkey, 0x01234567u);
 }
 
+// rdma_set_option's TOS rides in the header: the receiver's copy of the
+// sender's description has its traffic class (the passive side then applies
+// the request's, as rdma_cm's passive QP takes the request's path).
+TEST(QpcmIdPart, TheTrafficClassRidesInTheHeader) {
+  Message m = AReq();
+  m.traffic_class = 96;
+  auto part = IdPartOf(m);
+  ASSERT_TRUE(part);
+  EXPECT_EQ(part->traffic_class, 96);
+  EndpointInfo e = ABase();
+  ApplyIdPart(e, *part);
+  EXPECT_EQ(e.path.traffic_class, 96);
+}
+
 TEST(QpcmIdPart, AHeaderOutOfRangeIsRefusedNamingTheField) {
   Message m = AReq();
   m.psn = 0x1000000;

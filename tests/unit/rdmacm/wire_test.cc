@@ -29,6 +29,7 @@ Message Sample(MsgType type) {
   m.psn = 0xabcdef;
   m.base = 7;
   m.reason = 28;
+  m.traffic_class = 96;
   auto& sin = reinterpret_cast<sockaddr_in&>(m.src_addr);
   sin.sin_family = AF_INET;
   sin.sin_port = htons(7174);
@@ -55,6 +56,7 @@ TEST(QpcmWire, EveryTypeRoundTrips) {
     EXPECT_EQ(out->psn, 0xabcdefu);
     EXPECT_EQ(out->base, 7u);
     EXPECT_EQ(out->reason, 28);
+    EXPECT_EQ(out->traffic_class, 96);
     EXPECT_EQ(out->private_data, in.private_data);
     EXPECT_EQ(out->endpoint, in.endpoint);
     EXPECT_EQ(out->text, in.text);

@@ -14,7 +14,9 @@ namespace qpconnect::rdmacm {
 
 inline constexpr char kProtocolName[] = "qpcm";
 // 1-3: the library's own framing, HELLO and keys (gone). 4: the oob frame
-// (version 2), hello and key schedule; the CM messages of version 3.
-inline constexpr uint16_t kProtocolVersion = 4;
+// (version 2), hello and key schedule; the CM messages of version 3. 5: a
+// REQ and a REP carry the traffic class their QP applies (rdma_set_option's
+// TOS).
+inline constexpr uint16_t kProtocolVersion = 5;
 
 }  // namespace qpconnect::rdmacm
