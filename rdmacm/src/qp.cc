@@ -6,6 +6,7 @@
 #include "devices.h"
 #include "id_part.h"
 #include "log.h"
+#include "path_cache.h"
 #include "qpconnect/composer.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/validate.h"
@@ -204,8 +205,11 @@ Result<void> DescribeSide(Id* id) {
   return {};
 }
 
+// The composer over the library's seam: the verbs layer's, the RoCE path
+// facts of a GID pair read once a second (path_cache.h).
 const Composer& TheComposer() {
-  static const Composer composer(verbs::QpEnv::Default());
+  static auto* env = new LibraryQpEnv;  // never freed: ids outlive static destructors
+  static const Composer composer(*env);
   return composer;
 }
 
