@@ -24,6 +24,8 @@
 # that on this guest, so "bound rate / native" caps what any library can
 # reach against native rdma_cm.
 # --from RAW redoes the table from a kept cmtime.raw without a lab run.
+# Draws DIR/cmtime.png (the connect step's rate per N, with gnuplot if it is
+# installed) from DIR/cmtime.dat.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -130,7 +132,7 @@ else
   [[ $status != 0 ]] && { echo "cmtime.sh: lab-run exited $status" >&2; exit "$status"; }
 fi
 
-python3 - "$raw" <<'PY'
+python3 - "$raw" "$out/cmtime.dat" <<'PY'
 import statistics, sys
 runs, failed, left, bound, bound_failed = {}, {}, [], {}, {}
 for line in open(sys.argv[1]):
@@ -173,4 +175,31 @@ print("\nratios above 1: the library is faster (rates are N / time, so rate rati
 print("verbs bound: connect_bound --cm-shape --two-threads, the verbs calls alone (median of the rounds);")
 print("'bound rate / native' is the most any connection manager could reach against native on this guest")
 print("QPs left after a run: " + ("none" if not left else "; ".join(left)))
+# The plot's data: per N the connect step's rate (connections per second,
+# medians) natively, through the library and of the verbs bound.
+with open(sys.argv[2], "w") as dat:
+    dat.write("# N native_per_s qpcm_per_s bound_per_s\n")
+    for n in sorted({k[0] for k in runs}):
+        nat, ours = runs.get((n, "native"), []), runs.get((n, "qpcm"), [])
+        rate = lambda xs: "%.1f" % (n / statistics.median(x[1] for x in xs)) if xs else "NaN"
+        bd = "%.1f" % (n / statistics.median(bound[n])) if bound.get(n) else "NaN"
+        dat.write("%d %s %s %s\n" % (n, rate(nat), rate(ours), bd))
 PY
+if command -v gnuplot >/dev/null; then
+  gnuplot <<GP
+set terminal pngcairo size 900,560 noenhanced
+set output "$out/cmtime.png"
+set logscale xy
+set xlabel "N (connections, cmtime -c N)"
+set ylabel "connections per second (cmtime's connect step)"
+set key top left
+set grid
+set title "rdma_cm's cmtime: native (kernel CM) and through libqpcm, Soft-RoCE lab (TCG, one boot)"
+plot "$out/cmtime.dat" using 1:4 with linespoints title "verbs bound (no CM, no exchange)", \
+     "" using 1:3 with linespoints title "through libqpcm (qp-cm)", \
+     "" using 1:2 with linespoints title "native rdma_cm (kernel CM)"
+GP
+  echo "plot: $out/cmtime.png"
+else
+  echo "cmtime.sh: gnuplot not installed; no plot (apt-get install gnuplot-nox)" >&2
+fi
