@@ -66,7 +66,8 @@ Result<const verbs::LocalDescription*> Describe(Device& device, uint8_t port,
   // with the peer's (gid_pair.h), and the netdevs are published.
   Composer(verbs::QpEnv::Default()).Prepare(described->endpoint);
   auto [pos, inserted] = device.described.emplace(key, std::move(*described));
-  WarmUpWith(pos->second.endpoint);  // the first port described: rehearse on it (warm.h)
+  // The first port described: rehearse on it, and on its device (warm.h).
+  WarmUpWith(pos->second.endpoint, device.ctx);
   return &pos->second;
 }
 

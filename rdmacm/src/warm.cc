@@ -18,6 +18,9 @@
 #include "qpconnect/oob/stream_session.h"
 #include "qpconnect/rdmacm/protocol_version.h"
 #include "qpconnect/verbs/qp_attrs.h"
+#include "qpconnect/verbs/qp_control.h"
+#include "qpconnect/verbs/qp_steps.h"
+#include "qpconnect/verbs/resources.h"
 #include "wire.h"
 
 namespace qpconnect::rdmacm {
@@ -112,9 +115,57 @@ void Rehearse(const EndpointInfo& port, const char* what, bool read_path) {
   QPCM_DEBUG_LINE(std::string("warm-up over ") + what + " done id 0");
 }
 
+// One RC QP on `port` of `ctx`, as librdmacm makes it for a program (two
+// completion channels and CQs), moved INIT->RTR->RTS through the composer
+// connected to itself, then destroyed (the owners, in reverse). Errors only
+// end it early: it is a rehearsal.
+void RehearseOnDevice(ibv_context& ctx, const EndpointInfo& port) {
+  auto pd = verbs::AllocPd(ctx);
+  if (!pd || stop) return;
+  auto ch_recv = verbs::CreateCompChannel(ctx);
+  auto ch_send = verbs::CreateCompChannel(ctx);
+  if (!ch_recv || !ch_send) return;
+  auto cq_recv = verbs::CreateCq(ctx, 1, ch_recv->get());
+  auto cq_send = verbs::CreateCq(ctx, 1, ch_send->get());
+  if (!cq_recv || !cq_send) return;
+  ibv_qp_init_attr init{};
+  init.send_cq = cq_send->get();
+  init.recv_cq = cq_recv->get();
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = init.cap.max_recv_wr = 1;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  auto qp = verbs::CreateQp(**pd, init);
+  if (!qp || stop) return;
+  verbs::VerbsQpControl control(**qp);
+  QpAttrs attrs;
+  attrs.port_num = port.port.port_num;
+  constexpr unsigned kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  if (!verbs::MoveToInit(control, Transport::kRc, attrs, kAccess)) return;
+  EndpointInfo self = port;
+  IdPart part;
+  part.qpn = (*qp)->qp_num & kQpnMask;
+  part.psn = 0x1001;
+  ApplyIdPart(self, part);
+  EndpointInfo peer = self;
+  const Composer composer(verbs::QpEnv::Default());
+  auto agreed = composer.Agree(self, peer, ComposeOptions{});
+  if (!agreed || stop) return;
+  verbs::QpControl* controls[] = {&control};
+  QpSet set;
+  set.qps = controls;
+  set.context = &ctx;
+  set.port = port.port.port_num;
+  Applied applied;
+  auto done = composer.Apply(*agreed, self, set, applied);
+  QPCM_DEBUG_LINE(std::string("warm-up on the device: a QP connected to itself ") +
+                  (done ? "at RTS" : "refused (" + done.error().ToString() + ")") + " id 0");
+}
+
 std::mutex real_mu;
 std::condition_variable real_cv;
 std::optional<EndpointInfo> real;  // the first port described, to rehearse on
+ibv_context* real_ctx = nullptr;   // its device
 bool real_offered = false;         // once per process
 std::thread* worker = nullptr;     // never freed: joined at exit
 pid_t worker_pid = 0;
@@ -153,20 +204,23 @@ void WarmUpOnce() {
       real_cv.wait_for(guard, kRealWait, [] { return stop.load() || real.has_value(); });
       if (stop || !real) return;
       EndpointInfo port = std::move(*real);
+      ibv_context* ctx = real_ctx;
       real.reset();
       guard.unlock();
       Rehearse(port, "this process's port", true);
+      if (ctx != nullptr && !stop) RehearseOnDevice(*ctx, port);
     });
     std::atexit(JoinAtExit);
   });
 }
 
-void WarmUpWith(const EndpointInfo& port) {
+void WarmUpWith(const EndpointInfo& port, ibv_context* ctx) {
   {
     std::lock_guard<std::mutex> guard(real_mu);
     if (real_offered || stop) return;
     real_offered = true;
     real = port;
+    real_ctx = ctx;
   }
   real_cv.notify_all();
 }

@@ -17,11 +17,22 @@
 // twice): connect step median 32.5 ms with it, 45.3 without; 32.3 and 37.8
 // in the second boot (native 16.1 and 15.3).
 //
+// On the real port the rehearsal then goes down to the device: one RC QP
+// (with its completion channels and CQs, as librdmacm makes them for a
+// program), moved INIT->RTR->RTS through the composer connected to itself,
+// and destroyed: the provider's and libibverbs' code for a QP's creation
+// and moves runs once before the first connection needs it (the server's
+// first rdma_create_qp took 13 ms against 0.33 ms in steady state,
+// docs/bench/cmtime/steps_n1.txt). It lives a few milliseconds; no QP is
+// left.
+//
 // The first call also starts the engine thread (link.h), so that the first
 // dial finds it running.
 //
 // Thread-safety: any thread; the work runs once per process.
 #pragma once
+
+#include <infiniband/verbs.h>
 
 #include "qpconnect/endpoint.h"
 
@@ -29,9 +40,11 @@ namespace qpconnect::rdmacm {
 
 void WarmUpOnce();
 
-// The first port this process describes (devices.h Describe): once the
-// made-up pair is done, the warm-up thread runs the same code over it (the
-// port as its own peer), waiting up to 30 s for it. Later calls do nothing.
-void WarmUpWith(const EndpointInfo& port);
+// The first port this process describes (devices.h Describe), on the device
+// `ctx` (null: no device rehearsal): once the made-up pair is done, the
+// warm-up thread runs the same code over it (the port as its own peer), then
+// a QP's creation and moves on the device, waiting up to 30 s for it. Later
+// calls do nothing.
+void WarmUpWith(const EndpointInfo& port, ibv_context* ctx);
 
 }  // namespace qpconnect::rdmacm
