@@ -60,20 +60,20 @@ inline constexpr int kSidrReject = 2;       // refused
 struct Id;
 
 struct Event {
-  rdma_cm_event ev;  // first member: what rdma_get_cm_event hands out
-  uint32_t magic;
-  uint32_t handle;  // ev.id's, to find it without touching an id destroyed since
+  rdma_cm_event ev{};  // first member: what rdma_get_cm_event hands out
+  uint32_t magic = 0;
+  uint32_t handle = 0;  // ev.id's, to find it without touching an id destroyed since
   // Once rdma_get_cm_event hands the event out: the id it holds open until
   // acked (the listener for CONNECT_REQUEST, else ev.id; rdma_destroy_id
   // waits for its `unacked` to drop to zero); nullptr before, and for a
   // synchronous id's events.
   Id* holder = nullptr;
-  uint8_t data[256];  // the private data ev.param points into
+  uint8_t data[256]{};  // the private data ev.param points into
 };
 
 struct Channel {
-  rdma_event_channel pub;  // first member; pub.fd is an eventfd (semaphore mode)
-  uint32_t magic;
+  rdma_event_channel pub{};  // first member; pub.fd is an eventfd (semaphore mode)
+  uint32_t magic = 0;
   bool private_to_id = false;  // made for a synchronous id, freed with it
   // Posted, not yet taken by rdma_get_cm_event; guarded by `mu` (taken
   // alone by rdma_get_cm_event, inside library_mutex by everything else), so
@@ -113,9 +113,11 @@ struct ConnParams {
 inline constexpr uint16_t kAutoGid = 0xffff;  // Id::gid_index: chosen when described
 
 struct Id {
-  rdma_cm_id pub;  // first member: the program's rdma_cm_id
-  uint32_t magic;
-  uint32_t handle;  // names this id in messages (the peer's dst field)
+  // Every member has its initializer: the constructor is user-provided (out
+  // of line, below), so `new Id{}` zeroes nothing by itself.
+  rdma_cm_id pub{};  // first member: the program's rdma_cm_id
+  uint32_t magic = 0;
+  uint32_t handle = 0;  // names this id in messages (the peer's dst field)
   // Written only by cm_machine.h's Transition, as the table (cm_table.h) says.
   IdState state QPCM_GUARDED_BY(library_mutex) = IdState::kIdle;
   Channel* own_channel = nullptr;  // synchronous id: its private channel
