@@ -60,7 +60,9 @@ class QPCM_SCOPED_CAPABILITY MutexGuard {
   Mutex& mu_;
 };
 
-// Holds `mu` from its construction until unlock() or its scope's end.
+// Holds `mu` from its construction to its scope's end; unlock() and lock()
+// let it go and take it again inside that scope. A BasicLockable, so that a
+// condition_variable_any waits on it.
 class QPCM_SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(Mutex& mu) QPCM_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
@@ -73,6 +75,10 @@ class QPCM_SCOPED_CAPABILITY MutexLock {
     held_ = false;
     mu_.unlock();
   }
+  void lock() QPCM_ACQUIRE() {
+    mu_.lock();
+    held_ = true;
+  }
 
  private:
   Mutex& mu_;
@@ -83,28 +89,14 @@ class QPCM_SCOPED_CAPABILITY MutexLock {
 // constant-initialized object whose destructor does nothing.
 extern Mutex library_mutex;
 
-// Holds library_mutex for its scope; unlock() and lock() let it go and take
-// it again inside that scope (a synchronous call's wait, a listener's close).
-// A BasicLockable, so that a condition_variable_any waits on it.
-class QPCM_SCOPED_CAPABILITY LibraryLock {
+// A MutexLock over library_mutex (a synchronous call's wait, a listener's
+// close let it go and take it again).
+class QPCM_SCOPED_CAPABILITY LibraryLock : public MutexLock {
  public:
-  LibraryLock() QPCM_ACQUIRE(library_mutex) { library_mutex.lock(); }
-  ~LibraryLock() QPCM_RELEASE() {
-    if (held_) library_mutex.unlock();
-  }
+  LibraryLock() QPCM_ACQUIRE(library_mutex) : MutexLock(library_mutex) {}
+  ~LibraryLock() QPCM_RELEASE() = default;
   LibraryLock(const LibraryLock&) = delete;
   LibraryLock& operator=(const LibraryLock&) = delete;
-  void unlock() QPCM_RELEASE() {
-    held_ = false;
-    library_mutex.unlock();
-  }
-  void lock() QPCM_ACQUIRE() {
-    library_mutex.lock();
-    held_ = true;
-  }
-
- private:
-  bool held_ = true;
 };
 
 }  // namespace qpconnect::rdmacm

@@ -5,26 +5,14 @@
 #include <utility>
 #include <vector>
 
+#include "phase_clock.h"
 #include "qpconnect/gid_recheck.h"
 #include "qpconnect/validate.h"
 
 namespace qpconnect {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Adds the time since construction to `slot` when destroyed.
-class StepClock {
- public:
-  explicit StepClock(std::chrono::nanoseconds& slot) : slot_(slot), start_(Clock::now()) {}
-  ~StepClock() { slot_ += Clock::now() - start_; }
-  StepClock(const StepClock&) = delete;
-  StepClock& operator=(const StepClock&) = delete;
-
- private:
-  std::chrono::nanoseconds& slot_;
-  Clock::time_point start_;
-};
+using connector_internal::PhaseClock;
 
 // RoCE: the netdevs behind this side's GID table as the kernel has them,
 // published so that the peer compares its neighbour entry and VLAN with them
@@ -120,7 +108,7 @@ Result<Agreement> Composer::Agree(EndpointInfo& local, EndpointInfo& remote,
 
   PlanOptions plan_options = options.plan;
   if (options.path_source) {
-    StepClock clock(a.path_time);
+    PhaseClock clock(a.path_time);
     auto path = options.path_source(local, remote);
     if (!path) return std::move(path).error();
     plan_options.sa_path = *path;
@@ -129,7 +117,7 @@ Result<Agreement> Composer::Agree(EndpointInfo& local, EndpointInfo& remote,
 
   {
     // Timed into `a` before it is returned (the clock writes at the scope's end).
-    StepClock clock(a.validate_time);
+    PhaseClock clock(a.validate_time);
     a.plan = PlanConnection(local, remote, plan_options);
     if (options.grh) {
       for (QpAttrs& q : a.plan.qps) q.ah.is_global = *options.grh;

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "phase_clock.h"
 #include "qpconnect/verbs/describe.h"
 #include "qpconnect/verbs/qp_attrs.h"
 #include "qpconnect/verbs/qp_control.h"
@@ -29,18 +30,7 @@ Result<Transport> TransportOf(const ibv_qp& qp) {
                                    " is not RC, UC or UD");
 }
 
-// Adds the time since `start` to `slot` when destroyed (every return path).
-class PhaseClock {
- public:
-  explicit PhaseClock(std::chrono::nanoseconds& slot) : slot_(slot), start_(Clock::now()) {}
-  ~PhaseClock() { slot_ += Clock::now() - start_; }
-  PhaseClock(const PhaseClock&) = delete;
-  PhaseClock& operator=(const PhaseClock&) = delete;
-
- private:
-  std::chrono::nanoseconds& slot_;
-  Clock::time_point start_;
-};
+using connector_internal::PhaseClock;
 
 }  // namespace
 

@@ -52,15 +52,20 @@ Result<UniqueCq> CreateCq(ibv_context& ctx, int cqe, ibv_comp_channel* channel, 
   return UniqueCq(cq);
 }
 
+namespace {
+// A refused QP's capabilities, for its error.
+std::string CapsText(const ibv_qp_cap& cap) {
+  return "max_send_wr " + std::to_string(cap.max_send_wr) + ", max_recv_wr " +
+         std::to_string(cap.max_recv_wr) + ", max_send_sge " + std::to_string(cap.max_send_sge);
+}
+}  // namespace
+
 Result<UniqueQp> CreateQp(ibv_pd& pd, ibv_qp_init_attr& init) {
   errno = 0;
   ibv_qp* qp = ibv_create_qp(&pd, &init);
   if (qp == nullptr) {
     const int err = errno;  // before the detail string is built
-    return VerbsError("ibv_create_qp", err,
-                      "max_send_wr " + std::to_string(init.cap.max_send_wr) + ", max_recv_wr " +
-                          std::to_string(init.cap.max_recv_wr) + ", max_send_sge " +
-                          std::to_string(init.cap.max_send_sge));
+    return VerbsError("ibv_create_qp", err, CapsText(init.cap));
   }
   return UniqueQp(qp);
 }
@@ -70,10 +75,7 @@ Result<UniqueQp> CreateQpEx(ibv_context& ctx, ibv_qp_init_attr_ex& init) {
   ibv_qp* qp = ibv_create_qp_ex(&ctx, &init);
   if (qp == nullptr) {
     const int err = errno;  // before the detail string is built
-    return VerbsError("ibv_create_qp_ex", err,
-                      "max_send_wr " + std::to_string(init.cap.max_send_wr) + ", max_recv_wr " +
-                          std::to_string(init.cap.max_recv_wr) + ", max_send_sge " +
-                          std::to_string(init.cap.max_send_sge));
+    return VerbsError("ibv_create_qp_ex", err, CapsText(init.cap));
   }
   return UniqueQp(qp);
 }
