@@ -6,9 +6,11 @@
 # Usage: oob_peer_lab.sh QP_CONNECT OOB_CAPTURE SCENARIO
 #   killed_tcp|killed_stdio|killed_file  the client is SIGKILLed mid-traffic;
 #                  the server must report "the peer went away during traffic"
-#                  (exit 7) within 3 s of the kill, not at the 30 s deadline
+#                  (exit 7) within 10 s of the kill, not at the 30 s deadline
+#                  (measured: 0.4 s; the room is for a loaded emulated guest)
 #   stopped        the client is SIGSTOPped mid-traffic; while the server waits
-#                  for a completion it must use well under a core
+#                  for a completion it must use well under a core (under half
+#                  of one: a spinning wait uses all of it; measured: 12 %)
 #   stray_psk      a keyless client, a client with another key and a port
 #                  scanner come first; the keyed server rejects each (a log
 #                  line naming the address), keeps listening, and connects the
@@ -99,7 +101,7 @@ case $scenario in
     check "server exit 7 (traffic)" test "$got" = 7
     check "server names the peer gone during traffic" \
       grep -q "the peer went away during traffic (ping-pong)" "$work/server.out"
-    check "noticed within 3 s of the kill, not at the 30 s deadline" elapsed_below "$t_kill" "$t_end" 3
+    check "noticed within 10 s of the kill, not at the 30 s deadline" elapsed_below "$t_kill" "$t_end" 10
     ;;
 
   stopped)
@@ -115,8 +117,11 @@ case $scenario in
     c1=$(cpu)
     used=$(awk -v a="$c0" -v b="$c1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }')
     echo "server CPU while waiting for a stopped peer: $used s in 3 s"
-    check "the wait uses under 0.6 s of CPU in 3 s (it spun a whole core before)" \
-      awk -v u="$used" 'BEGIN { exit !(u < 0.6) }'
+    # A spinning wait shows about 3 s (a whole vCPU); the back-off showed
+    # 0.36 s. Under half a core keeps them apart on a loaded emulated guest,
+    # where every wake-up costs more of the guest's time.
+    check "the wait uses under 1.5 s of CPU in 3 s (it spun a whole core before)" \
+      awk -v u="$used" 'BEGIN { exit !(u < 1.5) }'
     kill -9 "$cpid"
     wait "$spid"
     got=$?
