@@ -8,7 +8,8 @@
 #
 #   failures.sh CASE --cm-events PATH --qp-cm PATH [--libdir DIR]
 #
-# CASE (each a CTest, lab_rdmacm_fail_CASE; `all` runs them all in one boot):
+# CASE (each a CTest, lab_rdmacm_fail_CASE; `all` runs them all in one boot,
+# as CTest does: lab_rdmacm_fail_group, see below):
 #   dead_peer         the server (cm_events -s -K) SIGKILLs itself right after
 #                     printing CONNECT_REQUEST, before the accept: the client
 #                     prints UNREACHABLE with a negative status (documented:
@@ -92,7 +93,9 @@
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk)
+# native_peer first: its native server is started before the cases (the
+# kernel CM is then taken away) and every case's end kills what is left.
+CASES_ALL=(native_peer dead_peer stopped_peer slow_accept unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
@@ -257,8 +260,10 @@ finish_case() {
     done
     echo "CASE $tag: FAIL"
     fail=1
+    CASE_STATUS=1
   else
     echo "CASE $tag: PASS"
+    CASE_STATUS=0
   fi
   case_fail=0
 }
@@ -624,7 +629,7 @@ case_psk() {
       same) port=7216 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$ka") ;;
       server_only) port=7217 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=() ;;
       client_only) port=7218 SERVER_OPTS=() CLIENT_OPTS=(--psk-file "$ka") ;;
-      different) port=7220 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$kb") ;;
+      different) port=7224 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$kb") ;;
     esac
     listening_server "$tag" $port 40 -t 20 -d "server" || continue
     client_words "$tag" $port -d "client" -t 15
@@ -675,13 +680,16 @@ mgmt_net_up || die "management network"
 [[ " ${CASES[*]} " == *" native_peer "* ]] && native_peer_server
 kernel_cm_off || die "kernel CM"
 check_no_qps "before the cases"
+# Each case framed for tools/lab/lab-group, under its CTest name: in one
+# boot, each case's test reports its own output and status (docs/lab.md).
 for c in "${CASES[@]}"; do
   ct=$(now)
-  echo
+  echo "qpc-case: begin lab_rdmacm_fail_$c"
   note "case $c"
   "case_$c"
   finish_case "$c"
   echo "   case $c took $(since "$ct") s"
+  echo "qpc-case: end lab_rdmacm_fail_$c $CASE_STATUS"
 done
 echo "total $(since "$T0") s"
 if ((fail)); then
