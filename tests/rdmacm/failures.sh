@@ -9,7 +9,7 @@
 #   failures.sh CASE --cm-events PATH --qp-cm PATH [--libdir DIR]
 #
 # CASE (each a CTest, lab_rdmacm_fail_CASE; `all` runs them all in one boot,
-# as CTest does: lab_rdmacm_fail_group, see below):
+# as CTest does: the fixture test lab_rdmacm_fail_group, docs/lab.md "Groups"):
 #   dead_peer         the server (cm_events -s -K) SIGKILLs itself right after
 #                     printing CONNECT_REQUEST, before the accept: the client
 #                     prints UNREACHABLE with a negative status (documented:
