@@ -111,6 +111,9 @@ class LabTest : public testing::LabFixture {
   }
 };
 
+// The traffic's deadline is for a proof that never completes (Doomed: one
+// that must time out), not a speed claim: 100 iterations take well under a
+// second even on a loaded emulated guest.
 TrafficOptions Quick(uint32_t size, uint32_t iters = 100) {
   TrafficOptions o;
   o.size = size;

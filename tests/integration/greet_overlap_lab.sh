@@ -19,6 +19,10 @@ trap 'rm -rf "$work"' EXIT
 fail=0
 ms() { date +%s%3N; }
 . "$(dirname "$0")/lab_qps.sh"
+# "At once" below is 10 s for a client and 12 s for the server it told: both
+# sides have --timeout 20, which a side that was not told (or a client that
+# retried its connect) would wait out. Not a speed claim: the guest is
+# emulated and its host may be loaded.
 
 echo "--- 1: no such device, the server waiting"
 "$bin" -d "$QPC_DEV0" -p 21701 --timeout 20 --no-verify >"$work/s1" 2>&1 &
@@ -36,8 +40,8 @@ cat "$work/c1" "$work/s1"
 [[ $src -eq 4 ]] || { echo "FAIL (1): server exit $src, want 4"; fail=1; }
 grep -q "the peer aborted: the client could not open its device" "$work/s1" ||
   { echo "FAIL (1): the server was not told why"; fail=1; }
-(( t1 - t0 < 5000 )) || { echo "FAIL (1): the client took $((t1 - t0)) ms"; fail=1; }
-(( t2 - t0 < 8000 )) || { echo "FAIL (1): the server took $((t2 - t0)) ms (its --timeout is 20 s)"; fail=1; }
+(( t1 - t0 < 10000 )) || { echo "FAIL (1): the client took $((t1 - t0)) ms"; fail=1; }
+(( t2 - t0 < 12000 )) || { echo "FAIL (1): the server took $((t2 - t0)) ms (its --timeout is 20 s)"; fail=1; }
 check_no_qps 1
 
 echo "--- 2: no such device, no server"
@@ -47,7 +51,7 @@ crc=$?
 t1=$(ms)
 cat "$work/c2"
 [[ $crc -eq 3 ]] || { echo "FAIL (2): client exit $crc, want 3"; fail=1; }
-(( t1 - t0 < 5000 )) || { echo "FAIL (2): the client took $((t1 - t0)) ms (connect retries?)"; fail=1; }
+(( t1 - t0 < 10000 )) || { echo "FAIL (2): the client took $((t1 - t0)) ms (connect retries?)"; fail=1; }
 check_no_qps 2
 
 echo "--- 3: a good pair"

@@ -34,12 +34,15 @@ fail() {
   exit 1
 }
 
-# Waits (bounded) until something listens on TCP port $1.
+# Waits (bounded) until something listens on TCP port $1: a socket whose
+# local port it is, in state LISTEN (0A). A TIME_WAIT socket left on the port
+# by an earlier program (in a shared boot: an earlier test's qp-connect on
+# 18515) once let the stock client start too early ("Couldn't connect").
 wait_listen() {
   local hex i
-  hex=$(printf ':%04X ' "$1")
+  hex=$(printf ':%04X [0-9A-F:]* 0A ' "$1")
   for ((i = 0; i < 300; i++)); do
-    grep -q "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+    grep -Eqs "$hex" /proc/net/tcp /proc/net/tcp6 && return 0
     sleep 0.1
   done
   fail "nothing listens on port $1 after 30 s"

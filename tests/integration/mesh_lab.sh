@@ -74,6 +74,8 @@ case $scenario in
   bad_rank)
     run 4 -np 3 "$mesh" "${devs[@]}" : -np 1 "$mesh" "${devs[@]}" -g 0
     ((rc == 5)) || fail "mpirun exited $rc, want 5 (validation)"
+    # no hang: a rank that waited for a peer that had given up would sit in
+    # MPI until mpirun's 240 s timeout
     ((elapsed < 120)) || fail "took ${elapsed} s: a rank waited for a peer that had given up"
     for r in 0 1 2 3; do
       expect "$w/out" "[1,$r]<stderr>:qp-mesh: rank $r: mesh validate: 3 pair(s) failed"

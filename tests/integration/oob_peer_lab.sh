@@ -6,9 +6,13 @@
 # Usage: oob_peer_lab.sh QP_CONNECT OOB_CAPTURE SCENARIO
 #   killed_tcp|killed_stdio|killed_file  the client is SIGKILLed mid-traffic;
 #                  the server must report "the peer went away during traffic"
-#                  (exit 7) within 3 s of the kill, not at the 30 s deadline
+#                  (exit 7) within 10 s of the kill, not at the 30 s deadline
+#                  (measured: 0.4 s; the room is for a loaded emulated guest)
 #   stopped        the client is SIGSTOPped mid-traffic; while the server waits
-#                  for a completion it must use well under a core
+#                  for a completion (its first 1.5 s: the wait ends at the
+#                  proof's stall, about 2 s) it must use
+#                  well under a core (under half of one: a spinning wait uses
+#                  all of it; measured: 12 %)
 #   stray_psk      a keyless client, a client with another key and a port
 #                  scanner come first; the keyed server rejects each (a log
 #                  line naming the address), keeps listening, and connects the
@@ -99,7 +103,7 @@ case $scenario in
     check "server exit 7 (traffic)" test "$got" = 7
     check "server names the peer gone during traffic" \
       grep -q "the peer went away during traffic (ping-pong)" "$work/server.out"
-    check "noticed within 3 s of the kill, not at the 30 s deadline" elapsed_below "$t_kill" "$t_end" 3
+    check "noticed within 10 s of the kill, not at the 30 s deadline" elapsed_below "$t_kill" "$t_end" 10
     ;;
 
   stopped)
@@ -107,16 +111,31 @@ case $scenario in
     check "both sides reached the barrier" wait_for "waiting for the peer \(barrier\)" 60 client.out
     sleep 2
     kill -STOP "$cpid"
-    sleep 0.5
+    # The server's CPU time (utime + stime of /proc/PID/stat, read with
+    # builtins) while it waits for a completion from the stopped peer,
+    # sampled every 0.1 s for 1.5 s: since issue 31 that wait ends at the
+    # proof's stall (the retry budget plus 1.5 s: 2037 ms after the last
+    # completion), then the server trades notes and exits 7. (A fixed 3 s
+    # window from 0.5 s on outlived the server and compared nothing.)
     tck=$(getconf CLK_TCK)
-    cpu() { awk '{ print $14 + $15 }' "/proc/$spid/stat"; }
-    c0=$(cpu)
-    sleep 3
-    c1=$(cpu)
-    used=$(awk -v a="$c0" -v b="$c1" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }')
-    echo "server CPU while waiting for a stopped peer: $used s in 3 s"
-    check "the wait uses under 0.6 s of CPU in 3 s (it spun a whole core before)" \
-      awk -v u="$used" 'BEGIN { exit !(u < 0.6) }'
+    t0='' c0='' t1='' c1=''
+    stopped_at=${EPOCHREALTIME/./}
+    while ((${EPOCHREALTIME/./} - stopped_at < 1500000)); do
+      read -ra st 2>/dev/null <"/proc/$spid/stat" || break
+      [[ ${st[2]} == Z ]] && break
+      if [[ -z $t0 ]]; then t0=${EPOCHREALTIME/./} c0=$((st[13] + st[14])); else
+        t1=${EPOCHREALTIME/./} c1=$((st[13] + st[14])); fi
+      sleep 0.1
+    done
+    window=$(((${t1:-0} - ${t0:-0}) / 1000)) # ms
+    used=$(((${c1:-0} - ${c0:-0}) * 1000 / tck)) # ms of CPU
+    echo "server CPU while waiting for a stopped peer: $used ms in $window ms"
+    check "the wait was sampled over at least 0.5 s (${window} ms)" test "$window" -ge 500
+    # A spinning wait uses a whole vCPU (as much CPU as time); the back-off
+    # showed 12 %. Under half keeps them apart on a loaded emulated guest,
+    # where every wake-up costs more of the guest's time.
+    check "the wait uses under half a core (it spun a whole one before)" \
+      test $((used * 2)) -lt "$window"
     kill -9 "$cpid"
     wait "$spid"
     got=$?

@@ -11,7 +11,11 @@ scenario=${2:?usage: $lab_name.sh QP_CONNECT SCENARIO}
 pair=$(dirname "$0")/../integration/qp_connect_pair.sh
 
 # run_pair LIMIT_SECONDS PAIR_ARGS...: qp_connect_pair.sh over tcp, timed
-# from the server's start to both reports; fails beyond the limit.
+# from the server's start to both reports; fails beyond the limit. The
+# scenarios give both sides --timeout 20 and a limit of 15 s: not a speed
+# claim (the guest is emulated, its host may be loaded), it says the fault
+# was named (or the pair connected) on its own, not by a side that waited
+# for its 20 s deadline.
 run_pair() {
   local limit=$1
   shift

@@ -29,6 +29,8 @@
 #   link_down      the client's netdev set down before the run (both rxe
 #                  ports go DOWN): both sides stop at open (exit 3) naming
 #                  the port DOWN, as before issue 31 (kept so).
+# Each pair reports within 15 s, before the 20 s --timeout a side that missed
+# the fault would wait out (fault_lab_common.sh).
 #
 # Usage: path_fault_lab.sh QP_CONNECT SCENARIO
 source "$(dirname "$0")/fault_lab_common.sh" "$@"
@@ -43,14 +45,14 @@ case $scenario in
     ip route del "$QPC_IP0" dev "$QPC_NETDEV1" table 101 || exit 1
     ip route del 10.99.0.0/24 dev "$QPC_NETDEV1" || exit 1
     ip route get "$QPC_IP0" from "$QPC_IP1" oif "$QPC_NETDEV1"
-    run_pair 10 4 5 \
+    run_pair 15 4 5 \
       --grep-client "error route-missing .*no route in any table reaches $QPC_IP0 through $QPC_NETDEV1" \
       --grep-server "peer aborted" \
       -- -n 20 --timeout 20
     ;;
   neigh_wrong)
     ip neigh replace "$QPC_IP1" lladdr 02:00:00:00:00:99 dev "$QPC_NETDEV0" nud permanent || exit 1
-    run_pair 10 5 4 \
+    run_pair 15 5 4 \
       --grep-server "error neighbour-mac-mismatch .*02:00:00:00:00:99 PERMANENT.*$QPC_NETDEV1 $mac1" \
       --grep-client "peer aborted" \
       -- -n 20 --timeout 20
@@ -66,7 +68,7 @@ case $scenario in
     ip neigh show "$QPC_IP0" dev "$QPC_NETDEV1"
     ip neigh show "$QPC_IP0" dev "$QPC_NETDEV1" | grep -q FAILED ||
       { echo "FAIL: set-up: the neighbour entry did not fail"; exit 1; }
-    run_pair 10 4 5 \
+    run_pair 15 4 5 \
       --grep-client "error neighbour-failed .*$QPC_IP0 dev $QPC_NETDEV1 FAILED" \
       --grep-server "peer aborted" \
       -- -n 20 --timeout 20
@@ -80,7 +82,7 @@ case $scenario in
     ;;
   mtu_forced)
     ip link set "$QPC_NETDEV1" mtu 1200 || exit 1
-    run_pair 10 5 5 \
+    run_pair 15 5 5 \
       --grep-client "error mtu-above-netdev .*path_mtu 2048 plus 96 bytes of RoCE headers exceeds $QPC_NETDEV1 MTU 1200" \
       --grep-server "error mtu-above-active" \
       -- -n 20 --timeout 20 -m 2048

@@ -6,8 +6,8 @@
 # statuses (10: the path lost the proof's packets), the cause and where the
 # packets stop named on BOTH sides (from both sides' port counters, traded
 # over the out-of-band channel), the time from the end of the QP's retry
-# budget to each side's report (< 3 s: as each side measured it, and as this
-# script sees it from the fault), and every verbs resource released
+# budget to each side's report (< 8 s: as each side measured it, and as this
+# script sees it from the fault; see REPORT_MS), and every verbs resource released
 # (`rdma resource show` as before the run).
 #
 #   neigh_changed  the client's neighbour entry for the server's address
@@ -35,6 +35,12 @@ wrong=02:00:00:00:00:99
 # ACK timeout 14 (67.1 ms) x 8 tries: qp-connect's defaults (plan.h); each
 # side prints the budget it read from its QP, and the test checks it.
 budget_ms=537
+# Each side must report within REPORT_MS of the retry budget's end. By
+# design it does within about the stall (ProofStall: 1.5 s past the budget)
+# plus the note wait (kPeerNoteWait, 1.5 s); before issue 31 it waited for
+# its --timeout (20 s, or 30 s with -D 30) instead. 8 s keeps that apart with
+# room for an emulated guest on a loaded host; not a speed claim.
+REPORT_MS=8000
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -81,15 +87,15 @@ finish() {
       grep -q "port counters over the proof: $QPC_DEV1 port 1" "$f" ||
       { echo "FAIL: the $side does not show both sides' counters"; rc=1; }
     late=$(grep -oE 'reported -?[0-9]+ ms after the retry budget' "$f" | grep -oE -- '-?[0-9]+' | head -1)
-    echo "proof_fault_lab: $scenario: the $side reported ${late:-?} ms after the retry budget ran out (its own clock; limit 3000)"
-    [[ -n $late ]] && ((late < 3000)) || { echo "FAIL: the $side reported ${late:-never} ms after the budget"; rc=1; }
+    echo "proof_fault_lab: $scenario: the $side reported ${late:-?} ms after the retry budget ran out (its own clock; limit $REPORT_MS)"
+    [[ -n $late ]] && ((late < REPORT_MS)) || { echo "FAIL: the $side reported ${late:-never} ms after the budget"; rc=1; }
   done
-  # From the fault as this script saw it: the budget, then at most 3 s.
+  # From the fault as this script saw it: the budget, then at most REPORT_MS.
   for pair in "client $end_c" "server $end_s"; do
     set -- $pair
     local ms=$((($2 - fault_ns) / 1000000 - budget_ms))
-    echo "proof_fault_lab: $scenario: the $1 exited ${ms} ms after fault + retry budget (limit 3000)"
-    ((ms < 3000)) || { echo "FAIL: the $1 exited ${ms} ms after the fault and the budget"; rc=1; }
+    echo "proof_fault_lab: $scenario: the $1 exited ${ms} ms after fault + retry budget (limit $REPORT_MS)"
+    ((ms < REPORT_MS)) || { echo "FAIL: the $1 exited ${ms} ms after the fault and the budget"; rc=1; }
   done
   sleep 0.5  # the kernel frees a dead process's objects as its files close
   local resources_after

@@ -11,7 +11,7 @@ iters=${2:-100}
 size=${3:-}
 tool=ibv_${kind}_pingpong
 port=18515
-limit=60
+limit=60  # seconds per program: no hang (the run itself takes a few seconds under TCG)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v "$tool" >/dev/null || fail "$tool not installed (ibverbs-utils)"

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 count=${1:-10}
-limit=60
+limit=60  # seconds per program: no hang (the run itself takes a few seconds under TCG)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v rping >/dev/null || fail "rping not installed (rdmacm-utils)"
 for v in QPC_IP0 QPC_IP1; do

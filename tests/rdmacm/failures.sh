@@ -8,52 +8,54 @@
 #
 #   failures.sh CASE[,CASE...] --cm-events PATH --qp-cm PATH [--libdir DIR]
 #
-# CASE (a CTest lab_rdmacm_fail_CASE each, but for issue 38's three, which
-# share one boot as lab_rdmacm_pipeline; `all`, or a comma-separated list,
-# runs them in one boot):
+# CASE (each a CTest, lab_rdmacm_fail_CASE; `all`, or a comma-separated
+# list, runs them in one boot, `all` as CTest does: the fixture test
+# lab_rdmacm_fail_group, docs/lab.md "Groups"):
 #   dead_peer         the server (cm_events -s -K) SIGKILLs itself right after
 #                     printing CONNECT_REQUEST, before the accept: the client
 #                     prints UNREACHABLE with a negative status (documented:
-#                     -ECONNRESET, -104) and exits 3 in under 5 s (the link
+#                     -ECONNRESET, -104) and exits 3 in under 7 s (the link
 #                     closes; no waiting for the 10 s answer timeout)
 #   stopped_peer      the server is stopped (kill -STOP) (a) while it holds
 #                     the request (cm_events -s -w 30: it sleeps before the
 #                     accept) and (b) right after it listens (its HELLO never
 #                     comes); the client, with `qp-cm --timeout 2000`, prints
 #                     UNREACHABLE status -110 (ETIMEDOUT) and exits 3 within
-#                     2-6 s; then the server is continued and killed
+#                     2-10 s; then the server is continued and killed
 #   slow_accept       the server's program holds the request 5 s before it
 #                     accepts (cm_events -s -w 5), alive; the client, with
 #                     `qp-cm --timeout 2000`, still connects (the server's
 #                     library tells it the request is held: MRA, as the IB
-#                     CM does): both exit 0 after at least 5 s, no UNREACHABLE
+#                     CM does): both exit 0 after 5-18 s, no UNREACHABLE
 #   native_peer       a native cm_events server (the kernel's rdma_cm, started
 #                     before the kernel CM is taken away) listens on rxe0's
 #                     address; a client through the library asks it: REJECTED
 #                     status 8 (what a native client gets where nobody
 #                     listens: the native server has no TCP port), exit 3,
-#                     under 2 s, the log says "nobody listens at"; the native
+#                     under 7 s, the log says "nobody listens at"; the native
 #                     server saw no event
 #   unanswered_dreq   the server's program destroys its id on DISCONNECTED
 #                     without rdma_disconnect (cm_events -s -N); the client,
 #                     `qp-cm --timeout 8000`, still gets DISCONNECTED from the
-#                     DREP its library sends at the destroy, both exit 0, in
-#                     under 4 s (not after the 8 s fallback), and its log has
-#                     no "no DREP from"
+#                     DREP its library sends at the destroy, both exit 0,
+#                     under 3 s after the server's destroy (not when the
+#                     server exits 6 s later, nor after the 8 s fallback),
+#                     and its log has no "no DREP from"
 #   listener_gone     the server's program destroys its listening id while a
 #                     request waits unseen (cm_events -s -L 3); the client
 #                     (`--timeout 2000`: held by MRAs meanwhile) gets REJECTED
-#                     status 28 at the destroy, 2.5-6 s after its start, exit 3
+#                     status 28 at the destroy, 2.5-10 s after its start, exit 3
 #   stray_client      while cm_events -s listens through the library, a stray
 #                     client sends "GET / HTTP/1.0" to its port and another
 #                     one connects and says nothing: the server's log names
 #                     each ("rejected a connection from A:P: A:P is not a qpcm
-#                     peer (first bytes 47 45 54 20 'GET ')", at once; "...
-#                     sent no qpcm HELLO within 5000 ms", in 5 s), both
+#                     peer (first bytes 47 45 54 20 'GET ')", within 3 s,
+#                     not at the 5 s HELLO timeout; "... sent no qpcm HELLO
+#                     within 5000 ms", after 4.5-10 s), both
 #                     sockets are closed by the server, no event reaches the
 #                     program; then a real client connects and passes
 #   no_listener       a client to a port nobody listens on: REJECTED status 8,
-#                     exit 3, in under 2 s, the log says "nobody listens at"
+#                     exit 3, in under 7 s, the log says "nobody listens at"
 #   validator_reject  the server maps 10.77.0.1=rxe0:1:0 (GID index 0: rxe0's
 #                     link-local IPv6 GID), the client 10.77.0.2=rxe1:1 (its
 #                     IPv4 GID): the validator refuses the pair at the accept,
@@ -91,13 +93,13 @@
 #                     rping through the library hung): the client's library
 #                     reads the kernel's path facts before any modify and
 #                     names neighbour-mac-mismatch with both MACs; REJECTED
-#                     status 28 on both sides, both exit 3, under 10 s
+#                     status 28 on both sides, both exit 3, at once
 #   addr_removed      (issue 38) the server's RoCE address removed from its
 #                     netdev after it listens (its library described the port
 #                     with that GID): at the accept the server names the
 #                     removed address before any modify (the path facts or
 #                     the GID read again before RTR: gid-changed-before-rtr);
-#                     REJECTED 28 on both sides, both exit 3, under 10 s
+#                     REJECTED 28 on both sides, both exit 3, at once
 #   tos               (issue 38) stock ib_send_bw -R --tos 96 through the
 #                     library on both sides, traced by qp-trace: the test
 #                     QP's RTR carries GRH traffic class 96 on both sides
@@ -106,13 +108,19 @@
 #                     takes the request's); both pass
 #
 # Every case asserts exit statuses, the event printed with its status, the
-# library's log line, a bound on the time, and at the end that no QP is left
+# library's log line, a bound on the time (what each protects: "Time bounds"
+# below; none is a speed claim), and at the end that no QP is left
 # (check_no_qps) and no program is still running. The exact command lines,
 # statuses and times are printed; on a failure, both outputs and logs.
 set -uo pipefail
 . "$(dirname "$0")/rdmacm_common.sh"
 
-CASES_ALL=(dead_peer stopped_peer slow_accept native_peer unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported starved_client psk neigh_wrong addr_removed tos)
+# native_peer first: its native server is started before the cases (the
+# kernel CM is then taken away) and every case's end kills what is left.
+# starved_client last: the guest is still busy tearing down its 1,000
+# connections when it ends (the next case's server took 4.6 s to listen,
+# not 0.7 s, and psk's pair then lost an ACK to the retry budget).
+CASES_ALL=(native_peer dead_peer stopped_peer slow_accept unanswered_dreq listener_gone stray_client no_listener validator_reject unsupported psk neigh_wrong addr_removed tos starved_client)
 CASE=${1:-}
 shift || true
 rdmacm_options "$@"
@@ -141,7 +149,11 @@ wrap() {
 
 # Microseconds since T0 (integer), for bounds.
 usec_since() { echo $((${EPOCHREALTIME/./} - $1)); }
-secs() { printf '%d.%02d' $(($1 / 1000000)) $(($1 % 1000000 / 10000)); }
+secs() { # microseconds -> seconds, 2 decimals
+  local u=$1 sign=
+  ((u < 0)) && sign=- u=$((-u))
+  printf '%s%d.%02d' "$sign" $((u / 1000000)) $((u % 1000000 / 10000))
+}
 
 # start_server TAG LIMIT WORDS...: runs WORDS (with the wrapper's PRE words
 # already in them) under `timeout LIMIT` in the background, output in
@@ -187,7 +199,17 @@ wait_line() {
   done
 }
 
-# run_client TAG LIMIT WORDS...: in the foreground; C_RC, C_US (microseconds).
+# stamp_line FILE TEXT OUT SECS: in the background, writes the time (now) at
+# which a line of FILE is first seen to contain TEXT to OUT; nothing if not
+# within SECS. A reference taken in this run for a bound: polled every 50 ms,
+# so the stamp may come late, never early.
+stamp_line() {
+  (wait_line "$1" "$2" "$4" && now >"$3") &
+  PIDS+=("$!")
+}
+
+# run_client TAG LIMIT WORDS...: in the foreground; C_RC, C_US (microseconds),
+# C_END (its end, as now prints it).
 run_client() {
   local tag=$1 limit=$2 t0
   shift 2
@@ -195,7 +217,8 @@ run_client() {
   t0=$(now)
   timeout -k 3 "$limit" "$@" >"$WORK/$tag.client" 2>&1
   C_RC=$?
-  C_US=$(usec_since "$t0")
+  C_END=$(now)
+  C_US=$((C_END - t0))
   echo "   client exit $C_RC after $(secs "$C_US") s"
 }
 
@@ -230,6 +253,19 @@ event_status() {
 }
 between() { (($1 >= $2 && $1 <= $3)); } # N LOW HIGH (microseconds)
 
+# Time bounds. The guest is emulated (TCG) on a host that may be loaded
+# (CI: 2 CPUs), where a client's whole run takes seconds, so no bound here is
+# a speed claim (those are benchmarks: tools/bench). Each keeps the case
+# apart from what a broken library would do, with seconds of room:
+# - ANSWER_US: "refused or reported at once", well below the library's
+#   default 10 s answer timeout (QPCM_TIMEOUT_MS), which a client that missed
+#   the refusal (a closed link, connection refused, REJ, the validator's
+#   refusal, a failed key check) would wait out.
+ANSWER_US=7000000
+# - PROGRAM_US: "no hang" for runs that must end on their own, below
+#   cm_events' 15 s bound on each wait (-t 15) that a stuck run would reach.
+PROGRAM_US=14000000
+
 finish_case() {
   local tag=$1 p
   # nothing of this case may still run, no QP left
@@ -252,8 +288,10 @@ finish_case() {
     done
     echo "CASE $tag: FAIL"
     fail=1
+    CASE_STATUS=1
   else
     echo "CASE $tag: PASS"
+    CASE_STATUS=0
   fi
   case_fail=0
 }
@@ -304,7 +342,8 @@ case_dead_peer() {
   expect "the client printed UNREACHABLE with a negative status (got '${st}')" eval '[[ $st == -[0-9]* ]]'
   expect "its status is -104 (-ECONNRESET, docs/rdmacm.md), got '${st}'" [ "$st" = -104 ]
   expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-  expect "the client reported in under 5 s (no answer timeout), took $(secs "$C_US") s" between "$C_US" 0 5000000
+  # at the link's close, not after the 10 s answer timeout
+  expect "the client reported in under $(secs $ANSWER_US) s (no answer timeout), took $(secs "$C_US") s" between "$C_US" 0 $ANSWER_US
   # docs/rdmacm.md: "Every later error of that connection names the mapping
   # that was used"; the failure must be explained, not only reported
   expect "the client's log names the peer $MGMT_IP0:$port ($(log_state "$WORK/$t.client.qpcm.log"))" has "$WORK/$t.client.qpcm.log" "$MGMT_IP0:$port"
@@ -357,7 +396,10 @@ case_stopped_peer() {
     st=$(event_status "$WORK/$tag.client" UNREACHABLE)
     expect "the client printed UNREACHABLE status -110 (ETIMEDOUT), got '${st}'" [ "$st" = -110 ]
     expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-    expect "the client reported within 2-6 s (--timeout 2000), took $(secs "$C_US") s" between "$C_US" 1900000 6000000
+    # not before its --timeout 2000 (a stopped peer is not a dead one), and
+    # at it (an MRA let out before the stop adds its wait), well before
+    # cm_events' own 15 s wait ends the client
+    expect "the client reported within 2-10 s (--timeout 2000), took $(secs "$C_US") s" between "$C_US" 1900000 10000000
     kill -CONT "$pid" 2>/dev/null
     kill -KILL "$pid" 2>/dev/null
     wait_server
@@ -391,16 +433,28 @@ case_slow_accept() {
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
   expect "the client printed ESTABLISHED" has "$WORK/$t.client" "event RDMA_CM_EVENT_ESTABLISHED status 0"
   expect "no UNREACHABLE on either side" eval '! has "$WORK/$t.client" UNREACHABLE && ! has "$WORK/$t.server" UNREACHABLE'
-  expect "the client waited for the accept: 5-15 s, took $(secs "$C_US") s" between "$C_US" 5000000 15000000
+  # at least the server's 5 s hold (the request was kept alive, not
+  # answered early); at most 18 s, before cm_events' own 20 s wait (-t 20)
+  expect "the client waited for the accept: 5-18 s, took $(secs "$C_US") s" between "$C_US" 5000000 18000000
 }
 
 case_unanswered_dreq() {
-  local t=unanswered_dreq
+  local t=unanswered_dreq destroyed after
+  stamp_line "$WORK/$t.server" "destroying the id without rdma_disconnect" "$WORK/$t.destroyed" 60
   pair_run $t 7222 8000 -N || return
   expect "the server destroyed its id without rdma_disconnect" has "$WORK/$t.server" "destroying the id without rdma_disconnect"
   expect "the client printed DISCONNECTED status 0" [ "$(event_status "$WORK/$t.client" DISCONNECTED)" = 0 ]
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
-  expect "under 4 s (the DREP, not the 8 s fallback), took $(secs "$C_US") s" between "$C_US" 0 4000000
+  # Timed from the server's destroy (seen in its output), so the connect's
+  # time, long on a loaded guest, does not count: the client is done soon
+  # after the DREP its library sends at the destroy, not when the server
+  # exits 6 s later (a library without that DREP: 6.9 s from the client's
+  # start) nor at the 8 s fallback.
+  read -r destroyed 2>/dev/null <"$WORK/$t.destroyed"
+  after=$((C_END - ${destroyed:-0}))
+  expect "the client was done under 3 s after the server's destroy, took $(secs "$after") s (client in all $(secs "$C_US") s)" \
+    eval '[[ -n $destroyed ]] && ((after <= 3000000))'
+
   expect "the client's log has no 'no DREP from'" hasnt "$WORK/$t.client.qpcm.log" "no DREP from"
 }
 
@@ -412,7 +466,10 @@ case_listener_gone() {
   st=$(event_status "$WORK/$t.client" REJECTED)
   expect "the client printed REJECTED status 28, got '${st}'" [ "$st" = 28 ]
   expect "exits: server 0, client 3 (got $S_RC, $C_RC)" [ "$S_RC.$C_RC" = 0.3 ]
-  expect "at the destroy: 2.5-6 s after the client's start, took $(secs "$C_US") s" between "$C_US" 2500000 6000000
+  # not before the server's destroy, 3 s after it listened (the request
+  # was held, not refused at once); then promptly, long before cm_events'
+  # own 20 s wait (-t 20)
+  expect "at the destroy: 2.5-10 s after the client's start, took $(secs "$C_US") s" between "$C_US" 2500000 10000000
 }
 
 NATIVE_PORT=7221
@@ -434,7 +491,8 @@ case_native_peer() {
   st=$(event_status "$WORK/$t.client" REJECTED)
   expect "the client printed REJECTED status 8, got '${st}'" [ "$st" = 8 ]
   expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-  expect "at once: under 2 s, took $(secs "$C_US") s" between "$C_US" 0 2000000
+  # refused at once (no TCP listener), not after the 10 s answer timeout
+  expect "at once: under $(secs $ANSWER_US) s, took $(secs "$C_US") s" between "$C_US" 0 $ANSWER_US
   expect "the client's log: nobody listens at $QPC_IP0:$NATIVE_PORT" has "$WORK/$t.client.qpcm.log" "nobody listens at $QPC_IP0:$NATIVE_PORT"
   expect "the native server printed no event" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
   kill -TERM "$NATIVE_SPID" 2>/dev/null
@@ -454,7 +512,8 @@ case_stray_client() {
       echo "   logged after $(secs "$WAITED") s: $(grep -F "'GET '" "$log" | head -n 1)"
       expect "the line is 'rejected a connection from $MGMT_IP0:PORT: $MGMT_IP0:PORT is not a qpcm peer ...'" \
         has_re "$log" "rejected a connection from $MGMT_IP0:[0-9]+: $MGMT_IP0:[0-9]+ is not a qpcm peer \(first bytes 47 45 54 20 'GET '\)"
-      expect "within 1 s" between "$WAITED" 0 1000000
+      # on its first bytes, not at the 5 s HELLO timeout a silent client gets
+      expect "within 3 s (not at the 5 s HELLO timeout)" between "$WAITED" 0 3000000
     else
       expect "the server's log names the HTTP client within 5 s" false
     fi
@@ -468,13 +527,15 @@ case_stray_client() {
   # 2. a silent client
   note "$t: stray 2: bash /dev/tcp/$MGMT_IP0/$port, says nothing"
   if exec 6<>"/dev/tcp/$MGMT_IP0/$port"; then
-    if wait_line "$log" "sent no qpcm HELLO within 5000 ms" 9; then
+    if wait_line "$log" "sent no qpcm HELLO within 5000 ms" 12; then
       echo "   logged after $(secs "$WAITED") s: $(grep -F "sent no qpcm HELLO" "$log" | head -n 1)"
       expect "the line is 'rejected a connection from $MGMT_IP0:PORT: $MGMT_IP0:PORT sent no qpcm HELLO within 5000 ms'" \
         has_re "$log" "rejected a connection from $MGMT_IP0:[0-9]+: $MGMT_IP0:[0-9]+ sent no qpcm HELLO within 5000 ms"
-      expect "after 4.5-7 s (the HELLO timeout is 5 s), took $(secs "$WAITED") s" between "$WAITED" 4500000 7000000
+      # the HELLO timeout (5 s) and not before it; its log line not much
+      # later (a loaded guest's timer and log write), nor never
+      expect "after 4.5-10 s (the HELLO timeout is 5 s), took $(secs "$WAITED") s" between "$WAITED" 4500000 10000000
     else
-      expect "the server's log names the silent client within 9 s (took $(secs "$WAITED") s)" false
+      expect "the server's log names the silent client within 12 s (took $(secs "$WAITED") s)" false
     fi
     rc=0
     read -r -t 3 -N 65536 -u 6 line 2>/dev/null || rc=$?
@@ -494,7 +555,8 @@ case_stray_client() {
   expect "one message each way" \
     eval 'has "$WORK/$t.client" "client: recv \"server message\"" && has "$WORK/$t.server" "server: recv \"client message\""'
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
-  expect "the real client passed within 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+  # the strays left the listener serving: no hang
+  expect "the real client passed within $(secs $PROGRAM_US) s, took $(secs "$C_US") s" between "$C_US" 0 $PROGRAM_US
 }
 
 case_no_listener() {
@@ -504,12 +566,13 @@ case_no_listener() {
   st=$(event_status "$WORK/$t.client" REJECTED)
   expect "the client printed REJECTED status 8, got '${st}'" [ "$st" = 8 ]
   expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-  expect "at once: under 2 s, took $(secs "$C_US") s" between "$C_US" 0 2000000
+  # refused at once (connection refused), not after the 10 s answer timeout
+  expect "at once: under $(secs $ANSWER_US) s, took $(secs "$C_US") s" between "$C_US" 0 $ANSWER_US
   expect "the client's log: nobody listens at $MGMT_IP0:$port (connection refused)" has "$WORK/$t.client.qpcm.log" "nobody listens at $MGMT_IP0:$port (connection refused)"
 }
 
 case_validator_reject() {
-  local t=validator_reject port=7215 st
+  local t=validator_reject port=7215
   SERVER_MAP="$MGMT_IP0=$QPC_DEV0:1:0"
   echo "   $QPC_DEV0 port 1 GID 0: $(cat "/sys/class/infiniband/$QPC_DEV0/ports/1/gids/0" 2>/dev/null) ($(cat "/sys/class/infiniband/$QPC_DEV0/ports/1/gid_attrs/types/0" 2>/dev/null))"
   listening_server $t $port 30 -t 15 -d "server" || { SERVER_MAP=; return; }
@@ -517,13 +580,7 @@ case_validator_reject() {
   client_words $t $port -d "client" -t 15
   run_client $t 30 "${WORDS[@]}"
   wait_server
-  st=$(event_status "$WORK/$t.client" REJECTED)
-  expect "the client printed REJECTED status 28, got '${st}'" [ "$st" = 28 ]
-  st=$(event_status "$WORK/$t.server" REJECTED)
-  expect "the server's id got REJECTED status 28, got '${st}'" [ "$st" = 28 ]
-  expect "neither printed ESTABLISHED" eval '! has "$WORK/$t.client" ESTABLISHED && ! has "$WORK/$t.server" ESTABLISHED'
-  expect "both exit 3 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 3.3 ]
-  expect "under 5 s, took $(secs "$C_US") s" between "$C_US" 0 5000000
+  refused_before_modify $t "validator: .*gid-family-mismatch"
   expect "the server's log: 'validator: ' ... gid-family-mismatch" has_re "$WORK/$t.server.qpcm.log" "validator: .*gid-family-mismatch"
   expect "the client's log names the rule gid-family-mismatch" has "$WORK/$t.client.qpcm.log" "gid-family-mismatch"
 }
@@ -535,6 +592,7 @@ case_unsupported() {
   run_client $t 30 "${PRE[@]}" mckey -m 239.1.1.1 -b "$MGMT_IP0" -C 1
   echo "   mckey said: $(head -n 5 "$WORK/$t.client" | tr '\n' '|')"
   expect "mckey fails (non-zero, not killed by a signal 129-159, not the 124 timeout), got $C_RC" eval '((C_RC != 0 && C_RC != 124 && C_RC != 137 && (C_RC < 129 || C_RC > 159)))'
+  # no hang: the refusal ends mckey (run_client's limit is 30 s)
   expect "within 15 s, took $(secs "$C_US") s" between "$C_US" 0 15000000
   # mckey of rdma-core 44 joins with rdma_join_multicast_ex (its -m path):
   # either name is the unsupported multicast join
@@ -592,7 +650,7 @@ case_psk() {
       same) port=7216 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$ka") ;;
       server_only) port=7217 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=() ;;
       client_only) port=7218 SERVER_OPTS=() CLIENT_OPTS=(--psk-file "$ka") ;;
-      different) port=7220 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$kb") ;;
+      different) port=7224 SERVER_OPTS=(--psk-file "$ka") CLIENT_OPTS=(--psk-file "$kb") ;;
     esac
     listening_server "$tag" $port 40 -t 20 -d "server" || continue
     client_words "$tag" $port -d "client" -t 15
@@ -602,7 +660,8 @@ case_psk() {
       wait_server
       expect "same key: ESTABLISHED on both, both exit 0 (server $S_RC, client $C_RC)" \
         eval '[ "$S_RC.$C_RC" = 0.0 ] && has "$WORK/$tag.client" "client: event RDMA_CM_EVENT_ESTABLISHED status 0" && has "$WORK/$tag.server" "server: event RDMA_CM_EVENT_ESTABLISHED status 0"'
-      expect "within 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+      # no hang
+      expect "within $(secs $PROGRAM_US) s, took $(secs "$C_US") s" between "$C_US" 0 $PROGRAM_US
       continue
     fi
     # the server's library may log a moment after the client is done
@@ -626,7 +685,8 @@ case_psk() {
     st=$(event_status "$WORK/$tag.client" UNREACHABLE)
     expect "the client printed UNREACHABLE with a negative status, got '${st}'" eval '[[ $st == -* ]]'
     expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-    expect "within 6 s, took $(secs "$C_US") s" between "$C_US" 0 6000000
+    # refused at the key check, not after the 10 s answer timeout
+    expect "within $(secs $ANSWER_US) s, took $(secs "$C_US") s" between "$C_US" 0 $ANSWER_US
     expect "the server's program saw no event" hasnt "$WORK/$tag.server" "event RDMA_CM_EVENT"
     kill -TERM "$SPID" 2>/dev/null
     wait_server
@@ -636,8 +696,8 @@ case_psk() {
 }
 
 # refused_before_modify TAG RULE_RE: the pair of TAG was refused by the
-# validator on both sides (REJECTED 28, exit 3, no ESTABLISHED) within 10 s,
-# and the log of the side that found it names RULE_RE.
+# validator on both sides (REJECTED 28, exit 3, no ESTABLISHED) within
+# ANSWER_US, and the log of the side that found it names RULE_RE.
 refused_before_modify() {
   local t=$1 rule=$2 st
   st=$(event_status "$WORK/$t.client" REJECTED)
@@ -646,9 +706,9 @@ refused_before_modify() {
   expect "the server's id got REJECTED status 28, got '${st}'" [ "$st" = 28 ]
   expect "neither printed ESTABLISHED" eval '! has "$WORK/$t.client" ESTABLISHED && ! has "$WORK/$t.server" ESTABLISHED'
   expect "both exit 3 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 3.3 ]
-  # The bound: named at the exchange, not after a transport timeout (the
-  # old behaviour: a hang until killed).
-  expect "under 10 s, took $(secs "$C_US") s" between "$C_US" 0 10000000
+  # Refused at the exchange (REJ), not after the answer timeout (and not
+  # the old behaviour: connected, then a hang until killed).
+  expect "under $(secs $ANSWER_US) s, took $(secs "$C_US") s" between "$C_US" 0 $ANSWER_US
   expect "a log names /$rule/" eval 'has_re "$WORK/$t.client.qpcm.log" "$rule" || has_re "$WORK/$t.server.qpcm.log" "$rule"'
 }
 
@@ -713,13 +773,16 @@ mgmt_net_up || die "management network"
 [[ " ${CASES[*]} " == *" native_peer "* ]] && native_peer_server
 kernel_cm_off || die "kernel CM"
 check_no_qps "before the cases"
+# Each case framed for tools/lab/lab-group, under its CTest name: in one
+# boot, each case's test reports its own output and status (docs/lab.md).
 for c in "${CASES[@]}"; do
   ct=$(now)
-  echo
+  echo "qpc-case: begin lab_rdmacm_fail_$c"
   note "case $c"
   "case_$c"
   finish_case "$c"
   echo "   case $c took $(since "$ct") s"
+  echo "qpc-case: end lab_rdmacm_fail_$c $CASE_STATUS"
 done
 echo "total $(since "$T0") s"
 if ((fail)); then

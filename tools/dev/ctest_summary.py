@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-label counts of a CTest run, for tools/dev/test.sh.
+"""Per-label counts and times of a CTest run, for tools/dev/test.sh.
 
 Usage: ctest_summary.py [--fail-on-skip] BUILD_DIR JUNIT_XML [BUILD_DIR JUNIT_XML ...]
 
@@ -15,6 +15,13 @@ in both; a test without one under "(none)") and a total row:
   skipped   SKIP_RETURN_CODE (77) or SKIP_REGULAR_EXPRESSION (a gtest case
             that called GTEST_SKIP): ran, proved nothing
   disabled  DISABLED tests (gtest's DISABLED_ measurements), never started
+  time      the sum of the tests' own times (the JUnit `time` of each
+            testcase, as CTest measured it: a lab test's includes its boot
+            and any wait for another user's VM), as minutes and seconds
+
+A test with two labels counts in both rows, so the rows add up to more than
+the total. Under `ctest -j N` the total time is more than the wall time of the
+run (test.sh prints that too).
 
 Exit status: 0; 1 with --fail-on-skip when a test was skipped (test.sh
 under CI=true or QPCONNECT_LAB_REQUIRED=1, where a skip proves nothing); 2
@@ -60,6 +67,20 @@ def outcome(case):
     return "failed"
 
 
+def seconds_of(case):
+    """A testcase's `time` attribute in seconds; 0 if absent or unreadable."""
+    try:
+        return max(0.0, float(case.get("time", "0")))
+    except ValueError:
+        return 0.0
+
+
+def clock(seconds):
+    """1234.5 -> '20m34.5s': minutes and seconds, to one decimal."""
+    tenths = round(seconds * 10)
+    return f"{tenths // 600}m{tenths % 600 / 10:04.1f}s"
+
+
 def main(argv):
     fail_on_skip = len(argv) > 1 and argv[1] == "--fail-on-skip"
     if fail_on_skip:
@@ -69,6 +90,8 @@ def main(argv):
         return 2
     rows = defaultdict(lambda: dict.fromkeys(COLUMNS, 0))
     total = dict.fromkeys(COLUMNS, 0)
+    times = defaultdict(float)
+    total_time = 0.0
     for build_dir, junit in zip(argv[1::2], argv[2::2]):
         try:
             labels = labels_of(build_dir)
@@ -77,16 +100,22 @@ def main(argv):
             print(f"ctest_summary: cannot read the results of {build_dir}: {e}", file=sys.stderr)
             return 3
         for case in cases:
-            kind = outcome(case)
-            for row in [rows[label] for label in labels.get(case.get("name"), ["(none)"])] + [total]:
+            kind, took = outcome(case), seconds_of(case)
+            names = labels.get(case.get("name"), ["(none)"])
+            total_time += took
+            for label in names:
+                times[label] += took
+            for row in [rows[label] for label in names] + [total]:
                 row[kind] += 1
                 if kind in ("passed", "failed"):
                     row["run"] += 1
     width = max([len("label"), len("total")] + [len(label) for label in rows])
-    print(f"{'label':<{width}}  " + "  ".join(f"{c:>8}" for c in COLUMNS))
+    print(f"{'label':<{width}}  " + "  ".join(f"{c:>8}" for c in COLUMNS) + f"  {'time':>10}")
     for label in sorted(rows):
-        print(f"{label:<{width}}  " + "  ".join(f"{rows[label][c]:>8}" for c in COLUMNS))
-    print(f"{'total':<{width}}  " + "  ".join(f"{total[c]:>8}" for c in COLUMNS))
+        print(f"{label:<{width}}  " + "  ".join(f"{rows[label][c]:>8}" for c in COLUMNS) +
+              f"  {clock(times[label]):>10}")
+    print(f"{'total':<{width}}  " + "  ".join(f"{total[c]:>8}" for c in COLUMNS) +
+          f"  {clock(total_time):>10}")
     if fail_on_skip and total["skipped"]:
         print(f"ctest_summary: {total['skipped']} test(s) skipped where no skip is allowed",
               file=sys.stderr)
