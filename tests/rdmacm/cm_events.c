@@ -238,8 +238,10 @@ struct conn {
   struct ibv_cq* cq;
   struct ibv_mr* mr;
   struct ibv_ah* ah;
-  char buf[2][GRH_SIZE + MSG_SIZE]; /* [0] receive (GRH first for UD), [1] send */
+  /* [0] receive (GRH first for UD), [1] send, [2] the RC server's "bye" */
+  char buf[3][GRH_SIZE + MSG_SIZE];
   int has_qp;
+  unsigned seen; /* completions polled and not yet awaited (wr_id bits) */
 };
 
 static int conn_setup(struct conn* c, struct rdma_cm_id* id) {
@@ -254,7 +256,7 @@ static int conn_setup(struct conn* c, struct rdma_cm_id* id) {
   memset(&attr, 0, sizeof attr);
   attr.send_cq = attr.recv_cq = c->cq;
   attr.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC;
-  attr.cap.max_send_wr = attr.cap.max_recv_wr = 2;
+  attr.cap.max_send_wr = attr.cap.max_recv_wr = 3;
   attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
   attr.sq_sig_all = 1;
   if (rdma_create_qp(id, c->pd, &attr))
@@ -284,6 +286,16 @@ static int post_recv(struct conn* c) {
   return 0;
 }
 
+/* RC client: a receive for the server's "bye" (wr_id 4), which the server
+ * sends once its own message was acknowledged. */
+static int post_recv_bye(struct conn* c) {
+  struct ibv_sge sge = {.addr = (uintptr_t)c->buf[2], .length = MSG_SIZE, .lkey = c->mr->lkey};
+  struct ibv_recv_wr wr = {.wr_id = 4, .sg_list = &sge, .num_sge = 1}, *bad;
+  if (ibv_post_recv(c->id->qp, &wr, &bad))
+    return say("ibv_post_recv failed: %s", strerror(errno)), EXIT_SETUP;
+  return 0;
+}
+
 static int post_send(struct conn* c, const char* text, uint32_t remote_qpn, uint32_t qkey) {
   struct ibv_sge sge = {.addr = (uintptr_t)c->buf[1], .length = MSG_SIZE, .lkey = c->mr->lkey};
   struct ibv_send_wr wr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND}, *bad;
@@ -299,31 +311,33 @@ static int post_send(struct conn* c, const char* text, uint32_t remote_qpn, uint
   return 0;
 }
 
-/* Polls (bounded) until the completions in `want` (bit 1 receive, bit 2 send)
- * have all arrived; prints only a failure. */
+/* Polls (bounded) until the completions in `want` (bit 1 receive, bit 2
+ * send, bit 4 the RC server's "bye") have all arrived, counting those an
+ * earlier wait polled and did not want; prints only a failure. */
 static int await_completions(struct conn* c, unsigned want, struct ibv_wc* recv_wc) {
   double deadline = now_s() + timeout_s;
-  unsigned seen = 0;
   struct ibv_wc wc;
-  while ((seen & want) != want) {
+  while ((c->seen & want) != want) {
     int n = ibv_poll_cq(c->cq, 1, &wc);
     if (n < 0) return say("ibv_poll_cq failed"), EXIT_SETUP;
     if (n == 1) {
       if (wc.status != IBV_WC_SUCCESS) {
         say("completion error: %s (wr %s)", ibv_wc_status_str(wc.status),
-            wc.wr_id == 1 ? "recv" : "send");
+            wc.wr_id == 2 ? "send" : "recv");
         return EXIT_SETUP;
       }
-      seen |= (unsigned)wc.wr_id;
+      c->seen |= (unsigned)wc.wr_id;
       if (wc.wr_id == 1 && recv_wc) *recv_wc = wc;
       continue;
     }
     if (now_s() > deadline) {
-      say("timeout: no %s completion within %d s", (want & ~seen) & 1 ? "recv" : "send", timeout_s);
+      say("timeout: no %s completion within %d s", (want & ~c->seen) & 2 ? "send" : "recv",
+          timeout_s);
       return EXIT_TIMEOUT;
     }
     usleep(200);
   }
+  c->seen &= ~want; /* taken: a later wait for the same kind waits anew */
   return 0;
 }
 
@@ -472,7 +486,15 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
     code = r;
     goto out;
   }
-  if ((r = post_send(&c, "server message", 0, 0)) || (r = wait_completions(&c, 3, NULL))) {
+  /* Then "bye", once our message was acknowledged (its send completed), and
+   * not waited for: the client disconnects only once it has it, so that its
+   * QP never moves to ERROR while our message still waits for its ACK (under
+   * load rxe lost that ACK now and then: "transport retry counter exceeded"
+   * on our send though the client had the message, lab_rdmacm_fail_psk and
+   * unanswered_dreq). "bye"'s own ACK may be lost the same way: nothing
+   * polls for it. Prints nothing. */
+  if ((r = post_send(&c, "server message", 0, 0)) || (r = wait_completions(&c, 3, NULL)) ||
+      (r = post_send(&c, "bye", 0, 0))) {
     code = r;
     goto out;
   }
@@ -566,7 +588,7 @@ static int run_client(const char* bind_addr, const char* server, const char* por
     code = r;
     goto out;
   }
-  if ((r = conn_setup(&c, id)) || (r = post_recv(&c))) {
+  if ((r = conn_setup(&c, id)) || (r = post_recv(&c)) || (!ud && (r = post_recv_bye(&c)))) {
     code = r;
     goto out;
   }
@@ -622,6 +644,12 @@ static int run_client(const char* bind_addr, const char* server, const char* por
       goto out;
     }
     print_completions(&c, 3);
+    /* The server's "bye": its message was acknowledged, our QP may go to
+     * ERROR now. Prints nothing. */
+    if ((r = await_completions(&c, 4, NULL))) {
+      code = r;
+      goto out;
+    }
   }
   if (connected) {
     if (rdma_disconnect(id)) {
