@@ -44,16 +44,6 @@ asio::io_context& EngineIo() {
 
 namespace {
 
-// A/B switch while measuring (issue 38): QPCM_WRITE=direct writes a message
-// from the thread that sends it when the link is idle.
-bool DirectWrite() {
-  static const bool direct = [] {
-    const char* w = std::getenv("QPCM_WRITE");
-    return w != nullptr && std::string(w) == "direct";
-  }();
-  return direct;
-}
-
 tcp::endpoint ToEndpoint(const sockaddr* addr) {
   tcp::endpoint ep;
   std::memcpy(ep.data(), addr, AddressLength(addr));
@@ -221,23 +211,10 @@ void Link::Send(const Message& msg) {
   // Not yet connected (Start writes it), or the engine is writing (it takes
   // the outbox when done): nothing more to do.
   if (!connected_ || writing_) return;
-  if (DirectWrite() && WriteNowLocked()) return;
   writing_ = true;
   asio::post(EngineIo(), [self = shared_from_this()] { self->WriteNext(); });
 }
 
-bool Link::WriteNowLocked() {
-  if (!hello_written_ || !session_->CanSend()) return false;
-  if (!FillWireLocked()) return false;  // the engine says why
-  while (!wire_.empty()) {
-    ssize_t n =
-        ::send(socket_.native_handle(), wire_.data(), wire_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;  // full, or broken: the engine writes or fails it
-    wire_.erase(0, static_cast<size_t>(n));
-  }
-  return true;
-}
 
 void Link::Close() {
   asio::post(EngineIo(), [self = shared_from_this()] {
@@ -337,20 +314,11 @@ Link::Taken Link::TakeFrames() {
     std::string_view rest(inbox_.data() + inbox_at_, inbox_.size() - inbox_at_);
     if (taken == kFramesPerTurn) {
       // More only if another whole frame waits (a bad one fails next turn).
-      auto whole = [&] {
-        MutexGuard out(out_mu_);
-        return session_->WholeFrameBytes(rest);
-      }();
+      auto whole = session_->WholeFrameBytes(rest);
       if (whole && *whole == 0) break;
       return Taken::kMore;
     }
-    // The session is one thread's at a time: a sending thread appends to it
-    // under out_mu_ (Send), so it is taken from under out_mu_ too; what a
-    // message means is decided outside it.
-    auto in = [&] {
-      MutexGuard out(out_mu_);
-      return session_->Take(rest);
-    }();
+    auto in = session_->Take(rest);
     if (!in) {
       Refused(in.error(), rest);
       return Taken::kFailed;

@@ -124,11 +124,6 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
   // confirm, then (once the session can send) every queued body as a
   // message. An error if one cannot be sealed. REQUIRES: out_mu_ held.
   Result<void> FillWireLocked() QPCM_REQUIRES(out_mu_);
-  // The link idle and its session able to send: what the outbox holds goes
-  // out now from the calling thread (a non-blocking send). False when the
-  // engine must take over (the socket full or broken, the hello not yet
-  // out): what was not sent stays in wire_ or the outbox.
-  bool WriteNowLocked() QPCM_REQUIRES(out_mu_);
   void Fail(const LinkFailure& failure);
   // The peer proved itself (its hello; with a key, its confirm).
   bool Proved() const { return session_ && session_->Established(); }

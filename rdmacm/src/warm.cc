@@ -209,10 +209,7 @@ void WarmUpOnce() {
       real.reset();
       guard.unlock();
       Rehearse(port, "this process's port", true);
-      // A/B switch while measuring (issue 38): QPCM_WARM_DEVICE=0 skips it.
-      const char* dev = std::getenv("QPCM_WARM_DEVICE");
-      const bool on_device = dev == nullptr || std::string(dev) != "0";
-      if (ctx != nullptr && on_device && !stop) RehearseOnDevice(*ctx, port);
+      if (ctx != nullptr && !stop) RehearseOnDevice(*ctx, port);
     });
     std::atexit(JoinAtExit);
   });
