@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -279,10 +278,8 @@ Step DialAndSendReq(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(libr
   req.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
   std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
   req.private_data.assign(pdata);
-  // The link the route's resolution dialed, unless it failed meanwhile.
-  if (!id->link || id->link->failed())
-    id->link = env.host.Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr,
-                             env.answer_timeout);
+  id->link =
+      env.host.Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, env.answer_timeout);
   PutBase(req, id, **base, *id->link);
   QPCM_DEBUG_LINE("connect: dialed id " + std::to_string(id->handle));
   id->connect_started = env.clock.Now();
@@ -454,14 +451,6 @@ Step Run(CmEnv& env, Id* id, const CmRow& row, const CmCause& cause) QPCM_REQUIR
       Post(id, RDMA_CM_EVENT_ADDR_RESOLVED);
       return Done();
     case CmAction::kPostRouteResolved:
-      // The link to the peer's listener is dialed now rather than at
-      // rdma_connect: its TCP handshake and hellos run while the program
-      // creates its QP, and the REQ finds it up (a thousand ids on one link
-      // dial it once). A failure to reach the peer comes at the connect, as
-      // before: a link that failed meanwhile is let go and dialed again there.
-      if (const char* e = std::getenv("QPCM_EARLY_DIAL"); e == nullptr || e[0] != '0')  // A/B, temporary
-        id->link = env.host.Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr,
-                                 env.answer_timeout);
       Post(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
       return Done();
     case CmAction::kDialAndSendReq:

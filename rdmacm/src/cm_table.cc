@@ -165,7 +165,7 @@ std::string_view CmActionText(CmAction a) {
     case CmAction::kPostAddrResolved:
       return "ADDR_RESOLVED";
     case CmAction::kPostRouteResolved:
-      return "dial the link early, ROUTE_RESOLVED";
+      return "ROUTE_RESOLVED";
     case CmAction::kDialAndSendReq:
       return "describe, dial, REQ; the reply's deadline";
     case CmAction::kPostConnectRequest:

@@ -78,7 +78,7 @@ enum class CmAction : uint8_t {
   kNothing,                      // the state alone
   kLetGo,                        // the id lets go of its link
   kPostAddrResolved,             // ADDR_RESOLVED
-  kPostRouteResolved,            // the link dialed early; ROUTE_RESOLVED
+  kPostRouteResolved,            // ROUTE_RESOLVED
   kDialAndSendReq,               // describe, dial, REQ; the reply's deadline
   kPostConnectRequest,           // CONNECT_REQUEST; MRAs while the program holds it
   kValidateMoveSendRep,          // describe, validate, RTR, RTS, REP; the RTU's deadline
