@@ -82,6 +82,9 @@ constexpr std::array<const char*, kKeys> kLoses = {
     "ipv6 (ipv4 preferred when nothing else decides)",
     "not the GIDs the two sides picked alone"};
 
+// Marks a link-local pair ruled out by a routable one (named once known).
+constexpr const char* kLinkLocalRuledOut = "link-local";
+
 struct Candidate {
   const GidEntry* l;
   const GidEntry* r;
@@ -261,10 +264,7 @@ GidPairChoice ChooseGidPair(const GidPairInput& in) {
       } else if (std::string why = Incompatible(*l, *r); !why.empty()) {
         c.rejected = std::move(why);
       } else if (BothLinkLocal(*l, *r) && routable.first != nullptr) {
-        c.rejected =
-            "link-local: the descriptions cannot show both ports share a link, and a "
-            "routable pair exists (" +
-            GidToString(routable.first->gid) + " / " + GidToString(routable.second->gid) + ")";
+        c.rejected = kLinkLocalRuledOut;  // the routable pair named below
       }
       all.push_back(std::move(c));
     }
@@ -277,9 +277,21 @@ GidPairChoice ChooseGidPair(const GidPairInput& in) {
   for (const auto& c : all) {
     if (c.rejected.empty() && (best == nullptr || better(c, *best))) best = &c;
   }
+  // The routable pair that rules link-local out: the one taken, if any.
+  const std::string routable_text =
+      best != nullptr ? GidToString(best->l->gid) + " / " + GidToString(best->r->gid)
+      : routable.first != nullptr
+          ? GidToString(routable.first->gid) + " / " + GidToString(routable.second->gid)
+          : std::string();
   for (const auto& c : all) {
     if (&c == best) continue;
     GidPairVerdict v{*c.l, *c.r, c.rejected.empty(), c.rejected};
+    if (v.why == kLinkLocalRuledOut) {
+      v.why =
+          "link-local: the descriptions cannot show both ports share a link, and a routable "
+          "pair exists (" +
+          routable_text + ")";
+    }
     if (v.compatible) v.why = Loses(c, *best);
     out.others.push_back(std::move(v));
   }
