@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "device_map.h"
 #include "qpconnect/verbs/device_query.h"
 
 namespace qpconnect::rdmacm {
@@ -22,21 +23,25 @@ Result<Placement> PlaceAddressNow(const sockaddr* addr);
 
 namespace {
 
-// The netdev holding `addr`, or "" if none does.
+// The netdev holding `addr` (an Unmapped address), or "" if none does. An
+// IPv6 address with a scope id is looked for on that netdev first (a
+// link-local address may be on several: fe80::1%mgmt0).
 std::string NetdevOf(const sockaddr* addr) {
   ifaddrs* all = nullptr;
   if (getifaddrs(&all) != 0) return "";
+  const uint32_t scope = ScopeOf(addr);
   std::string name;
-  for (ifaddrs* i = all; i != nullptr && name.empty(); i = i->ifa_next) {
+  for (ifaddrs* i = all; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != addr->sa_family) continue;
-    if (addr->sa_family == AF_INET &&
-        std::memcmp(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr,
-                    &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4) == 0)
+    sockaddr_storage held = Unmapped(i->ifa_addr);
+    if (addr->sa_family == AF_INET6)  // the scope is the netdev's, not the list's
+      reinterpret_cast<sockaddr_in6*>(&held)->sin6_scope_id = 0;
+    if (!SameAddress(reinterpret_cast<const sockaddr*>(&held), addr)) continue;
+    if (scope == 0 || if_nametoindex(i->ifa_name) == scope) {
       name = i->ifa_name;
-    if (addr->sa_family == AF_INET6 &&
-        std::memcmp(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr,
-                    &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16) == 0)
-      name = i->ifa_name;
+      break;
+    }
+    if (name.empty()) name = i->ifa_name;  // on another netdev than the scope says
   }
   freeifaddrs(all);
   return name;
@@ -99,34 +104,11 @@ std::optional<Placement> Named(const std::string& spec, const std::vector<Device
   return std::nullopt;
 }
 
-// 2. QPCM_DEVICES, then QPCM_CONFIG: the spec for `host`, and where it was found.
-std::optional<std::pair<std::string, std::string>> MappedSpec(const std::string& host) {
-  if (const char* env = std::getenv("QPCM_DEVICES"); env != nullptr && *env != '\0') {
-    std::stringstream list(env);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      auto eq = item.find('=');
-      if (eq != std::string::npos && item.substr(0, eq) == host)
-        return std::make_pair(item.substr(eq + 1), std::string("QPCM_DEVICES"));
-    }
-  }
-  if (const char* path = std::getenv("QPCM_CONFIG"); path != nullptr && *path != '\0') {
-    std::ifstream file(path);
-    std::string line;
-    while (std::getline(file, line)) {
-      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      std::stringstream words(line);
-      std::string addr, spec;
-      if (words >> addr >> spec && addr == host)
-        return std::make_pair(spec, std::string("QPCM_CONFIG (") + path + ")");
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
-Result<Placement> PlaceAddress(const sockaddr* addr) {
+Result<Placement> PlaceAddress(const sockaddr* given) {
+  const sockaddr_storage unmapped = Unmapped(given);
+  const auto* addr = reinterpret_cast<const sockaddr*>(&unmapped);
   // A placement holds for a second: a thousand ids resolving from one address
   // look it up once, and a GID or address change is seen soon after.
   struct Cached {
@@ -143,21 +125,23 @@ Result<Placement> PlaceAddress(const sockaddr* addr) {
   return placed;
 }
 
-Result<Placement> PlaceAddressNow(const sockaddr* addr) {
+Result<Placement> PlaceAddressNow(const sockaddr* given) {
   auto devices = Devices();
   if (!devices) return std::move(devices).error();
+  // ::ffff:a.b.c.d (a dual-stack listener's IPv4 peer) is a.b.c.d here.
+  const sockaddr_storage unmapped = Unmapped(given);
+  const auto* addr = reinterpret_cast<const sockaddr*>(&unmapped);
   std::string host = HostText(addr);
   std::string netdev = NetdevOf(addr);
   if (auto p = FromRoceGid(addr, netdev, **devices)) return *p;
 
-  if (auto mapped = MappedSpec(host)) {
+  if (auto hit = LookUpDeviceMap(addr, std::getenv("QPCM_DEVICES"), std::getenv("QPCM_CONFIG"))) {
     std::string why;
-    auto p = Named(mapped->first, **devices, why);
+    auto p = Named(hit->spec, **devices, why);
     if (!p)
-      return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device",
-                   mapped->second,
-                   mapped->second + " maps " + host + " to '" + mapped->first + "', but " + why);
-    p->how = host + ": " + mapped->second + " maps it to " + p->device->name + " port " +
+      return Error(ErrorCode::kNotFound, ENODEV, "map " + host + " to an RDMA device", hit->source,
+                   hit->source + " maps " + host + " to '" + hit->spec + "', but " + why);
+    p->how = host + ": " + hit->source + " maps it to " + p->device->name + " port " +
              std::to_string(p->port) +
              (p->gid_index ? " GID index " + std::to_string(*p->gid_index) : std::string());
     return *p;

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "link.h"
 #include "log.h"
+#include "ports.h"
 #include "qp.h"
 #include "state.h"
 #include "sync.h"
@@ -46,6 +47,34 @@ int Place(Id* id, const sockaddr* addr, const char* call) QPCM_REQUIRES(library_
   id->gid_index = placed->gid_index.value_or(kAutoGid);
   id->mapping = placed->how;
   return 0;
+}
+
+// Whether `id` may hold the port of `addr` beside the other ids of its port
+// space that hold one (ports.h: REUSEADDR and AFONLY as rdma_cm has them);
+// 0, or the errno with the reason logged. `reuseaddr`: false at rdma_listen.
+int CheckPort(Id* id, const sockaddr* addr, bool reuseaddr, const char* call)
+    QPCM_REQUIRES(library_mutex) {
+  std::vector<PortUser> others;
+  std::vector<const Id*> owners;
+  ForEachId([&](Id* other) QPCM_REQUIRES(library_mutex) {
+    if (other == id || !other->listener || other->pub.ps != id->pub.ps) return;
+    const sockaddr* bound = &other->pub.route.addr.src_addr;
+    others.push_back({bound, other->reuseaddr, EffectiveAfOnly(bound->sa_family, other->afonly),
+                      other->state == IdState::kListening});
+    owners.push_back(other);
+  });
+  const PortUser self{addr, id->reuseaddr, EffectiveAfOnly(addr->sa_family, id->afonly), false};
+  size_t with = 0;
+  const int err = PortConflict(self, others, reuseaddr, &with);
+  if (err == 0) return 0;
+  const PortUser& other = others[with];
+  auto yes = [](bool b) { return b ? "set" : "not set"; };
+  return Fail(err, std::string(call) + ": " + AddressText(addr) + ": port " +
+                       std::to_string(PortOf(addr)) + " is held by an id " +
+                       (other.listening ? "listening on " : "bound to ") + AddressText(other.addr) +
+                       " (REUSEADDR " + yes(self.reuseaddr) + " here, " + yes(other.reuseaddr) +
+                       " there; AFONLY " + yes(self.afonly) + " here, " + yes(other.afonly) +
+                       " there: rdma_cm's port rules, docs/rdmacm.md#addresses)");
 }
 
 // The source address the kernel would use to reach `dst` (a UDP socket's
@@ -238,7 +267,8 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   // EADDRINUSE comes from rdma_bind_addr as natively. Port 0 takes no socket
   // (a thousand bound active ids hold no descriptor); rdma_listen picks one.
   if (PortOf(addr) != 0) {
-    auto listener = Listener::Bind(addr, id->reuseaddr);
+    if (CheckPort(id, addr, id->reuseaddr, "rdma_bind_addr") != 0) return -1;
+    auto listener = Listener::Bind(addr, id->afonly);
     if (!listener)
       return Fail(listener.error().sys_errno, "rdma_bind_addr: " + listener.error().ToString());
     id->listener = *listener;
@@ -322,11 +352,17 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
       any.sin_family = AF_INET;
       std::memcpy(&id->pub.route.addr.src_storage, &any, sizeof any);
     }
-    auto listener = Listener::Bind(&id->pub.route.addr.src_addr, id->reuseaddr);
+    auto listener = Listener::Bind(&id->pub.route.addr.src_addr, id->afonly);
     if (!listener)
       return Fail(listener.error().sys_errno, "rdma_listen: " + listener.error().ToString());
     id->listener = *listener;
     SetPort(&id->pub.route.addr.src_addr, id->listener->port());
+  }
+  // A listening id shares its port with nobody (rdma_cm checks it again
+  // here for an id bound with REUSEADDR, and then clears the option).
+  if (id->reuseaddr) {
+    if (CheckPort(id, &id->pub.route.addr.src_addr, false, "rdma_listen") != 0) return -1;
+    id->reuseaddr = false;
   }
   if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
@@ -436,13 +472,22 @@ int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, siz
           return Fail(EINVAL, "rdma_set_option TOS: a uint8_t is needed");
         id->tos = *static_cast<uint8_t*>(optval);
         return 0;
-      case RDMA_OPTION_ID_REUSEADDR:
+      case RDMA_OPTION_ID_REUSEADDR: {
         if (optlen != sizeof(int))
           return Fail(EINVAL, "rdma_set_option REUSEADDR: an int is needed");
-        id->reuseaddr = *static_cast<int*>(optval) != 0;
+        // As rdma_cm: set on an id that does not listen, cleared only while idle.
+        const bool reuse = *static_cast<int*>(optval) != 0;
+        if (!((reuse && id->state != IdState::kListening) || id->state == IdState::kIdle))
+          return Fail(EINVAL, "rdma_set_option REUSEADDR: the id listens or is past its bind");
+        id->reuseaddr = reuse;
         return 0;
+      }
       case RDMA_OPTION_ID_AFONLY:
         if (optlen != sizeof(int)) return Fail(EINVAL, "rdma_set_option AFONLY: an int is needed");
+        // As rdma_cm: before the id listens or resolves (idle or bound).
+        if (id->state != IdState::kIdle && id->state != IdState::kBound)
+          return Fail(EINVAL, "rdma_set_option AFONLY: the id is past its bind");
+        id->afonly = *static_cast<int*>(optval) != 0;
         return 0;
       case RDMA_OPTION_ID_ACK_TIMEOUT:
         if (optlen != sizeof(uint8_t))

@@ -13,6 +13,7 @@
 #include "cm_machine.h"
 #include "log.h"
 #include "overdue.h"
+#include "ports.h"
 #include "qpconnect/oob/codec.h"
 #include "sockaddr.h"
 
@@ -21,28 +22,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The id listening where `local` was reached: the same port, and the same
-// address or a wildcard one. A listening id's address holds its TCP port
-// (rdma_bind_addr's, or the one rdma_listen picked).
+// The id listening where `local` was reached (ports.h's ListenerMatch): the
+// same port, and the same address (any spelling: a dual-stack socket's
+// ::ffff:a.b.c.d is a.b.c.d) or a wildcard that takes its family; a specific
+// address wins over a wildcard, and among wildcards the one of the request's
+// own family. A listening id's address holds its TCP port (rdma_bind_addr's,
+// or the one rdma_listen picked).
 Id* FindListener(const sockaddr_storage& local) QPCM_REQUIRES(library_mutex) {
   const auto* addr = reinterpret_cast<const sockaddr*>(&local);
+  const int family = Unmapped(addr).ss_family;
   Id* found = nullptr;
+  int best = 0;
   ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
     if (id->state != IdState::kListening) return;
     const sockaddr* bound = &id->pub.route.addr.src_addr;
-    if (PortOf(bound) != PortOf(addr)) return;
-    if (IsWildcard(bound)) {
-      if (found == nullptr) found = id;
-      return;
+    int match = ListenerMatch(bound, EffectiveAfOnly(bound->sa_family, id->afonly), addr);
+    if (match == 0) return;
+    match = match * 2 + (bound->sa_family == family ? 1 : 0);
+    if (match > best) {
+      best = match;
+      found = id;
     }
-    bool same =
-        bound->sa_family == addr->sa_family &&
-        (addr->sa_family == AF_INET
-             ? std::memcmp(&reinterpret_cast<const sockaddr_in*>(bound)->sin_addr,
-                           &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4) == 0
-             : std::memcmp(&reinterpret_cast<const sockaddr_in6*>(bound)->sin6_addr,
-                           &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16) == 0);
-    if (same) found = id;  // a specific address wins over a wildcard
   });
   return found;
 }
@@ -155,7 +155,10 @@ void DispatchRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Mess
   id->pub.port_num = book.placement->port;
   id->gid_index = book.placement->gid_index.value_or(kAutoGid);
   id->mapping = book.placement->how;
-  std::memcpy(&id->pub.route.addr.src_storage, &link->local(), sizeof(sockaddr_storage));
+  // An IPv4 client of a dual-stack listener: the new id's addresses are
+  // IPv4, as rdma_cm's (its REQ carries the client's IP version), not the
+  // socket's ::ffff:a.b.c.d. The listener keeps the program's spelling.
+  id->pub.route.addr.src_storage = Unmapped(reinterpret_cast<const sockaddr*>(&link->local()));
   std::memcpy(&id->pub.route.addr.dst_storage, &msg.src_addr, sizeof(sockaddr_storage));
   id->ep_qp_attr = listener->ep_qp_attr;
   id->link = link;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -423,13 +424,14 @@ void Link::Fail(const LinkFailure& failure) {
   OnLinkDown(shared_from_this(), failure);
 }
 
-Result<std::shared_ptr<Listener>> Listener::Bind(const sockaddr* addr, bool reuseaddr) {
+Result<std::shared_ptr<Listener>> Listener::Bind(const sockaddr* addr, std::optional<bool> v6only) {
   tcp::acceptor acceptor(EngineIo());
   tcp::endpoint ep = ToEndpoint(addr);
   boost::system::error_code ec;
   acceptor.open(ep.protocol(), ec);
   if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  (void)reuseaddr;  // TCP's own TIME_WAIT reuse is always wanted; rdma_cm's option is per id
+  if (!ec && v6only && addr->sa_family == AF_INET6)
+    acceptor.set_option(asio::ip::v6_only(*v6only), ec);
   if (!ec) acceptor.bind(ep, ec);
   if (ec)
     return Error(ErrorCode::kIo, ec.value(), "bind TCP " + AddressText(addr), "", ec.message());

@@ -166,8 +166,14 @@ class Link : public CmLink, public std::enable_shared_from_this<Link> {
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
   // Binds a TCP socket to `addr` (port 0: an ephemeral one) on the calling
-  // thread, so EADDRINUSE comes back from rdma_bind_addr as natively.
-  static Result<std::shared_ptr<Listener>> Bind(const sockaddr* addr, bool reuseaddr);
+  // thread, so EADDRINUSE comes back from rdma_bind_addr as natively. The
+  // socket always reuses addresses (a destroyed rdma_cm id's port is free at
+  // once, with no TIME_WAIT; which live ids may share a port is the
+  // library's rule, ports.h). `v6only`, for an IPv6 address: IPV6_V6ONLY
+  // set to it (rdma_set_option AFONLY); nullopt leaves the system's default
+  // (net.ipv6.bindv6only), as rdma_cm's does.
+  static Result<std::shared_ptr<Listener>> Bind(const sockaddr* addr,
+                                                std::optional<bool> v6only = std::nullopt);
   // Starts accepting.
   Result<void> Listen(int backlog);
   uint16_t port() const { return port_; }

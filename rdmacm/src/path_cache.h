@@ -48,6 +48,9 @@ class LibraryQpEnv final : public verbs::QpEnv {
   std::vector<NetdevInfo> ReadNetdevs(const std::vector<std::string>& names) override {
     return base().ReadNetdevs(names);
   }
+  std::vector<AddressPrefix> ReadAddressPrefixes(const std::vector<std::string>& names) override {
+    return base().ReadAddressPrefixes(names);
+  }
   // The facts for `query`, read again when the last reading is older than
   // kPathFactsTtl.
   std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override

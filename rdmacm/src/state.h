@@ -133,6 +133,7 @@ struct Id {
   std::optional<uint8_t> tos;
   std::optional<uint8_t> ack_timeout;
   bool reuseaddr = false;
+  std::optional<bool> afonly;  // rdma_set_option AFONLY; unset: the family's default (ports.h)
 
   // Listening, and what rdma_create_ep stored for rdma_get_request.
   std::shared_ptr<Listener> listener;

@@ -1,6 +1,7 @@
 #include "run.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -60,6 +61,21 @@ std::string Help() {
          "126 PROGRAM cannot be run, 127 PROGRAM not found.\n";
 }
 
+// Any numeric spelling the library reads (rdmacm/src/sockaddr.h's
+// ParseAddress): IPv4, IPv6 with or without brackets, a link-local scope
+// ("fe80::1%mgmt0", "fe80::1%3").
+bool IsNumericAddress(std::string addr) {
+  if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']')
+    addr = addr.substr(1, addr.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_flags = AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  if (addr.empty() || getaddrinfo(addr.c_str(), nullptr, &hints, &res) != 0) return false;
+  freeaddrinfo(res);
+  return true;
+}
+
 // "ADDR=DEV[:PORT[:GID]],...": each address numeric, each device named, each
 // port 1..255, each GID index 0..255.
 Result<void> CheckDeviceMap(const std::string& map) {
@@ -70,8 +86,7 @@ Result<void> CheckDeviceMap(const std::string& map) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       return Usage("--devices: '" + item + "' is not ADDR=DEV[:PORT]");
     std::string addr = item.substr(0, eq);
-    unsigned char buf[16];
-    if (inet_pton(AF_INET, addr.c_str(), buf) != 1 && inet_pton(AF_INET6, addr.c_str(), buf) != 1)
+    if (!IsNumericAddress(addr))
       return Usage("--devices: '" + addr + "' is not an IPv4 or IPv6 address");
     std::string dev = item.substr(eq + 1);
     if (auto colon = dev.find(':'); colon != std::string::npos) {

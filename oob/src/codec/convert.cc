@@ -46,6 +46,7 @@ void GidEntryToProto(const GidEntry& e, Form form, v1::GidEntry* out) {
   out->set_type(FromEnum<v1::GidType>(e.type));
   out->set_family(FromEnum<v1::GidFamily>(e.family));
   out->set_netdev(e.netdev);
+  out->set_prefix_length(e.prefix_len);
 }
 
 // Parses GID text, after holding it to the text rules (length, characters).
@@ -79,6 +80,8 @@ Result<GidEntry> GidEntryFromProto(const v1::GidEntry& m, const std::string& fie
   QPC_TRY(ToEnum(m.family(), &e.family, CheckGidFamily, field, ".family"));
   QPC_TRY(CheckText(m.netdev(), kMaxNetdevBytes, field + ".netdev"));
   e.netdev = m.netdev();
+  // Held to 32 (IPv4-mapped) or 128 with the other ranges (wire_ranges.cc).
+  QPC_TRY(Narrow(m.prefix_length(), &e.prefix_len, field, ".prefix_length", 0, 128));
   return e;
 }
 

@@ -55,6 +55,8 @@ Result<void> CheckGidEntry(const GidEntry& e, const std::string& field) {
   QPC_TRY(CheckGidType(static_cast<int64_t>(e.type), field + ".type"));
   QPC_TRY(CheckGidFamily(static_cast<int64_t>(e.family), field + ".family"));
   QPC_TRY(CheckText(e.netdev, kMaxNetdevBytes, field + ".netdev"));
+  // An IPv4-mapped GID's address is IPv4: at most 32 bits of prefix.
+  QPC_TRY(CheckRange(e.prefix_len, 0, IsIpv4MappedGid(e.gid) ? 32 : 128, field + ".prefix_length"));
   return Ok();
 }
 

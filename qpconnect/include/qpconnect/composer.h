@@ -6,7 +6,8 @@
 //
 //   Prepare(local)        before the description goes out (RoCE): an
 //                         automatically chosen GID joins the joint choice,
-//                         the netdevs behind the GID table are published
+//                         the netdevs behind the GID table and each GID's
+//                         prefix length (address_prefix.h) are published
 //   Agree(local, remote)  after the exchange: the joint GID pair written
 //                         into both descriptions (gid_pair.h), the SA's path
 //                         (ComposeOptions::path_source) or, on RoCE v2, the
@@ -140,7 +141,9 @@ class Composer {
   // Before `local` is published. RoCE: an automatically chosen GID joins the
   // joint choice (JoinGidChoice); the netdevs behind the GID table are
   // published (MAC, VLAN, MTU: the peer compares its neighbour entry with
-  // them) unless local.netdevs is already filled. Nothing else changes.
+  // them) unless local.netdevs is already filled, and each RoCE v2 GID's
+  // prefix length on its netdev (GidEntry::prefix_len, unless already set).
+  // Nothing else changes.
   void Prepare(EndpointInfo& local) const;
 
   // After the exchange: the joint GID pair (written into both), the path

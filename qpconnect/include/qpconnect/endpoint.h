@@ -80,6 +80,11 @@ struct GidEntry {
   GidType type = GidType::kUnspecified;
   GidFamily family = GidFamily::kUnspecified;
   std::string netdev;  // RoCE: the netdev the GID belongs to; may be empty
+  // RoCE v2: the prefix length of the GID's address on its netdev (IPv4
+  // 1..32, IPv6 1..128: "10.99.0.1/24"), published so that both sides of the
+  // joint GID choice see which pairs share a subnet (address_prefix.h); 0
+  // unknown (an older writer, a GID whose address the netdev no longer has).
+  uint8_t prefix_len = 0;
 
   friend bool operator==(const GidEntry&, const GidEntry&) = default;
 };

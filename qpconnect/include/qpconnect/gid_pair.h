@@ -8,15 +8,25 @@
 // same family and scope (link-local only with link-local). Link-local pairs
 // reach only the link both ports share, which the descriptions cannot show:
 // they are taken only when no routable pair exists at all (an address was
-// removed), never in place of one. Whether a routable address is reachable
-// (subnet, route) is not known from the descriptions either: it is assumed,
-// and the pair the out-of-band connection ran over is preferred.
+// removed), never in place of one.
 //
-// Among compatible pairs the best is, in order: the out-of-band connection's
-// two ends (the pair is exactly them), then its family; RoCE v2 over v1; routable over link-local;
-// IPv4 over IPv6 (as SelectGid); the pair both sides picked alone; then lower indices, the two
-// sides taken in an order both compute alike. Every step is symmetric in the two sides, so the
-// peer, computing from the swapped inputs, gets the same pair.
+// Among compatible pairs the best is, in order (issue 39):
+//   1. a pair known to reach: its two addresses share a subnet (each side
+//      publishes its GIDs' prefix lengths, GidEntry::prefix_len:
+//      address_prefix.h), or it is exactly the out-of-band connection's two
+//      ends (a route joined them); then a pair not known either way; last a
+//      pair in two different subnets (only a router joins them);
+//   2. the out-of-band connection's two ends, then its family, then a pair
+//      whose addresses' subnets hold its two ends;
+//   3. RoCE v2 over v1; routable over link-local; IPv4 over IPv6 (as
+//      SelectGid); the pair both sides picked alone; then lower indices, the
+//      two sides taken in an order both compute alike.
+// Every step is symmetric in the two sides, so the peer, computing from the
+// swapped inputs, gets the same pair. The subnets (1, and the subnets of 2)
+// decide only when both descriptions publish prefix lengths: a peer from
+// before issue 39 ranks without them, and both sides then compute its order.
+// Routes are not asked here: each side's kernel would answer for itself
+// (the two could differ), so they stay the validator's (rules_path.cc).
 //
 // A pinned GID (-g, GidChoice::kPinned) is kept: the pinned side's entry is
 // the only candidate on that side. Both pinned, or a side that does not take
@@ -50,7 +60,9 @@ struct GidPairVerdict {
   GidEntry local;
   GidEntry remote;
   bool compatible = false;  // false: rejected; true: compatible, ranked lower
-  std::string why;          // "types differ (roce-v1 / roce-v2)", "roce-v1 (v2 preferred)"
+  // "types differ (roce-v1 / roce-v2)", "ranked lower: roce-v1 (v2 preferred)",
+  // "ranked lower: in different subnets (10.88.0.2/24 and 10.99.0.1/24): ..."
+  std::string why;
 };
 
 enum class GidPairOutcome : uint8_t {

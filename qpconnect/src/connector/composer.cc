@@ -28,6 +28,23 @@ void PublishNetdevs(EndpointInfo& local, verbs::QpEnv& env) {
   if (!names.empty()) local.netdevs = env.ReadNetdevs(names);
 }
 
+// RoCE: the prefix length of each GID's address on its netdev, published so
+// that both sides' joint choice knows which pairs share a subnet
+// (address_prefix.h). Entries already carrying one keep it.
+void PublishPrefixes(EndpointInfo& local, verbs::QpEnv& env) {
+  if (local.port.link_layer != LinkLayer::kEthernet) return;
+  std::vector<std::string> names;
+  bool unknown = false;
+  for (const GidEntry& g : local.gid_table) {
+    if (g.type != GidType::kRoceV2 || g.prefix_len != 0) continue;
+    unknown = true;
+    if (!g.netdev.empty() && std::find(names.begin(), names.end(), g.netdev) == names.end()) {
+      names.push_back(g.netdev);
+    }
+  }
+  if (unknown) PublishPrefixLengths(local, env.ReadAddressPrefixes(names));
+}
+
 // RoCE v2: the path between the two GIDs in use. nullopt off RoCE v2 (v1 is
 // not routed) or without both GIDs.
 std::optional<RocePathQuery> PathQuery(const EndpointInfo& local, const EndpointInfo& remote) {
@@ -96,6 +113,7 @@ bool IsGidChanged(const Error& e) {
 void Composer::Prepare(EndpointInfo& local) const {
   JoinGidChoice(local);
   PublishNetdevs(local, *env_);
+  PublishPrefixes(local, *env_);
 }
 
 Result<Agreement> Composer::Agree(EndpointInfo& local, EndpointInfo& remote,

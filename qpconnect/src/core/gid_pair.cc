@@ -4,6 +4,8 @@
 #include <array>
 #include <tuple>
 
+#include "qpconnect/address_prefix.h"
+
 namespace qpconnect {
 namespace {
 
@@ -58,15 +60,30 @@ bool BothLinkLocal(const GidEntry& l, const GidEntry& r) {
 }
 
 // Ranking components, larger is better; each symmetric in the two sides.
-constexpr size_t kKeys = 6;
+enum RankKey : size_t {
+  kReach,       // one subnet, or the out-of-band connection's two ends
+  kOobPair,     // exactly the out-of-band connection's two ends
+  kOobFamily,   // the out-of-band connection's family
+  kOobSubnet,   // each address in the subnet of one of the out-of-band ends
+  kRoceV2,      // RoCE v2 over v1
+  kRoutable,    // routable over link-local
+  kIpv4,        // IPv4 over IPv6
+  kPickedAlone  // the GIDs the two sides picked alone
+};
+constexpr size_t kKeys = 8;
 using Key = std::array<int, kKeys>;
 constexpr std::array<const char*, kKeys> kLoses = {
+    "not in one subnet",  // replaced by the subnets' text (Loses)
     "not the out-of-band connection's two ends",
     "not the out-of-band connection's family",
+    "not in the out-of-band connection's subnets",
     "roce-v1 (v2 preferred)",
     "link-local (a routable pair preferred)",
     "ipv6 (ipv4 preferred when nothing else decides)",
     "not the GIDs the two sides picked alone"};
+
+// Marks a link-local pair ruled out by a routable one (named once known).
+constexpr const char* kLinkLocalRuledOut = "link-local";
 
 struct Candidate {
   const GidEntry* l;
@@ -84,19 +101,66 @@ int IsOobPair(const GidEntry& l, const GidEntry& r, const std::vector<Gid>& oob)
   return (l.gid == oob[0] && r.gid == oob[1]) || (l.gid == oob[1] && r.gid == oob[0]) ? 1 : 0;
 }
 
-Key Rank(const GidEntry& l, const GidEntry& r, const GidPairInput& in) {
+// 1 when each address's subnet holds one of the out-of-band connection's
+// two ends (the one side's, the other's): the pair runs where the exchange
+// ran. Symmetric: the same two ends, in either order.
+int InOobSubnets(const GidEntry& l, const GidEntry& r, const std::vector<Gid>& oob) {
+  if (oob.size() != 2) return 0;
+  auto in = [](const GidEntry& g, const Gid& a) { return InSubnet(g.gid, g.prefix_len, a); };
+  return (in(l, oob[0]) && in(r, oob[1])) || (in(l, oob[1]) && in(r, oob[0])) ? 1 : 0;
+}
+
+// Whether a description publishes its GIDs' prefix lengths (issue 39): the
+// subnets decide only when both do, so that a peer from before, which ranks
+// without them, computes the same pair.
+bool PublishesPrefixes(const EndpointInfo& e) {
+  return std::any_of(e.gid_table.begin(), e.gid_table.end(),
+                     [](const GidEntry& g) { return g.prefix_len != 0; });
+}
+
+Key Rank(const GidEntry& l, const GidEntry& r, const GidPairInput& in, bool subnets) {
   const std::optional<GidEntry>& ls = in.local->path.sgid;
   const std::optional<GidEntry>& rs = in.remote->path.sgid;
   const bool oob_family_known = !in.oob_addresses.empty();
   const GidFamily oob_family = oob_family_known
                                    ? FamilyOfGid(in.oob_addresses.front(), GidType::kRoceV2)
                                    : GidFamily::kUnspecified;
-  return {IsOobPair(l, r, in.oob_addresses),
+  const int oob_pair = IsOobPair(l, r, in.oob_addresses);
+  int reach = 1;  // not known
+  if (subnets && l.type == GidType::kRoceV2) {
+    switch (SubnetRelationOf(l, r)) {
+      case SubnetRelation::kShared:
+        reach = 2;
+        break;
+      case SubnetRelation::kApart:
+        reach = oob_pair ? 2 : 0;  // the exchange itself was routed between them
+        break;
+      case SubnetRelation::kUnknown:
+        break;
+    }
+  }
+  return {reach,
+          oob_pair,
           oob_family_known && Family(l) == oob_family ? 1 : 0,
+          subnets ? InOobSubnets(l, r, in.oob_addresses) : 0,
           l.type == GidType::kRoceV2 ? 1 : 0,
           IsLinkLocalGid(l.gid) ? 0 : 1,
           Family(l) == GidFamily::kIpv4 ? 1 : 0,
           (ls && ls->index == l.index ? 1 : 0) + (rs && rs->index == r.index ? 1 : 0)};
+}
+
+// Why `c` ranked below `best`: the first key that differs.
+std::string Loses(const Candidate& c, const Candidate& best) {
+  for (size_t k = 0; k < kKeys; ++k) {
+    if (c.key[k] == best.key[k]) continue;
+    if (k != kReach) return std::string("ranked lower: ") + kLoses[k];
+    const std::string two = AddressWithPrefix(*c.l) + " and " + AddressWithPrefix(*c.r);
+    return c.key[k] == 0 ? "ranked lower: in different subnets (" + two +
+                               "): only a router joins them, and a pair in one subnet exists"
+                         : "ranked lower: not known to share a subnet (" + two +
+                               "), and a pair in one subnet exists";
+  }
+  return "ranked lower: a pair of lower indices was taken";
 }
 
 std::string WhyChosen(const Candidate& c, bool link_local_only) {
@@ -106,12 +170,18 @@ std::string WhyChosen(const Candidate& c, bool link_local_only) {
         " link-local on both sides: no routable pair exists (the two ports are taken to "
         "share a link)";
   }
-  if (c.key[0] > 0) {
+  if (c.key[kReach] == 2 && !link_local_only &&
+      SubnetRelationOf(*c.l, *c.r) == SubnetRelation::kShared) {
+    why += "; in one subnet (" + AddressWithPrefix(*c.l) + " and " + AddressWithPrefix(*c.r) + ")";
+  }
+  if (c.key[kOobPair] > 0) {
     why += "; the out-of-band connection's two ends";
-  } else if (c.key[1] > 0) {
+  } else if (c.key[kOobSubnet] > 0) {
+    why += "; the out-of-band connection's family and subnets";
+  } else if (c.key[kOobFamily] > 0) {
     why += "; the out-of-band connection's family";
   }
-  if (c.key[5] == 2) why += "; the GIDs both sides picked alone";
+  if (c.key[kPickedAlone] == 2) why += "; the GIDs both sides picked alone";
   return why;
 }
 
@@ -180,10 +250,11 @@ GidPairChoice ChooseGidPair(const GidPairInput& in) {
   }();
 
   const bool local_first = LocalFirst(local, remote);
+  const bool subnets = PublishesPrefixes(local) && PublishesPrefixes(remote);
   std::vector<Candidate> all;
   for (const GidEntry* l : ls) {
     for (const GidEntry* r : rs) {
-      Candidate c{l, r, "", Rank(*l, *r, in), {}};
+      Candidate c{l, r, "", Rank(*l, *r, in, subnets), {}};
       c.order = local_first ? std::pair{int{l->index}, int{r->index}}
                             : std::pair{int{r->index}, int{l->index}};
       if (Pinned(local) && l->index != local.path.sgid->index) {
@@ -193,10 +264,7 @@ GidPairChoice ChooseGidPair(const GidPairInput& in) {
       } else if (std::string why = Incompatible(*l, *r); !why.empty()) {
         c.rejected = std::move(why);
       } else if (BothLinkLocal(*l, *r) && routable.first != nullptr) {
-        c.rejected =
-            "link-local: the descriptions cannot show both ports share a link, and a "
-            "routable pair exists (" +
-            GidToString(routable.first->gid) + " / " + GidToString(routable.second->gid) + ")";
+        c.rejected = kLinkLocalRuledOut;  // the routable pair named below
       }
       all.push_back(std::move(c));
     }
@@ -209,18 +277,22 @@ GidPairChoice ChooseGidPair(const GidPairInput& in) {
   for (const auto& c : all) {
     if (c.rejected.empty() && (best == nullptr || better(c, *best))) best = &c;
   }
+  // The routable pair that rules link-local out: the one taken, if any.
+  const std::string routable_text =
+      best != nullptr ? GidToString(best->l->gid) + " / " + GidToString(best->r->gid)
+      : routable.first != nullptr
+          ? GidToString(routable.first->gid) + " / " + GidToString(routable.second->gid)
+          : std::string();
   for (const auto& c : all) {
     if (&c == best) continue;
     GidPairVerdict v{*c.l, *c.r, c.rejected.empty(), c.rejected};
-    if (v.compatible) {
-      v.why = "ranked lower: a pair of lower indices was taken";
-      for (size_t k = 0; k < kKeys; ++k) {
-        if (c.key[k] != best->key[k]) {
-          v.why = std::string("ranked lower: ") + kLoses[k];
-          break;
-        }
-      }
+    if (v.why == kLinkLocalRuledOut) {
+      v.why =
+          "link-local: the descriptions cannot show both ports share a link, and a routable "
+          "pair exists (" +
+          routable_text + ")";
     }
+    if (v.compatible) v.why = Loses(c, *best);
     out.others.push_back(std::move(v));
   }
   if (best == nullptr) {

@@ -4,6 +4,7 @@
 
 #include "qpconnect/verbs/device_query.h"
 #include "qpconnect/verbs/kernel_path.h"
+#include "qpconnect/verbs/netdev_addresses.h"
 #include "qpconnect/verbs/port_counters.h"
 #include "qpconnect/verbs/verbs_error.h"
 
@@ -38,6 +39,9 @@ class VerbsQpEnv final : public QpEnv {
       if (auto n = ReadNetdev(name)) out.push_back(std::move(*n));
     }
     return out;
+  }
+  std::vector<AddressPrefix> ReadAddressPrefixes(const std::vector<std::string>& names) override {
+    return ReadNetdevAddresses(names);
   }
   std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override {
     return ReadKernelPath(query);

@@ -211,6 +211,142 @@ TEST(ApplyGidPair, WritesTheChosenPairIntoBothDescriptions) {
   EXPECT_EQ(GidToString(d.path.sgid->gid), "fe80::aff:fe63:2");
 }
 
+// Issue 39: subnets. An rxe-like side whose netdev holds `addrs` (IPv4
+// "a.b.c.d/len", in the order they were added: GID indices 1, 2, ...), the
+// first picked alone, every prefix published.
+EndpointInfo SubnetSide(int octet, uint64_t guid, std::vector<std::pair<std::string, int>> addrs) {
+  EndpointInfo e = Side(octet, guid);
+  e.gid_table.resize(1);
+  e.gid_table[0].prefix_len = 64;
+  uint16_t index = 1;
+  for (const auto& [addr, len] : addrs) {
+    GidEntry g = Entry(index++, ("::ffff:" + addr).c_str());
+    g.prefix_len = static_cast<uint8_t>(len);
+    e.gid_table.push_back(g);
+  }
+  e.path.sgid = e.gid_table[1];
+  return e;
+}
+
+// Both sides' choices from the same two descriptions: the same pair.
+void ExpectSymmetric(const GidPairChoice& ab, const GidPairChoice& ba) {
+  ASSERT_EQ(ab.outcome, GidPairOutcome::kChosen) << ab.why;
+  ASSERT_EQ(ba.outcome, GidPairOutcome::kChosen) << ba.why;
+  EXPECT_EQ(*ab.local, *ba.remote);
+  EXPECT_EQ(*ab.remote, *ba.local);
+  EXPECT_EQ(ab.others.size(), ba.others.size());
+}
+
+std::string WhyNot(const GidPairChoice& c, const std::string& local, const std::string& remote) {
+  for (const auto& v : c.others) {
+    if (GidToString(v.local.gid) == local && GidToString(v.remote.gid) == remote) return v.why;
+  }
+  return "(pair not listed)";
+}
+
+TEST(ChooseGidPair, ASecondarySubnetOnTheClientAddedFirstIsNotTaken) {
+  // The issue's case: the client's netdev got 10.88.0.2/24 before
+  // 10.99.0.2/24 and picked it alone; the server has 10.99.0.1/24 only.
+  EndpointInfo server = SubnetSide(1, 1, {{"10.99.0.1", 24}});
+  EndpointInfo client = SubnetSide(2, 2, {{"10.88.0.2", 24}, {"10.99.0.2", 24}});
+  // The out-of-band connection ran over lo between two local addresses.
+  const std::vector<Gid> oob = {*GidFromString("::ffff:10.99.0.1"),
+                                *GidFromString("::ffff:10.99.0.1")};
+  auto cs = Choose(client, server, oob);
+  auto sc = Choose(server, client, oob);
+  ExpectSymmetric(cs, sc);
+  EXPECT_EQ(GidToString(cs.local->gid), "::ffff:10.99.0.2");
+  EXPECT_EQ(GidToString(cs.remote->gid), "::ffff:10.99.0.1");
+  EXPECT_NE(cs.why.find("in one subnet (10.99.0.2/24 and 10.99.0.1/24)"), std::string::npos)
+      << cs.why;
+  EXPECT_EQ(WhyNot(cs, "::ffff:10.88.0.2", "::ffff:10.99.0.1"),
+            "ranked lower: in different subnets (10.88.0.2/24 and 10.99.0.1/24): only a router "
+            "joins them, and a pair in one subnet exists");
+  EXPECT_EQ(WhyNot(sc, "::ffff:10.99.0.1", "::ffff:10.88.0.2"),
+            "ranked lower: in different subnets (10.99.0.1/24 and 10.88.0.2/24): only a router "
+            "joins them, and a pair in one subnet exists");
+  auto f = GidPairFinding(cs);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->message.find("::ffff:10.88.0.2 / ::ffff:10.99.0.1: ranked lower: in different "
+                            "subnets"),
+            std::string::npos)
+      << f->message;
+}
+
+TEST(ChooseGidPair, ASecondarySubnetEitherSideBeforeOrAfterTheRightOne) {
+  const std::vector<std::pair<std::string, int>> right_server = {{"10.99.0.1", 24}};
+  const std::vector<std::pair<std::string, int>> right_client = {{"10.99.0.2", 24}};
+  struct Case {
+    std::vector<std::pair<std::string, int>> server, client;
+  } cases[] = {
+      {{{"10.88.0.1", 24}, {"10.99.0.1", 24}}, right_client},  // server, before
+      {{{"10.99.0.1", 24}, {"10.88.0.1", 24}}, right_client},  // server, after
+      {right_server, {{"10.99.0.2", 24}, {"10.88.0.2", 24}}},  // client, after
+      {{{"10.88.0.1", 24}, {"10.99.0.1", 24}}, {{"10.77.0.2", 24}, {"10.99.0.2", 24}}},
+  };
+  for (const Case& k : cases) {
+    EndpointInfo server = SubnetSide(1, 1, k.server), client = SubnetSide(2, 2, k.client);
+    for (const std::vector<Gid>& oob :
+         {std::vector<Gid>{}, std::vector<Gid>{*GidFromString("::ffff:10.77.0.2"),
+                                               *GidFromString("::ffff:10.77.0.1")}}) {
+      auto cs = Choose(client, server, oob);
+      auto sc = Choose(server, client, oob);
+      ExpectSymmetric(cs, sc);
+      EXPECT_EQ(GidToString(cs.local->gid), "::ffff:10.99.0.2") << cs.why;
+      EXPECT_EQ(GidToString(cs.remote->gid), "::ffff:10.99.0.1") << cs.why;
+    }
+  }
+}
+
+TEST(ChooseGidPair, WithoutThePeersPrefixesTheSubnetsDoNotDecide) {
+  // A peer from before issue 39 publishes no prefix length and ranks
+  // without subnets: so does this side, or the two would differ.
+  EndpointInfo server = SubnetSide(1, 1, {{"10.99.0.1", 24}});
+  EndpointInfo client = SubnetSide(2, 2, {{"10.88.0.2", 24}, {"10.99.0.2", 24}});
+  for (GidEntry& g : server.gid_table) g.prefix_len = 0;
+  server.path.sgid->prefix_len = 0;
+  auto cs = Choose(client, server);
+  auto sc = Choose(server, client);
+  ExpectSymmetric(cs, sc);
+  EXPECT_EQ(GidToString(cs.local->gid), "::ffff:10.88.0.2");  // picked alone, as before
+  EXPECT_EQ(WhyNot(cs, "::ffff:10.99.0.2", "::ffff:10.99.0.1"),
+            "ranked lower: not the GIDs the two sides picked alone");
+}
+
+TEST(ChooseGidPair, AmongSharedSubnetsTheOutOfBandSubnetsDecide) {
+  // Two subnets on both sides; the exchange ran between 10.88.0.x, which are
+  // not GIDs of these ports (another netdev in those subnets).
+  EndpointInfo server = SubnetSide(1, 1, {{"10.99.0.1", 24}, {"10.88.0.1", 24}});
+  EndpointInfo client = SubnetSide(2, 2, {{"10.99.0.2", 24}, {"10.88.0.2", 24}});
+  const std::vector<Gid> oob = {*GidFromString("::ffff:10.88.0.20"),
+                                *GidFromString("::ffff:10.88.0.10")};
+  auto cs = Choose(client, server, oob);
+  auto sc = Choose(server, client, oob);
+  ExpectSymmetric(cs, sc);
+  EXPECT_EQ(GidToString(cs.local->gid), "::ffff:10.88.0.2");
+  EXPECT_EQ(GidToString(cs.remote->gid), "::ffff:10.88.0.1");
+  EXPECT_NE(cs.why.find("the out-of-band connection's family and subnets"), std::string::npos)
+      << cs.why;
+  EXPECT_EQ(WhyNot(cs, "::ffff:10.99.0.2", "::ffff:10.99.0.1"),
+            "ranked lower: not in the out-of-band connection's subnets");
+}
+
+TEST(ChooseGidPair, ARoutedPairIsTakenWhenNoneSharesASubnet) {
+  // Two subnets joined by a router: the pair the exchange ran over wins;
+  // without it, still a pair (routed RoCE v2), not none.
+  EndpointInfo server = SubnetSide(1, 1, {{"10.99.0.1", 24}});
+  EndpointInfo client = SubnetSide(2, 2, {{"10.88.0.2", 24}, {"10.77.0.2", 24}});
+  const std::vector<Gid> oob = {*GidFromString("::ffff:10.77.0.2"),
+                                *GidFromString("::ffff:10.99.0.1")};
+  auto cs = Choose(client, server, oob);
+  ExpectSymmetric(cs, Choose(server, client, oob));
+  EXPECT_EQ(GidToString(cs.local->gid), "::ffff:10.77.0.2");
+  EXPECT_NE(cs.why.find("the out-of-band connection's two ends"), std::string::npos) << cs.why;
+  auto alone = Choose(client, server);
+  ExpectSymmetric(alone, Choose(server, client));
+  EXPECT_EQ(GidToString(alone.local->gid), "::ffff:10.88.0.2");  // picked alone
+}
+
 TEST(GidPairFinding, NamesTheChosenPairAndTheOthers) {
   EndpointInfo a = Side(1, 1), b = Side(2, 2);
   auto f = GidPairFinding(Choose(a, b));

@@ -87,6 +87,25 @@ TEST(CodecRoundTrip, NetdevsAreOptionalAndTheirMacIsChecked) {
   EXPECT_FALSE(CheckWireRanges(e));
 }
 
+// GidEntry.prefix_length (field 7, issue 39): absent is 0 (unknown); at most
+// 32 for an IPv4-mapped GID, 128 for another.
+TEST(CodecRoundTrip, PrefixLengthsRoundTripAndAreBounded) {
+  EndpointInfo e = SampleUc();
+  ASSERT_FALSE(e.gid_table.empty());
+  for (GidEntry& g : e.gid_table) EXPECT_EQ(g.prefix_len, 0);
+  for (GidEntry& g : e.gid_table) g.prefix_len = IsIpv4MappedGid(g.gid) ? 24 : 64;
+  if (e.path.sgid) e.path.sgid->prefix_len = 24;
+  ExpectRoundTrips(e);
+  EXPECT_NE(EncodeJson(e).find("\"prefix_length\": 24"), std::string::npos) << EncodeJson(e);
+  for (GidEntry& g : e.gid_table) {
+    if (IsIpv4MappedGid(g.gid)) g.prefix_len = 33;
+  }
+  Result<void> bad = CheckWireRanges(e);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().ToString().find("prefix_length"), std::string::npos)
+      << bad.error().ToString();
+}
+
 TEST(CodecRoundTrip, GidsAreTextInJsonAndBytesInBinary) {
   const EndpointInfo e = SampleUc();
   const std::string json = EncodeJson(e);

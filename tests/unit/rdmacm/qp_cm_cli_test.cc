@@ -47,6 +47,15 @@ TEST_F(QpCmCli, PreloadsTheLibraryAndPassesTheMapAndProgram) {
   EXPECT_EQ(Env(*l, "LD_LIBRARY_PATH"), "<unset>");
 }
 
+TEST_F(QpCmCli, TakesEverySpellingOfAnAddressTheLibraryReads) {
+  // Issue 39: IPv4-mapped, IPv6 in capitals or brackets, link-local scopes.
+  const std::string map =
+      "::ffff:10.77.0.1=rxe0,FD77:0::1=rxe0:1,[fd77::2]=rxe1:1,fe80::1%lo=rxe0,fe80::2%1=rxe1";
+  auto l = PrepareLaunch({"-D", map, "--", "rping", "-s"}, ctx_);
+  ASSERT_TRUE(l) << l.error().ToString();
+  EXPECT_EQ(Env(*l, "QPCM_DEVICES"), map);
+}
+
 TEST_F(QpCmCli, LibraryPathModePutsTheCompatDirectoryFirst) {
   ctx_.ld_library_path = "/usr/local/lib";
   auto l = PrepareLaunch({"--mode", "library-path", "cmtime", "-s", "10.77.0.1"}, ctx_);

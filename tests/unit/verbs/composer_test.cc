@@ -71,8 +71,44 @@ TEST(Composer, AgreeChoosesPlansAndValidatesWithoutTouchingAQp) {
   EXPECT_EQ(agreed->gid_pair->outcome, GidPairOutcome::kChosen);
   EXPECT_NE(FindId(agreed->findings, "gid-pair-chosen"), nullptr);
   EXPECT_TRUE(Composer::Gate(*agreed));
-  EXPECT_EQ(a.env.log().size(), modifies);  // no modify
+  EXPECT_EQ(a.env.log().size(), modifies);      // no modify
   EXPECT_GT(agreed->validate_time.count(), 0);  // timed into what it returns
+}
+
+// Issue 39: Prepare publishes each RoCE v2 GID's prefix length on its
+// netdev, as the env reads the netdevs' addresses (QpEnv::ReadAddressPrefixes).
+TEST(Composer, PreparePublishesThePrefixLengthOfEachGid) {
+  class PrefixEnv : public FakeEnv {
+   public:
+    using FakeEnv::FakeEnv;
+    std::vector<AddressPrefix> ReadAddressPrefixes(const std::vector<std::string>& names) override {
+      asked = names;
+      return {{"veth1", *GidFromString("::ffff:10.99.0.2"), 24},
+              {"veth1", *GidFromString("::ffff:10.88.0.2"), 16},
+              {"veth9", *GidFromString("fd99::2"), 64}};
+    }
+    std::vector<std::string> asked;
+  } env("host-b", 2);
+  EndpointInfo local;
+  local.port.link_layer = LinkLayer::kEthernet;
+  auto entry = [](uint16_t i, const char* gid, GidType type) {
+    Gid g = *GidFromString(gid);
+    return GidEntry{i, g, type, FamilyOfGid(g, type), "veth1"};
+  };
+  local.gid_table = {entry(0, "fe80::aff:fe63:2", GidType::kRoceV2),
+                     entry(1, "::ffff:10.99.0.2", GidType::kRoceV2),
+                     entry(2, "::ffff:10.88.0.2", GidType::kRoceV2),
+                     entry(3, "::ffff:10.99.0.2", GidType::kRoceV1),
+                     entry(4, "fd99::2", GidType::kRoceV2)};
+  local.path.sgid = local.gid_table[1];
+  Composer(env).Prepare(local);
+  EXPECT_EQ(env.asked, std::vector<std::string>{"veth1"});
+  EXPECT_EQ(local.gid_table[0].prefix_len, 0);  // not listed: unknown
+  EXPECT_EQ(local.gid_table[1].prefix_len, 24);
+  EXPECT_EQ(local.gid_table[2].prefix_len, 16);
+  EXPECT_EQ(local.gid_table[3].prefix_len, 0);  // RoCE v1: no IP header, no subnet
+  EXPECT_EQ(local.gid_table[4].prefix_len, 0);  // on another netdev
+  EXPECT_EQ(local.path.sgid->prefix_len, 24);
 }
 
 TEST(Composer, PathFactsAreJudgedAndAnErrorIsGated) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/address_prefix.h"
 #include "qpconnect/proof_failure.h"
 #include "qpconnect/result.h"
 #include "qpconnect/roce_path.h"
@@ -93,6 +94,15 @@ class QpEnv {
   // published to the peer before the exchange; a netdev that cannot be read
   // is left out. The default reads none (the peer then notes it).
   virtual std::vector<NetdevInfo> ReadNetdevs(const std::vector<std::string>& names) {
+    (void)names;
+    return {};
+  }
+
+  // RoCE: the addresses of the netdevs `names` with their prefix lengths,
+  // published with the GID table (address_prefix.h) so that the joint GID
+  // choice knows which pairs share a subnet. The default reads none (every
+  // prefix unknown).
+  virtual std::vector<AddressPrefix> ReadAddressPrefixes(const std::vector<std::string>& names) {
     (void)names;
     return {};
   }
