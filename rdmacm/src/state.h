@@ -26,6 +26,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "addrinfo.h"
 #include "lock.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
@@ -133,6 +134,11 @@ struct Id {
   std::optional<uint8_t> tos;
   std::optional<uint8_t> ack_timeout;
   bool reuseaddr = false;
+
+  // rdma_resolve_addrinfo: a resolution started and not yet taken by
+  // rdma_query_addrinfo (another is EBUSY), and its result once there.
+  bool resolving_ai QPCM_GUARDED_BY(library_mutex) = false;
+  UniqueAddrinfo resolved_ai QPCM_GUARDED_BY(library_mutex);
 
   // Listening, and what rdma_create_ep stored for rdma_get_request.
   std::shared_ptr<Listener> listener;
