@@ -39,11 +39,6 @@ int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, void*) {
 int rdma_leave_multicast(rdma_cm_id*, sockaddr*) {
   return NotSupported("rdma_leave_multicast (multicast)");
 }
-int rdma_reject_ece(rdma_cm_id*, const void*, uint8_t) {
-  return NotSupported("rdma_reject_ece (ECE)");
-}
-int rdma_set_local_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_set_local_ece (ECE)"); }
-int rdma_get_remote_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_get_remote_ece (ECE)"); }
 
 int rpoll(pollfd* fds, nfds_t nfds, int timeout) { return poll(fds, nfds, timeout); }
 int rselect(int nfds, fd_set* r, fd_set* w, fd_set* e, timeval* timeout) {
