@@ -1,6 +1,6 @@
-// librdmacm's higher-level entry points: rdma_getaddrinfo, and the
-// rdma_create_ep style of synchronous ids (rdma_server/rdma_client).
-#include <netdb.h>
+// librdmacm's higher-level entry points: the rdma_create_ep style of
+// synchronous ids (rdma_server/rdma_client). rdma_getaddrinfo is
+// api_addrinfo.cc's.
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "address.h"
+#include "events.h"
 #include "log.h"
 #include "qp.h"
 #include "state.h"
@@ -15,74 +16,7 @@
 
 using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the global namespace
 
-namespace {
-
-sockaddr* CopyAddress(const sockaddr* addr, socklen_t len) {
-  auto* copy = static_cast<sockaddr*>(std::calloc(1, sizeof(sockaddr_storage)));
-  if (copy != nullptr) std::memcpy(copy, addr, std::min<size_t>(len, sizeof(sockaddr_storage)));
-  return copy;
-}
-
-}  // namespace
-
 extern "C" {
-
-int rdma_getaddrinfo(const char* node, const char* service, const rdma_addrinfo* hints,
-                     rdma_addrinfo** res) {
-  if (res == nullptr) return errno = EINVAL, -1;
-  if (hints != nullptr && hints->ai_family == AF_IB) {
-    LogLine("rdma_getaddrinfo: AF_IB is not supported");
-    return errno = ENOSYS, -1;
-  }
-  addrinfo want{};
-  want.ai_socktype = SOCK_STREAM;
-  if (hints != nullptr) {
-    want.ai_family = hints->ai_family;
-    if (hints->ai_flags & RAI_PASSIVE) want.ai_flags |= AI_PASSIVE;
-    if (hints->ai_flags & RAI_NUMERICHOST) want.ai_flags |= AI_NUMERICHOST;
-  }
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(node, service, &want, &found); rc != 0) return rc;
-  auto* ai = static_cast<rdma_addrinfo*>(std::calloc(1, sizeof(rdma_addrinfo)));
-  if (ai == nullptr) {
-    freeaddrinfo(found);
-    return EAI_MEMORY;
-  }
-  ai->ai_flags = hints ? hints->ai_flags : 0;
-  ai->ai_family = found->ai_family;
-  ai->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
-  ai->ai_qp_type = hints && hints->ai_qp_type         ? hints->ai_qp_type
-                   : ai->ai_port_space == RDMA_PS_UDP ? IBV_QPT_UD
-                                                      : IBV_QPT_RC;
-  if (ai->ai_flags & RAI_PASSIVE) {
-    ai->ai_src_addr = CopyAddress(found->ai_addr, found->ai_addrlen);
-    ai->ai_src_len = found->ai_addrlen;
-  } else {
-    ai->ai_dst_addr = CopyAddress(found->ai_addr, found->ai_addrlen);
-    ai->ai_dst_len = found->ai_addrlen;
-    if (hints != nullptr && hints->ai_src_addr != nullptr) {
-      ai->ai_src_addr = CopyAddress(hints->ai_src_addr, hints->ai_src_len);
-      ai->ai_src_len = hints->ai_src_len;
-    }
-  }
-  freeaddrinfo(found);
-  *res = ai;
-  return 0;
-}
-
-void rdma_freeaddrinfo(rdma_addrinfo* res) {
-  while (res != nullptr) {
-    rdma_addrinfo* next = res->ai_next;
-    std::free(res->ai_src_addr);
-    std::free(res->ai_dst_addr);
-    std::free(res->ai_src_canonname);
-    std::free(res->ai_dst_canonname);
-    std::free(res->ai_route);
-    std::free(res->ai_connect);
-    std::free(res);
-    res = next;
-  }
-}
 
 int rdma_create_ep(rdma_cm_id** out, rdma_addrinfo* res, ibv_pd* pd,
                    ibv_qp_init_attr* qp_init_attr) {
@@ -134,8 +68,8 @@ int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** out) {
   if (Complete(lid) != 0) return -1;
   LibraryLock lock;
   rdma_cm_event* event = lid->pub.event;
-  if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-    LogLine(std::string("rdma_get_request: got ") + rdma_event_str(event->event) +
+  if (EventCode(*event) != RDMA_CM_EVENT_CONNECT_REQUEST) {
+    LogLine(std::string("rdma_get_request: got ") + EventName(EventCode(*event)) +
             " instead of a connection request");
     return errno = EINVAL, -1;
   }

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "link.h"
 #include "log.h"
+#include "newer_calls.h"
 #include "ports.h"
 #include "qp.h"
 #include "state.h"
@@ -380,7 +381,7 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   if (ch == nullptr || event == nullptr) return errno = EINVAL, -1;
   int taken = TakeEvent(ch, event, /*hold=*/true);
   if (taken == 0)
-    QPCM_DEBUG_LINE(std::string("event ") + rdma_event_str((*event)->event) + " taken id " +
+    QPCM_DEBUG_LINE(std::string("event ") + EventName(EventCode(**event)) + " taken id " +
                     std::to_string(EventOf(*event)->handle));
   return taken;
 }
@@ -399,43 +400,18 @@ int rdma_ack_cm_event(rdma_cm_event* event) {
   return 0;
 }
 
-const char* rdma_event_str(rdma_cm_event_type event) {
-  switch (event) {
-    case RDMA_CM_EVENT_ADDR_RESOLVED:
-      return "RDMA_CM_EVENT_ADDR_RESOLVED";
-    case RDMA_CM_EVENT_ADDR_ERROR:
-      return "RDMA_CM_EVENT_ADDR_ERROR";
-    case RDMA_CM_EVENT_ROUTE_RESOLVED:
-      return "RDMA_CM_EVENT_ROUTE_RESOLVED";
-    case RDMA_CM_EVENT_ROUTE_ERROR:
-      return "RDMA_CM_EVENT_ROUTE_ERROR";
-    case RDMA_CM_EVENT_CONNECT_REQUEST:
-      return "RDMA_CM_EVENT_CONNECT_REQUEST";
-    case RDMA_CM_EVENT_CONNECT_RESPONSE:
-      return "RDMA_CM_EVENT_CONNECT_RESPONSE";
-    case RDMA_CM_EVENT_CONNECT_ERROR:
-      return "RDMA_CM_EVENT_CONNECT_ERROR";
-    case RDMA_CM_EVENT_UNREACHABLE:
-      return "RDMA_CM_EVENT_UNREACHABLE";
-    case RDMA_CM_EVENT_REJECTED:
-      return "RDMA_CM_EVENT_REJECTED";
-    case RDMA_CM_EVENT_ESTABLISHED:
-      return "RDMA_CM_EVENT_ESTABLISHED";
-    case RDMA_CM_EVENT_DISCONNECTED:
-      return "RDMA_CM_EVENT_DISCONNECTED";
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      return "RDMA_CM_EVENT_DEVICE_REMOVAL";
-    case RDMA_CM_EVENT_MULTICAST_JOIN:
-      return "RDMA_CM_EVENT_MULTICAST_JOIN";
-    case RDMA_CM_EVENT_MULTICAST_ERROR:
-      return "RDMA_CM_EVENT_MULTICAST_ERROR";
-    case RDMA_CM_EVENT_ADDR_CHANGE:
-      return "RDMA_CM_EVENT_ADDR_CHANGE";
-    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-      return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
-  }
-  return "UNKNOWN EVENT";
+// rdma_write_cm_event(3): an RDMA_CM_EVENT_USER event with the program's
+// status and value (param.arg) on the id's channel, for the program's own
+// signalling (waking a thread blocked on the channel); any other type is
+// EINVAL, as librdmacm's.
+int rdma_write_cm_event(rdma_cm_id* cm_id, rdma_cm_event_type event, int status, uint64_t arg) {
+  LibraryLock lock;
+  Id* id = IdOf(cm_id);
+  if (id == nullptr) return -1;
+  return WriteUserEvent(id, EventCodeOf(event), status, arg);
 }
+
+const char* rdma_event_str(rdma_cm_event_type event) { return EventName(EventCodeOf(event)); }
 
 __be16 rdma_get_src_port(rdma_cm_id* cm_id) { return htons(PortOf(&cm_id->route.addr.src_addr)); }
 

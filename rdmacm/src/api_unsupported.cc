@@ -3,7 +3,7 @@
 // hang. rsockets (implemented inside librdmacm) are not offered, but rpoll and
 // rselect, which librdmacm's example programs import (BIND_NOW: they must
 // resolve), pass through to poll/select: with no rsocket, every fd is an
-// ordinary one.
+// ordinary one. rsockets' epoll (RDMACM_1.5's repoll_*) is rsockets': ENOSYS.
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "log.h"
+#include "rdma_cma_newer.h"
 
 namespace {
 
@@ -38,11 +39,6 @@ int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, void*) {
 int rdma_leave_multicast(rdma_cm_id*, sockaddr*) {
   return NotSupported("rdma_leave_multicast (multicast)");
 }
-int rdma_reject_ece(rdma_cm_id*, const void*, uint8_t) {
-  return NotSupported("rdma_reject_ece (ECE)");
-}
-int rdma_set_local_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_set_local_ece (ECE)"); }
-int rdma_get_remote_ece(rdma_cm_id*, ibv_ece*) { return NotSupported("rdma_get_remote_ece (ECE)"); }
 
 int rpoll(pollfd* fds, nfds_t nfds, int timeout) { return poll(fds, nfds, timeout); }
 int rselect(int nfds, fd_set* r, fd_set* w, fd_set* e, timeval* timeout) {
@@ -83,5 +79,8 @@ size_t riowrite(int, const void*, size_t, off_t, int) {
   NotSupported("riowrite (rsockets)");
   return 0;
 }
+int repoll_create(int) { return NotSupported("repoll_create (rsockets)"); }
+int repoll_ctl(int, int, int, epoll_event*) { return NotSupported("repoll_ctl (rsockets)"); }
+int repoll_wait(int, epoll_event*, int, int) { return NotSupported("repoll_wait (rsockets)"); }
 
 }  // extern "C"

@@ -333,10 +333,11 @@ int Accept(CmEnv& env, Id* id, const rdma_conn_param* param) {
                     cause);
 }
 
-int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length) {
+int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length, uint16_t reason) {
   CmCause cause;
   cause.reject_data = private_data;
   cause.reject_length = length;
+  cause.reject_reason = reason;
   return Transition(env, id, CmInput::kReject, cause);
 }
 

@@ -39,7 +39,9 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure)
 // The API's half; each returns 0 or -1 with errno (and logs why).
 int Connect(Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
 int Accept(Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
-int Reject(Id* id, const void* private_data, uint8_t length) QPCM_REQUIRES(library_mutex);
+// rdma_reject (reason 28), rdma_reject_ece (35, ece.h).
+int Reject(Id* id, const void* private_data, uint8_t length, uint16_t reason = kRejectConsumer)
+    QPCM_REQUIRES(library_mutex);
 int Disconnect(Id* id) QPCM_REQUIRES(library_mutex);
 int Establish(Id* id) QPCM_REQUIRES(library_mutex);
 // rdma_destroy_id: tells a connected or requesting peer, drops the link.

@@ -21,6 +21,9 @@ class LibraryQp final : public CmQp {
     return rdmacm::PlanAndValidate(id, active, std::move(link_ends));
   }
   Result<void> Connect(Id* id) override QPCM_REQUIRES(library_mutex) { return QpConnect(id); }
+  Result<void> SetEce(Id* id, const Ece& ece) override QPCM_REQUIRES(library_mutex) {
+    return SetQpEce(id, ece);
+  }
   void ToError(Id* id) override QPCM_REQUIRES(library_mutex) { QpToError(id); }
   ibv_ah_attr PeerAh(const Id* id) override QPCM_REQUIRES(library_mutex) {
     return rdmacm::PeerAh(id);
@@ -109,8 +112,8 @@ void OnLinkDown(const std::shared_ptr<Link>& link, const LinkFailure& failure) {
 
 int Connect(Id* id, const rdma_conn_param* param) { return Connect(DefaultCmEnv(), id, param); }
 int Accept(Id* id, const rdma_conn_param* param) { return Accept(DefaultCmEnv(), id, param); }
-int Reject(Id* id, const void* private_data, uint8_t length) {
-  return Reject(DefaultCmEnv(), id, private_data, length);
+int Reject(Id* id, const void* private_data, uint8_t length, uint16_t reason) {
+  return Reject(DefaultCmEnv(), id, private_data, length, reason);
 }
 int Disconnect(Id* id) { return Disconnect(DefaultCmEnv(), id); }
 int Establish(Id* id) { return Establish(DefaultCmEnv(), id); }

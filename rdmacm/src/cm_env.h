@@ -49,6 +49,9 @@ class CmQp {
   // the GID changed: nothing modified, a verdict of the validator's kind;
   // otherwise the error names transition, mask and values.
   virtual Result<void> Connect(Id* id) QPCM_REQUIRES(library_mutex) = 0;
+  // qp.h's SetQpEce: the id's QP set to `ece` (ibv_set_ece) before RTR; ok
+  // without a QP or where the provider has no ECE.
+  virtual Result<void> SetEce(Id* id, const Ece& ece) QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's QpToError: no-op without a QP.
   virtual void ToError(Id* id) QPCM_REQUIRES(library_mutex) = 0;
   // qp.h's PeerAh: the UD peer's address handle attributes, from the plan.

@@ -36,8 +36,9 @@ void OnLinkDown(CmEnv& env, const std::shared_ptr<CmLink>& link, CmInput input,
 // The API's half; each returns 0 or -1 with errno (and logs why).
 int Connect(CmEnv& env, Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
 int Accept(CmEnv& env, Id* id, const rdma_conn_param* param) QPCM_REQUIRES(library_mutex);
-int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length)
-    QPCM_REQUIRES(library_mutex);
+// rdma_reject with reason 28; rdma_reject_ece with 35 (ece.h).
+int Reject(CmEnv& env, Id* id, const void* private_data, uint8_t length,
+           uint16_t reason = kRejectConsumer) QPCM_REQUIRES(library_mutex);
 int Disconnect(CmEnv& env, Id* id) QPCM_REQUIRES(library_mutex);
 int Establish(CmEnv& env, Id* id) QPCM_REQUIRES(library_mutex);
 // rdma_destroy_id: tells a connected or requesting peer, lets go of the link.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cm_bases.h"
+#include "ece.h"
 #include "events.h"
 #include "log.h"
 #include "overdue.h"
@@ -201,7 +202,7 @@ Step Fail(CmEnv& env, Id* id, CmAction action, const CmCause& cause) QPCM_REQUIR
       std::string_view pdata;
       if (cause.reject_data != nullptr)
         pdata = {static_cast<const char*>(cause.reject_data), cause.reject_length};
-      SendReject(id, kRejectConsumer, "", pdata);
+      SendReject(id, cause.reject_reason, "", pdata);
       break;
     }
   }
@@ -278,6 +279,7 @@ Step DialAndSendReq(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(libr
   req.qkey = IsUd(id) ? RDMA_UDP_QKEY : 0;
   std::memcpy(&req.src_addr, &id->pub.route.addr.src_storage, sizeof req.src_addr);
   req.private_data.assign(pdata);
+  if (!IsUd(id)) req.ece = OnWire(id->local_ece);
   id->link =
       env.host.Dial(&id->pub.route.addr.dst_addr, &id->pub.route.addr.src_addr, env.answer_timeout);
   PutBase(req, id, **base, *id->link);
@@ -303,6 +305,7 @@ Step PostConnectRequest(CmEnv& env, Id* id, const CmCause& cause) QPCM_REQUIRES(
     spec.ud = true;  // as a SIDR request's: no QPN or Q_Key (the reply tells the active side ours)
   } else {
     spec.conn = Swapped(id->theirs, RemoteQpn(id));
+    if (cause.msg != nullptr) id->remote_ece = cause.msg->ece;  // rdma_get_remote_ece
   }
   PostEvent(id, spec);
   id->deadline = env.clock.Now() + MraPeriod(env);
@@ -351,6 +354,7 @@ Step ValidateAndReply(CmEnv& env, Id* id, const CmCause& cause, bool ud)
   rep.params.qp_num = id->local.qps[0].qpn;
   rep.qkey = ud ? RDMA_UDP_QKEY : 0;
   rep.private_data.assign(pdata);
+  if (!ud) rep.ece = OnWire(ReplyEce(id->local_ece, id->remote_ece));
   PutBase(rep, id, **base, *id->link);
   id->link->Send(rep);
   if (ud) {
@@ -395,10 +399,21 @@ Step TakeReply(CmEnv& env, Id* id, CmAction action, const CmCause& cause)
   }
   spec.conn = Swapped(msg.params, RemoteQpn(id));
   spec.conn.retry_count = 0;  // a REP carries none
+  id->remote_ece = msg.ece;   // rdma_get_remote_ece
   if (action == CmAction::kValidatePostResponse) {
     spec.type = RDMA_CM_EVENT_CONNECT_RESPONSE;
     PostEvent(id, spec);
     return Done();
+  }
+  // The REP's ECE on the QP before RTR (ece.h); a REP naming another vendor
+  // is refused as the device's refusals are (CONNECT_ERROR -EINVAL).
+  auto ece = ReplyQpEce(id->local_ece, msg.ece);
+  if (ece) {
+    if (auto set = env.qp.SetEce(id, *ece); !set) ece = std::move(set).error();
+  }
+  if (!ece) {
+    LogLine(ece.error().ToString());
+    return Verdict(CmInput::kDeviceRefused, std::move(ece).error());
   }
   auto moved = env.qp.Connect(id);
   if (!moved) {

@@ -36,6 +36,7 @@ struct CmCause {
   const rdma_conn_param* param = nullptr;                  // rdma_connect, rdma_accept
   const void* reject_data = nullptr;                       // rdma_reject's private data
   uint8_t reject_length = 0;                               // and its length
+  uint16_t reject_reason = kRejectConsumer;                // and its reason (rdma_reject_ece: 35)
   Id* listener = nullptr;                                  // REQ: the listening id
   const Error* error = nullptr;                            // a verdict: why
   std::chrono::steady_clock::time_point now{};             // the sweep: its time

@@ -239,7 +239,7 @@ std::string_view CmActionText(CmAction a) {
     case CmAction::kFailDevicePassive:
       return "fail: QP to ERROR, REJ 28, rdma_accept fails with errno";
     case CmAction::kFailProgramReject:
-      return "fail: REJ 28 with the program's private data";
+      return "fail: REJ 28 (rdma_reject_ece: 35) with the program's private data";
   }
   return "?";
 }

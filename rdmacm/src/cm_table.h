@@ -247,7 +247,7 @@ enum class CmTellPeer : uint8_t {
   kBadDescription,    // REJ 28 "your description does not decode"
   kActiveQpRefused,   // REJ 28 "the active side's QP was refused: <transition>"
   kPassiveQpRefused,  // REJ 28 "the passive side's QP was refused: <transition>"
-  kProgramRejects,    // REJ 28 with the program's private data
+  kProgramRejects,    // REJ 28 (rdma_reject_ece: 35) with the program's private data
 };
 enum class CmTellProgram : uint8_t {
   kNothing,

@@ -39,13 +39,15 @@ void PostEvent(Id* id, const EventSpec& spec) {
   e->handle = id->handle;
   e->ev.id = &id->pub;
   e->ev.listen_id = spec.listen != nullptr ? &spec.listen->pub : nullptr;
-  e->ev.event = spec.type;
+  std::memcpy(&e->ev.event, &spec.type, sizeof spec.type);  // maybe past Debian's enum
   e->ev.status = spec.status;
   size_t n = std::min(spec.private_data.size(), sizeof e->data);
   std::memcpy(e->data, spec.private_data.data(), n);
   uint8_t len = spec.private_space != 0 ? spec.private_space : static_cast<uint8_t>(n);
   const void* pdata = len != 0 ? e->data : nullptr;
-  if (spec.ud) {
+  if (spec.arg) {
+    std::memcpy(&e->ev.param, &*spec.arg, sizeof *spec.arg);
+  } else if (spec.ud) {
     e->ev.param.ud.private_data = pdata;
     e->ev.param.ud.private_data_len = len;
     e->ev.param.ud.ah_attr = spec.ah;
@@ -125,7 +127,7 @@ int TakeEvent(Channel* channel, rdma_cm_event** out, bool hold) {
       // A queued event's ids are alive: rdma_destroy_id drops it under `mu`
       // first, and then waits for what was raised here.
       rdma_cm_id* holder =
-          e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id != nullptr
+          EventCode(e->ev) == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id != nullptr
               ? e->ev.listen_id
               : e->ev.id;
       e->holder = reinterpret_cast<Id*>(holder);
@@ -143,6 +145,49 @@ void AckEvent(Event* event) {
   // after. A destroy waiting for it polls as well, so a notify that comes
   // between its check and its wait costs it one poll period at most.
   if (holder != nullptr && holder->unacked.fetch_sub(1) == 1) AckedCv().notify_all();
+}
+
+const char* EventName(int code) {
+  switch (code) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+      return "RDMA_CM_EVENT_ADDR_RESOLVED";
+    case RDMA_CM_EVENT_ADDR_ERROR:
+      return "RDMA_CM_EVENT_ADDR_ERROR";
+    case RDMA_CM_EVENT_ROUTE_RESOLVED:
+      return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+      return "RDMA_CM_EVENT_ROUTE_ERROR";
+    case RDMA_CM_EVENT_CONNECT_REQUEST:
+      return "RDMA_CM_EVENT_CONNECT_REQUEST";
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:
+      return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+      return "RDMA_CM_EVENT_CONNECT_ERROR";
+    case RDMA_CM_EVENT_UNREACHABLE:
+      return "RDMA_CM_EVENT_UNREACHABLE";
+    case RDMA_CM_EVENT_REJECTED:
+      return "RDMA_CM_EVENT_REJECTED";
+    case RDMA_CM_EVENT_ESTABLISHED:
+      return "RDMA_CM_EVENT_ESTABLISHED";
+    case RDMA_CM_EVENT_DISCONNECTED:
+      return "RDMA_CM_EVENT_DISCONNECTED";
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      return "RDMA_CM_EVENT_DEVICE_REMOVAL";
+    case RDMA_CM_EVENT_MULTICAST_JOIN:
+      return "RDMA_CM_EVENT_MULTICAST_JOIN";
+    case RDMA_CM_EVENT_MULTICAST_ERROR:
+      return "RDMA_CM_EVENT_MULTICAST_ERROR";
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+      return "RDMA_CM_EVENT_ADDR_CHANGE";
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+      return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
+    case kEventAddrinfoResolved:
+      return "RDMA_CM_EVENT_ADDRINFO_RESOLVED";
+    case kEventAddrinfoError:
+      return "RDMA_CM_EVENT_ADDRINFO_ERROR";
+    default:
+      return "UNKNOWN EVENT";
+  }
 }
 
 void FreeEvent(Event* event) {

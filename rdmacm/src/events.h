@@ -14,8 +14,11 @@
 
 #include <rdma/rdma_cma.h>
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "rdma_cma_newer.h"
 #include "state.h"
 
 namespace qpconnect::rdmacm {
@@ -26,7 +29,9 @@ Channel* NewChannel(bool private_to_id);
 void FreeChannel(Channel* channel) QPCM_REQUIRES(library_mutex);
 
 struct EventSpec {
-  rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_RESOLVED;
+  // An rdma_cm_event_type, or one of a newer header's (rdma_cma_newer.h's
+  // kEvent*): kept as int, written into the event as its bytes.
+  int type = RDMA_CM_EVENT_ADDR_RESOLVED;
   int status = 0;
   Id* listen = nullptr;           // CONNECT_REQUEST: the listening id
   std::string_view private_data;  // copied into the event
@@ -40,7 +45,18 @@ struct EventSpec {
   ibv_ah_attr ah{};  // param.ud
   uint32_t qp_num = 0;
   uint32_t qkey = 0;
+  // rdma_write_cm_event's value: param.arg (the newer header's; the first 8
+  // bytes of param), instead of param.conn or param.ud.
+  std::optional<uint64_t> arg;
 };
+
+// The type of a posted event as an int (rdma_cma_newer.h's EventCodeOf):
+// an RDMA_CM_EVENT_* or a newer kEvent*.
+inline int EventCode(const rdma_cm_event& ev) { return EventCodeOf(ev.event); }
+// rdma_event_str's text for an event type: "RDMA_CM_EVENT_ESTABLISHED", ...,
+// "RDMA_CM_EVENT_ADDRINFO_RESOLVED"; as librdmacm's, "UNKNOWN EVENT" for any
+// other (RDMA_CM_EVENT_USER among them).
+const char* EventName(int code);
 
 // Queues an event for `id` on its channel and wakes the channel's fd.
 void PostEvent(Id* id, const EventSpec& spec) QPCM_REQUIRES(library_mutex);

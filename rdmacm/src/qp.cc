@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "devices.h"
+#include "ece.h"
 #include "id_part.h"
 #include "log.h"
 #include "path_cache.h"
@@ -39,6 +40,46 @@ QpAttrs InitAttrs(const Id* id) {
   a.qkey = RDMA_UDP_QKEY;
   a.sq_psn = id->psn;
   return a;
+}
+
+// The provider's ECE for `qp` (ibv_query_ece): none where it has none.
+Result<Ece> QueryEce(ibv_qp* qp) {
+  ibv_ece ece{};
+  if (int rc = ibv_query_ece(qp, &ece); rc != 0 && rc != EOPNOTSUPP)
+    return Error(ErrorCode::kVerbs, rc, "ibv_query_ece");
+  return Ece{ece.vendor_id, ece.options};
+}
+
+Result<void> SetEce(ibv_qp* qp, const Ece& e) {
+  ibv_ece ece{};
+  ece.vendor_id = e.vendor_id;
+  ece.options = e.options;
+  if (int rc = ibv_set_ece(qp, &ece); rc != 0 && rc != EOPNOTSUPP)
+    return Error(
+        ErrorCode::kVerbs, rc, "ibv_set_ece", "",
+        "vendor_id " + std::to_string(e.vendor_id) + " options " + std::to_string(e.options));
+  return {};
+}
+
+// A new QP's ECE, as librdmacm's rdma_create_qp has it (ece.h): this side's
+// is the provider's; a QP for a received request is set to the request's.
+Result<void> InitEce(Id* id) QPCM_REQUIRES(library_mutex) {
+  auto provider = QueryEce(id->pub.qp);
+  if (!provider) return std::move(provider).error();
+  id->local_ece = *provider;
+  EceToSet to = RequestQpEce(*provider, id->remote_ece);
+  if (to.set) return SetEce(id->pub.qp, to.ece);
+  return {};
+}
+
+// After the first moves, a QP set from a request: the options the provider
+// kept are this side's (they go in the REP).
+Result<void> SettleEce(Id* id) QPCM_REQUIRES(library_mutex) {
+  if (id->remote_ece.vendor_id == 0) return {};
+  auto now = QueryEce(id->pub.qp);
+  if (!now) return std::move(now).error();
+  id->local_ece.options = now->options;
+  return {};
 }
 
 // The id's QP as the transition path moves it.
@@ -107,14 +148,20 @@ Result<ibv_pd*> PdFor(Id* id, ibv_pd* pd) QPCM_REQUIRES(library_mutex) {
 // The QP made (or not) by `made`, with the CQs in `owned`: moved to its first
 // states, then handed to the id (id->pub's pointers, the owners in
 // id->qp_owned). On any failure everything made is freed by the owners.
-int Finish(Id* id, std::unique_ptr<QpResources> owned, Result<verbs::UniqueQp> made, ibv_pd* pd) {
+int Finish(Id* id, std::unique_ptr<QpResources> owned, Result<verbs::UniqueQp> made, ibv_pd* pd)
+    QPCM_REQUIRES(library_mutex) {
   if (!made) return Fail(id, made.error());
   owned->qp = std::move(*made);
   id->pub.qp = owned->qp.get();
   QPCM_DEBUG_LINE("qp created id " + std::to_string(id->handle));
-  if (auto moved = FirstMoves(id); !moved) {
+  const Ece kept = id->local_ece;
+  Result<void> ready = InitEce(id);
+  if (ready) ready = FirstMoves(id);
+  if (ready) ready = SettleEce(id);
+  if (!ready) {
     id->pub.qp = nullptr;
-    return Fail(id, moved.error());  // `owned` frees the QP and the CQs
+    id->local_ece = kept;
+    return Fail(id, ready.error());  // `owned` frees the QP and the CQs
   }
   id->pub.pd = pd;
   id->pub.recv_cq = owned->recv_cq.get();
@@ -278,6 +325,11 @@ Result<void> QpConnect(Id* id) {
     return e;
   }
   return {};
+}
+
+Result<void> SetQpEce(Id* id, const Ece& ece) {
+  if (id->pub.qp == nullptr) return {};
+  return SetEce(id->pub.qp, ece);
 }
 
 void QpToError(Id* id) {

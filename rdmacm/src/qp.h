@@ -51,6 +51,9 @@ Result<void> PlanAndValidate(Id* id, bool active, std::vector<Gid> link_ends)
 // logged) when the GID changed since the agreement: nothing modified;
 // kVerbs naming transition, mask, values and cause. Ok without a QP.
 Result<void> QpConnect(Id* id) QPCM_REQUIRES(library_mutex);
+// The id's QP set to `ece` (ibv_set_ece; ece.h): ok without a QP or where
+// the provider has no ECE (EOPNOTSUPP); kVerbs otherwise.
+Result<void> SetQpEce(Id* id, const Ece& ece) QPCM_REQUIRES(library_mutex);
 // The QP to ERROR (a refused or ended connection); no-op without a QP.
 void QpToError(Id* id) QPCM_REQUIRES(library_mutex);
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "addrinfo.h"
 #include "lock.h"
 #include "qpconnect/endpoint.h"
 #include "qpconnect/plan.h"
@@ -110,6 +111,15 @@ struct ConnParams {
   uint32_t qp_num = 0;  // the program's own QP when none is on the id
 };
 
+// Enhanced Connection Establishment options (ibv_ece less its comp_mask):
+// what rdma_set_local_ece stores or the provider reports, carried in a REQ
+// and a REP as the IB CM carries them (ece.h).
+struct Ece {
+  uint32_t vendor_id = 0;  // 0: none
+  uint32_t options = 0;
+  bool operator==(const Ece&) const = default;
+};
+
 inline constexpr uint16_t kAutoGid = 0xffff;  // Id::gid_index: chosen when described
 
 struct Id {
@@ -134,6 +144,17 @@ struct Id {
   std::optional<uint8_t> ack_timeout;
   bool reuseaddr = false;
   std::optional<bool> afonly;  // rdma_set_option AFONLY; unset: the family's default (ports.h)
+
+  // ECE (ece.h): this side's (rdma_set_local_ece, or the provider's for a
+  // QP rdma_create_qp made), and the peer's from its REQ or REP
+  // (rdma_get_remote_ece). The CM's thread writes the peer's.
+  Ece local_ece QPCM_GUARDED_BY(library_mutex);
+  Ece remote_ece QPCM_GUARDED_BY(library_mutex);
+
+  // rdma_resolve_addrinfo: a resolution started and not yet taken by
+  // rdma_query_addrinfo (another is EBUSY), and its result once there.
+  bool resolving_ai QPCM_GUARDED_BY(library_mutex) = false;
+  UniqueAddrinfo resolved_ai QPCM_GUARDED_BY(library_mutex);
 
   // Listening, and what rdma_create_ep stored for rdma_get_request.
   std::shared_ptr<Listener> listener;

@@ -16,7 +16,7 @@ int Complete(Id* id) {
   if (TakeEvent(id->own_channel, &event) != 0) return -1;
   id->pub.event = event;
   if (event->status == 0) return 0;
-  if (event->event == RDMA_CM_EVENT_REJECTED)
+  if (EventCode(*event) == RDMA_CM_EVENT_REJECTED)
     errno = ECONNREFUSED;
   else
     errno = event->status < 0 ? -event->status : event->status;

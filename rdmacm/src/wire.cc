@@ -10,7 +10,8 @@ namespace {
 //   u32 dst, u32 src, u16 port_space, u8 qp_type,
 //           u8 responder_resources, u8 initiator_depth, u8 flow_control,
 //           u8 retry_count, u8 rnr_retry_count, u8 srq, u32 qp_num, u32 qkey,
-//           u32 psn, u32 base, u16 reason, u8 traffic_class, u8 family (0, 4 or 6),
+//           u32 psn, u32 base, u16 reason, u8 traffic_class,
+//           u32 ece vendor_id, u32 ece options (protocol 6), u8 family (0, 4 or 6),
 //           u16 port, 16 bytes address,
 //           u16 length + private data (<= 255), u16 length + text (<= 1024),
 //           u32 length + endpoint (<= kMaxBody)
@@ -116,6 +117,8 @@ std::string EncodeBody(const Message& m) {
   w.U32(m.base);
   w.U16(m.reason);
   w.U8(m.traffic_class);
+  w.U32(m.ece.vendor_id);
+  w.U32(m.ece.options);
   uint8_t addr[16] = {};
   uint16_t port = 0;
   uint8_t family = 0;
@@ -161,7 +164,8 @@ Result<Message> DecodeBody(std::string_view body) {
       !r.U8(m.params.responder_resources) || !r.U8(m.params.initiator_depth) ||
       !r.U8(m.params.flow_control) || !r.U8(m.params.retry_count) ||
       !r.U8(m.params.rnr_retry_count) || !r.U8(m.params.srq) || !r.U32(m.params.qp_num) ||
-      !r.U32(m.qkey) || !r.U32(m.psn) || !r.U32(m.base) || !r.U16(m.reason) || !r.U8(m.traffic_class) || !r.U8(family) ||
+      !r.U32(m.qkey) || !r.U32(m.psn) || !r.U32(m.base) || !r.U16(m.reason) ||
+      !r.U8(m.traffic_class) || !r.U32(m.ece.vendor_id) || !r.U32(m.ece.options) || !r.U8(family) ||
       !r.U16(port) || !r.Bytes(16, addr))
     return Malformed(m.type, "header", "truncated");
   if (!r.U16(pd_len) || pd_len > kMaxPrivate || !r.Bytes(pd_len, pd))

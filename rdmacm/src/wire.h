@@ -69,6 +69,9 @@ struct Message {
   // program set with rdma_set_option, or 0); the passive side applies the
   // REQ's, as rdma_cm's passive QP takes the request's path.
   uint8_t traffic_class = 0;
+  // REQ, REP (RC): the sender's ECE (ece.h: a REQ the active side's, a REP
+  // the request's vendor with the passive side's options); zero for none.
+  Ece ece;
   // REQ: the active side's address as its program sees it (family, port and
   // address; AF_INET or AF_INET6).
   sockaddr_storage src_addr{};

@@ -21,7 +21,7 @@ namespace qpconnect::tools {
 std::string_view ProjectVersion();
 
 // "qp-info (qpconnect) 0.1.0\nEndpoint wire format 1.0, out-of-band frame 2,
-// qpcm protocol 5.\n" for tool "qp-info".
+// qpcm protocol 6.\n" for tool "qp-info".
 std::string VersionText(std::string_view tool);
 
 // The `--version` entry of a tool's option table (no short form: -v and -V

@@ -4,7 +4,8 @@
 //
 //   FakeCmLink  a link end: what it sends is kept (sent), in order; its
 //               last_heard, unread bytes and failure are the test's to set;
-//   FakeCmQp    an id's QP side: every call logged as "<what>" per id; the
+//   FakeCmQp    an id's QP side: every call logged as "<what>" per id (the
+//               ECE set on a QP kept apart, in ece_set and ece_after); the
 //               validator or the device refuses when told to; a description
 //               from an rxe-like RoCE device (fakes/roce_device.h), made
 //               once per side and never freed (the CM caches encoded bases
@@ -142,6 +143,15 @@ class FakeCmQp : public CmQp {
       return Error(ErrorCode::kVerbs, EIO, "ibv_modify_qp RTR->RTS", "IBV_QP_TIMEOUT", "(test)");
     return {};
   }
+  // What the id's QP was set to (kept in ece_set, not in the calls) and
+  // how many calls came before it (ece_after: 2 is after "describe
+  // validate", before "rtr").
+  Result<void> SetEce(Id* id, const Ece& ece) override {
+    if (id->pub.qp == nullptr) return {};
+    ece_set[id] = ece;
+    ece_after[id] = calls_[id].size();
+    return {};
+  }
   void ToError(Id* id) override { Log(id, "error"); }
   ibv_ah_attr PeerAh(const Id* id) override {
     (void)id;
@@ -165,6 +175,8 @@ class FakeCmQp : public CmQp {
   bool refuse_rts = false;
   bool last_active = false;
   std::vector<Gid> last_link_ends;
+  std::map<const Id*, Ece> ece_set;
+  std::map<const Id*, size_t> ece_after;
 
  private:
   void Log(const Id* id, const char* what) { calls_[id].push_back(what); }

@@ -26,6 +26,7 @@
 #include "cm_flow.h"
 #include "cm_machine.h"
 #include "cm_table.h"
+#include "ece.h"
 #include "overdue.h"
 #include "qpconnect/oob/codec.h"
 
@@ -1151,6 +1152,90 @@ TEST_F(CmFlow, AProgramThatMovesItsOwnQpEstablishesIt) {
   EXPECT_EQ(active->state, IdState::kEstablished);
   EXPECT_EQ(World::EventTexts(w.b), std::vector<std::string>{"ESTABLISHED 0"});
   EXPECT_EQ(passive->remote->qps[0].qpn, 0x345u);
+}
+
+// Issue 39: ECE over the exchange, as librdmacm's over the IB CM (ece.h).
+// Programs that make their own QPs: the active side's ECE in the REQ, the
+// passive side's remote ECE; the REP with the request's vendor and the
+// passive side's options; the active side's remote ECE.
+TEST_F(CmFlow, EceGoesInTheReqAndComesBackInTheRep) {
+  w.Listen();
+  Id* active = w.Resolved(RDMA_PS_TCP, /*with_qp=*/false);
+  active->local_ece = Ece{0xab0002c9, 0x5a5a};  // the IB CM keeps 24 bits of a vendor
+  rdma_conn_param p{};
+  p.qp_num = 0x345;
+  Id* passive = w.Request(active, &p);
+  EXPECT_EQ(passive->remote_ece, (Ece{0x0002c9, 0x5a5a}));
+  passive->local_ece = Ece{0x0002c9, 0x5a};  // what the passive program keeps
+  rdma_conn_param q{};
+  q.qp_num = 0x678;
+  {
+    LibraryLock lock;
+    ASSERT_EQ(Accept(w.b.env, passive, &q), 0);
+  }
+  ASSERT_EQ(w.link_b->sent.size(), 1u);
+  EXPECT_EQ(w.link_b->sent[0].ece, (Ece{0x0002c9, 0x5a}));
+  w.Deliver();
+  EXPECT_EQ(World::EventTexts(w.a), std::vector<std::string>{"CONNECT_RESPONSE 0"});
+  EXPECT_EQ(active->remote_ece, (Ece{0x0002c9, 0x5a}));
+}
+
+// An id with its QP: the REP's ECE is set on the QP before RTR; a REP
+// without one (a peer whose program set none) sets this side's vendor with
+// no options; a REP naming another vendor is refused as a device's refusal.
+TEST_F(CmFlow, TheActiveQpTakesTheRepsEceBeforeRtr) {
+  w.Listen();
+  Id* active = w.Resolved();
+  active->local_ece = Ece{0x02c9, 7};  // as the provider reported it
+  Id* passive = w.Request(active);
+  passive->pub.qp = &w.b.qp_struct;
+  {
+    LibraryLock lock;
+    ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
+  }
+  w.Deliver();
+  EXPECT_EQ(World::EventTexts(w.a), std::vector<std::string>{"ESTABLISHED 0"});
+  // The passive side's ECE is its own (no rdma_create_qp ran in this fake):
+  // none, so the REP returns the request's vendor with no options.
+  ASSERT_EQ(w.a.qp.ece_set.count(active), 1u);
+  EXPECT_EQ(w.a.qp.ece_set[active], (Ece{0x02c9, 0}));
+  EXPECT_EQ(w.a.qp.ece_after[active], 2u);  // after "describe validate", before "rtr"
+  EXPECT_EQ(Joined(w.a.qp.calls(active)), "describe validate rtr rts");
+  EXPECT_EQ(active->remote_ece, (Ece{0x02c9, 0}));
+}
+
+TEST_F(CmFlow, ARepNamingAnotherEceVendorIsAConnectError) {
+  w.Listen();
+  Id* active = w.Resolved();
+  active->local_ece = Ece{0x02c9, 7};
+  Id* passive = w.Request(active);
+  passive->pub.qp = &w.b.qp_struct;
+  passive->remote_ece = Ece{0x1234, 0};  // a peer that breaks the rule
+  {
+    LibraryLock lock;
+    ASSERT_EQ(Accept(w.b.env, passive, nullptr), 0);
+  }
+  w.Deliver();
+  EXPECT_EQ(World::EventTexts(w.a), std::vector<std::string>{"CONNECT_ERROR -22"});
+  EXPECT_EQ(Joined(w.a.qp.calls(active)), "describe validate error");  // no RTR
+  EXPECT_EQ(w.wire.back(), "A>B REJ");
+  EXPECT_EQ(World::EventTexts(w.b), std::vector<std::string>{"REJECTED 28"});
+}
+
+TEST_F(CmFlow, RejectEceIsReason35WithThePrivateData) {
+  w.Listen();
+  Id* active = w.Resolved();
+  Id* passive = w.Request(active);
+  {
+    LibraryLock lock;
+    EXPECT_EQ(Reject(w.b.env, passive, "ece", 3, kRejectVendorOptionNotSupported), 0);
+  }
+  EXPECT_EQ(passive->state, IdState::kFailed);
+  w.Deliver();
+  auto rej = World::Events(w.a);
+  ASSERT_EQ(rej.size(), 1u);
+  EXPECT_EQ(EventText(rej[0]), "REJECTED 35");
+  EXPECT_EQ(rej[0].private_data.substr(0, 3), "ece");
 }
 
 TEST_F(CmFlow, CallsInTheWrongStateFailWithEinval) {

@@ -30,6 +30,7 @@ Message Sample(MsgType type) {
   m.base = 7;
   m.reason = 28;
   m.traffic_class = 96;
+  m.ece = Ece{0x0002c9, 0x80000005};
   auto& sin = reinterpret_cast<sockaddr_in&>(m.src_addr);
   sin.sin_family = AF_INET;
   sin.sin_port = htons(7174);
@@ -57,6 +58,8 @@ TEST(QpcmWire, EveryTypeRoundTrips) {
     EXPECT_EQ(out->base, 7u);
     EXPECT_EQ(out->reason, 28);
     EXPECT_EQ(out->traffic_class, 96);
+    EXPECT_EQ(out->ece.vendor_id, 0x0002c9u);  // protocol 6: a REQ's and a REP's ECE
+    EXPECT_EQ(out->ece.options, 0x80000005u);
     EXPECT_EQ(out->private_data, in.private_data);
     EXPECT_EQ(out->endpoint, in.endpoint);
     EXPECT_EQ(out->text, in.text);
@@ -98,9 +101,10 @@ TEST(QpcmWire, ALengthBeyondTheBodyIsRefusedBeforeUse) {
   std::string body = EncodeBody(Sample(MsgType::kRep));
   // The private data's length field follows the fixed header: dst 4, src 4,
   // port space 2, QP type 1, six one-byte parameters, qp_num 4, Q_Key 4,
-  // psn 4, base 4, reason 2, family 1, port 2, address 16 = 54 bytes after
-  // the type byte.
-  size_t at = 1 + 54;
+  // psn 4, base 4, reason 2, traffic class 1, ECE 8, family 1, port 2,
+  // address 16 = 63 bytes after the type byte.
+  size_t at = 1 + 63;
+  ASSERT_EQ(static_cast<uint8_t>(body[at + 1]), 11);  // the sample's 11 bytes: the right field
   body[at] = '\x00';
   body[at + 1] = '\xff';  // 255 bytes claimed, 11 there (and text/endpoint after)
   auto out = DecodeBody(body);

@@ -16,7 +16,8 @@ inline constexpr char kProtocolName[] = "qpcm";
 // 1-3: the library's own framing, HELLO and keys (gone). 4: the oob frame
 // (version 2), hello and key schedule; the CM messages of version 3. 5: a
 // REQ and a REP carry the traffic class their QP applies (rdma_set_option's
-// TOS).
-inline constexpr uint16_t kProtocolVersion = 5;
+// TOS). 6: a REQ and a REP carry the sender's ECE (vendor id and options:
+// rdma_set_local_ece, rdma_get_remote_ece).
+inline constexpr uint16_t kProtocolVersion = 6;
 
 }  // namespace qpconnect::rdmacm
