@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's higher-level entry points: rdma_getaddrinfo, and the
 // rdma_create_ep style of synchronous ids (rdma_server/rdma_client).
 #include <netdb.h>
