@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installs the libraries, headers, the qpconnect CMake package
 # (find_package(qpconnect) -> qpconnect::shared, and the static qpconnect::core,
 # qpconnect::qpconnect, qpconnect::oob, qpconnect::sa, qpconnect::observe,
@@ -74,3 +75,6 @@ string(APPEND QPC_PC_LIBS_PRIVATE "-lstdc++ ${CMAKE_THREAD_LIBS_INIT}")
 string(STRIP "${QPC_PC_LIBS_PRIVATE}" QPC_PC_LIBS_PRIVATE)
 configure_file(cmake/qpconnect.pc.in ${CMAKE_CURRENT_BINARY_DIR}/qpconnect.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/qpconnect.pc DESTINATION ${QPC_PC_DIR})
+
+# The license and notices travel with every install (and so every package).
+install(FILES LICENSE NOTICE SECURITY.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

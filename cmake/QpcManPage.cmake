@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # qpc_man_page(tool "one-line description"): man page <tool>.1 generated after
 # the tool is built, by help2man from `tool --help` and `tool --version`, so
 # the page cannot drift from the help text. Installed under share/man/man1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # qpc_add_shared_library(target OUTPUT_NAME name PARTS part...): one shared
 # library, lib<name>.so.<major> (SONAME from PROJECT_VERSION_MAJOR), linked
 # from the object files of the static PARTS. The parts stay as they are (the

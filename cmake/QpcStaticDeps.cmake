@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The tools' C++ dependencies, linked statically into the tool executables.
 #
 # Measured in the lab (issue 15, docs/performance.md "Process start"): under

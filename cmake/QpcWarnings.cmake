@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # qpc_set_warnings(target): the project's warning set (and sanitizers) on one target.
 function(qpc_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one skip policy for GoogleTest cases; tools/lab/skip_or_fail.sh is the
 // same policy for test scripts. A case that cannot run here (outside the lab,
 // no IPv6 loopback, ...) is skipped, except under QPCONNECT_LAB_REQUIRED=1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C byte channel (qpc_channel: two C callbacks and a user pointer) mapped
 // onto oob::ByteChannel (qpconnect/oob/channel.h): deadlines become the
 // milliseconds left, errno-style returns become Errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API's errors, names, version and log hook.
 #include <cerrno>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API's connector: both modes, the connect flow, the report, and the
 // owning mode's data path and traffic proof.
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API's exchangers: TCP, and the operations every exchanger has
 // (exchange of JSON descriptions, barrier, abort). The byte channel is in
 // channel.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the C API: the handle structs behind the opaque C types, and the
 // boundary every exported function goes through (no exception escapes; a
 // failed Result becomes a qpc_status and, if asked for, a qpc_error).

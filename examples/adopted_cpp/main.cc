@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Adopted mode from C++: this program creates its own verbs objects (device
 // context, PD, CQ, an RC QP, a registered buffer) with plain libibverbs, hands
 // the QP and its MR descriptor to qpconnect::Connector to be connected, and

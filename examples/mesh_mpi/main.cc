@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An MPI program gets a connected RC mesh (docs/mesh.md): every rank has one
 // QP to every other rank, at RTS, with the peer's description at hand.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Owning mode from C: the library creates the device context, PD, CQs, an RC
  * QP and a registered buffer (qpc_connector_open), connects it over the
  * program's OWN channel (a socketpair given to qpconnect as two C callbacks,

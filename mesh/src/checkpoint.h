@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The records ranks gather at each mesh checkpoint (mesh.cc): which pairs
 // failed and the connect statistics, as text. Internal to qpconnect_mesh.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ConnectMesh (mesh.h): open per peer, one all-to-all, validate every edge,
 // connect, one all-gather per checkpoint, traffic in a global edge order.
 #include "qpconnect/mesh.h"

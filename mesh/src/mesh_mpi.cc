@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MeshComm over MPI (mesh_mpi.h).
 #include <mpi.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the out-of-band handshake costs on the wire: frames, bytes and
 // one-way delays of Exchange() and Barrier(), with and without a key, for 1
 // and 1,000 QPs (docs/benchmarks.md, docs/oob.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the codec's decoders (docs/wire-format.md, "Fuzzing").
 //
 // Every input goes to DecodeBinary, DecodeJson and DecodeDumpJson. Beyond

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for a whole exchange against fuzzed peer bytes (docs/oob.md,
 // "Fuzzing"): Exchange(), Barrier() and PollPeer() of the protocol driver,
 // through each kind of port, with and without a key. The first input byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the framing below the codec (docs/oob.md, "Fuzzing"):
 // DecodeFrameHeader, DecodeFrame, PeekFrameSize, the stdio line decoder, the
 // session's checks (binding, key confirmation, AEAD) on whatever frame

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qpc_schema_gen: writes the codec's schema tables (oob/src/codec/schema.h)
 // for one .proto file, from the descriptor set protoc wrote for it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "address.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which RDMA device, port and GID serve a local IP address (issue 29, item 3).
 //
 // In order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "addrinfo.h"
 
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rdma_getaddrinfo's answer made from getaddrinfo's, as librdmacm makes it
 // (rdma-core's addrinfo.c, read for its behaviour): the rdma_addrinfo hints
 // turned into getaddrinfo's (RAI_PASSIVE -> AI_PASSIVE, RAI_NUMERICHOST ->

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's address resolution entry points: rdma_getaddrinfo and
 // rdma_freeaddrinfo (RDMACM_1.0), and the asynchronous form over the same
 // resolution, rdma_resolve_addrinfo and rdma_query_addrinfo (RDMACM_1.4;

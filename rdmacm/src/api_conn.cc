@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's entry points for connections and their QPs.
 #include <rdma/rdma_cma.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's ECE entry points (RDMACM_1.3; rdma_set_local_ece(3),
 // rdma_get_remote_ece(3)), carried over the out-of-band exchange (ece.h):
 // the ECE a program sets goes in its REQ or REP, the peer's comes out of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's higher-level entry points: the rdma_create_ep style of
 // synchronous ids (rdma_server/rdma_client). rdma_getaddrinfo is
 // api_addrinfo.cc's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // librdmacm's entry points for channels, ids, addresses and events.
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What this library does not offer (docs/rdmacm.md, "Not supported"): each
 // fails at once with ENOSYS and one log line naming it, never a crash or a
 // hang. rsockets (implemented inside librdmacm) are not offered, but rpoll and

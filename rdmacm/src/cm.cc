@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The handlers of cm_flow.h: each names its input and hands it to
 // Transition (cm_machine.h); what happens then is the state table's
 // (cm_table.h). What is left here is what comes before an id exists or

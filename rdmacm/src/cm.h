@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection manager's state machine over the out-of-band links: the
 // IB CM's REQ/REP/REJ/RTU/DREQ/DREP roles and rdma_cm's events, with the
 // validator between the exchange and any modify (issue 29, items 2, 4, 5).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Description bases on a link (id_part.h): this side's, encoded once per
 // described device port and sent once per link; the peer's, decoded once and
 // kept in the link's book, each REQ's and REP's description rebuilt from one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's environment for the connection manager (cm_env.h) and cm.h's
 // calls over it: the QP side is qp.h's, a link is link.h's Link, the clock
 // is steady_clock, timers run on the engine thread.

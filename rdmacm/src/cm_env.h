@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection manager's environment: the seams through which cm.cc and
 // cm_machine.cc reach the world, so that the whole flow runs in a unit test
 // (tests/unit/rdmacm/cm_table_test.cc) without verbs, sockets, the engine

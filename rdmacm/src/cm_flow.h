@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection manager's handlers over an environment (cm_env.h): each
 // turns what happened (a program's call, a peer's message, a link's failure,
 // the sweep's clock) into an input of the state table (cm_table.h) and hands

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The out-of-band link as the connection manager sees it: what it sends and
 // asks of a link, and what it keeps per link. link.h's Link is the one
 // implementation in the library (Link : CmLink); the CM's unit tests give it

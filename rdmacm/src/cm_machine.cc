@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cm_machine.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one transition function of the connection manager's state machine
 // (cm_table.h): it finds the row for the id's state and the input, runs the
 // row's action, and writes id->state. No other code writes id->state

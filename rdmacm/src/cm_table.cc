@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cm_table.h"
 
 namespace qpconnect::rdmacm {

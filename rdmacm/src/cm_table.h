@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection manager's state machine as data: for an id in one state
 // (state.h's IdState) and one input, the state it goes to and the action that
 // happens on the way, in the shape of the kernel's cma_comp_exch moves and of

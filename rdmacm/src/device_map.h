@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The device map a user gives the library (issue 29 item 3; spellings:
 // issue 39): QPCM_DEVICES ("ADDR=DEV[:PORT[:GID]],...") and the file
 // QPCM_CONFIG (lines "ADDR DEV[:PORT[:GID]]", '#' comments), read in that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RDMA devices of the process, opened once on first use and kept for the
 // process's life, as librdmacm keeps them: every id on a device shares its
 // ibv_context (programs compare id->verbs across ids), and its default PD

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Enhanced Connection Establishment (ECE) over the out-of-band exchange, as
 // librdmacm and the IB CM carry it (rdma_set_local_ece(3),
 // rdma_get_remote_ece(3); rdma-core's cma.c and the kernel's cm.c read for

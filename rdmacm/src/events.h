@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Event channels and the events posted on them.
 //
 // A channel's fd is an eventfd in semaphore mode: each posted event adds one,

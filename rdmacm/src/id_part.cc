@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "id_part.h"
 
 #include <infiniband/verbs.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The part of an endpoint description that differs between two ids on the
 // same device port: the transport, the Q_Key, the rd_atomic depths, the one
 // QP's number and PSN, and its traffic class (the program's TOS). A REQ or REP carries it in its header (wire.h:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The out-of-band TCP links that carry the library's CM messages (wire.h),
 // on one engine thread (Boost.Asio) that runs for the process's life.
 //

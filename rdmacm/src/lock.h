@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's locks, with their contracts written where clang checks them
 // (its thread-safety analysis, -Wthread-safety, on in clang builds: the
 // fuzz build of tools/dev/test.sh compiles libqpcm with clang-14, and a

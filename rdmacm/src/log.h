@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where the library says what a program's return values and events cannot:
 // which mapping placed an address, which rule refused a connection, which
 // stray client was turned away. One line each, "qpcm: ..." on stderr, or

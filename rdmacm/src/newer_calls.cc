@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "newer_calls.h"
 
 #include <cerrno>

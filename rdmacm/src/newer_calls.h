@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The id-level half of librdmacm's RDMACM_1.4 (rdma_resolve_addrinfo(3),
 // rdma_query_addrinfo(3), rdma_write_cm_event(3)), as rdma-core's cma.c
 // has it: one resolution per id at a time, its result announced by an

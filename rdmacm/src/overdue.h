@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // When an id whose answer is past its deadline waits on rather than failing
 // with UNREACHABLE: the sweep's one rule for a REQ without its REP (active
 // side) and a REP without its RTU (passive side).

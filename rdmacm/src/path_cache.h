@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hardware seam libqpcm's composer runs over (qpconnect/composer.h):
 // the verbs layer's own (QpEnv::Default()), except that the kernel's RoCE
 // path facts for one GID pair are read once a second, not once per

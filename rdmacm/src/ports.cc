@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "ports.h"
 
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which ids may share a port, and which listener a request is for, by
 // rdma_cm's rules (the kernel's cma_check_port, cma_match_private_data;
 // issue 39). The library's ports are TCP ports whose sockets always reuse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The QP side of an id: rdma_create_qp's QP and its moves, this side's
 // endpoint description, and the plan and validation that come before any
 // modify. The moves are the connector's own steps (qpconnect/verbs/qp_steps.h),

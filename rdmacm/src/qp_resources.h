@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What rdma_create_qp made for an id, owned until rdma_destroy_qp: the QP
 // and, when the program named no CQs, the CQs and completion channels
 // librdmacm makes. The ABI hands the program raw pointers to them (the id's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a newer rdma-core's <rdma/rdma_cma.h> and <rdma/rsocket.h> declare
 // and Debian 12's (rdma-core 44, which the build has) do not: the entry
 // points of librdmacm.map's RDMACM_1.4 (rdma-core v60) and RDMACM_1.5, the

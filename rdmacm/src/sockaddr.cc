@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sockaddr.h"
 
 #include <arpa/inet.h>

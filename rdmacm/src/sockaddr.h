@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Socket addresses as the library reads and prints them: text, port, family
 // length, wildcard, the RoCE GID an address would have, and how two are
 // matched (issue 39). Split from address.h (which includes this) so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's model of librdmacm's objects: event channels, events and
 // communication ids, and the one lock that guards them all.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Synchronous ids (rdma_create_id with a NULL channel, rdma_create_ep): each
 // call blocks until its event, as librdmacm's do (its ucma_complete).
 //

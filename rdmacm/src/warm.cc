@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "warm.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The first connection's one-time costs, paid early and off the program's
 // and the engine's threads: a connection's code (frame, encoding, joint GID
 // choice, plan, validator, RTR/RTS attributes) runs once, on a thread of its

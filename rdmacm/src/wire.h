@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's connection-manager messages on the out-of-band TCP link, in
 // place of the IB CM's MADs: REQ, REP, REJ, RTU, DREQ, DREP, MRA, with the
 // same roles as the IB CM's (docs/rdmacm.md has the sequences). A REQ and a

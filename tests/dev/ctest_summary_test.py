@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Unit test of tools/dev/ctest_summary.py (CTest: ctest_summary_unit).
 
 Runs the summary over fixtures/results.xml (CTest 3.25's --output-junit, one

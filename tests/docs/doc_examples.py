@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every command example in README.md and docs/*.md, classified and run (issue 14).
 
 The convention. Right before each fenced code block that holds a command

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks that every command example in README.md and docs/*.md is classified
 # (<!-- example: run | run-output | pair | not-run: WHY -->, see the header of
 # doc_examples.py), and that the checker and the runner can fail: the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every repository path a doc names in backquotes exists (docs/map.md).
 
 A path is a backquoted word that starts with one of the tree's top-level

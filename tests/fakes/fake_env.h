@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FakeEnv: the hardware seam of verbs/qp_control.h (QpEnv) over FakeQp, so
 // that a Connector adopting fake ibv_qp structs runs its whole flow without a
 // device: each ibv_qp the test registers gets its FakeQp as control, the

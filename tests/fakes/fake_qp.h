@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FakeQp: a QpControl that models the QP state machine of ibv_modify_qp(3),
 // written out independently of the production mask table (qp_attrs.cc) so a
 // test cannot agree with the code by construction. It refuses, with EINVAL and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An rxe-like RoCE device's facts (DeviceInfo), for describing a side without
 // a device: describe_test.cc and the fake env of the connector's flow tests.
 #pragma once

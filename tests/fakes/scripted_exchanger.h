@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ScriptedExchanger: the peer of a unit test's connector without a peer
 // process. Exchange() hands out a prepared description (and keeps the one
 // published), every barrier passes, and the aborts are recorded, so tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API (<qpconnect/qpconnect.h>) against the real kernel verbs stack: two
 // connectors in one process, one per lab device (rxe0, rxe1), each side on its
 // own thread with a byte channel (qpc_channel) over one socketpair. Owning RC

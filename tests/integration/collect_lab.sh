@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # collect_lab.sh QP_MESH TOOLS_DIR SCENARIO: the whole-job collection (issue
 # 32, docs/inspect.md) on a qp-mesh of four ranks under mpirun, ranks 0 and 2
 # on QPC_DEV0, 1 and 3 on QPC_DEV1, rank 2 stopped with SIGSTOP mid-traffic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connector against the real kernel verbs stack: two sessions in one
 // process, one on each lab device (rxe0, rxe1), connected by hand and proven
 // with traffic; and the misconfiguration witnesses: each violation pushed to

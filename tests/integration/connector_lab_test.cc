@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The public Connector (qpconnect/connector.h) against the real kernel verbs
 // stack: two connectors in one process, one per lab device (rxe0, rxe1), each
 // with its own exchanger over one socketpair, in both modes:

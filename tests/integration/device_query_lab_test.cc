@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lean device query a description uses (issue 15: QueryDeviceForPort
 // reads one port and one P_Key entry; NetdevAddresses reads the host's
 // addresses once), against the full QueryDevice on the lab's real devices.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A real session's dumps judged offline: both sides run qp-connect --dump,
 # then qp-validate on the two dumps must find no error (exit 0), and on a dump
 # pair whose MTUs were forced apart must exit 1 naming path_mtu.

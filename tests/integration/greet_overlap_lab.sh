@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A tcp client greets the server while its device opens (issue 15, Greeter):
 #  1. the device cannot be opened, the server already waiting: the client
 #     exits 3 at once, and the server, greeted, is told why (exit 4 quoting

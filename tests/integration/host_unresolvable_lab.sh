@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A HOST with no address is a usage error, exit 2, found before the device is
 # opened (issue 14): no -v "opening" step, the message names HOST.
 #

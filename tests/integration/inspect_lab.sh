@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # inspect_lab.sh TOOLS_DIR SHIM SCENARIO: stock programs, unmodified, on
 # QPC_DEV0/QPC_DEV1, snapshotted with `qp-inspect -o` while they run and judged
 # with `qp-validate SNAPSHOT` (docs/inspect.md). Runs inside tools/lab/lab-run.

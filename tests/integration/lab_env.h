@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lab's description of its two devices (tools/lab exports QPC_* variables).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // main() of the lab's GoogleTest binaries (connect_lab_test, capi_lab_test, ...),
 // in place of gtest_main. Each binary is one CTest test (qpc_lab_test runs it
 // whole inside the lab), and a gtest binary whose cases all skipped exits 0,

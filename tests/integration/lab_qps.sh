@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the lab scripts: counting the QPs a test left behind.
 #   qps_left          how many QPs exist, but the kernel's GSI ones
 #   check_no_qps WHERE  none may be left: else prints them, sets fail=1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # mesh_lab.sh QP_MESH SCENARIO: qp-mesh under mpirun in the lab (issue 13,
 # docs/mesh.md); ranks oversubscribed on the VM's two vCPUs, spread over
 # QPC_DEV0 and QPC_DEV1 by local rank.

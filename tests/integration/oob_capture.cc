@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // oob_capture: the eavesdropper of the keyed-session lab test (issue 18).
 //
 //   oob_capture relay PORT TARGET_IP TARGET_PORT CAPTURE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lab tests of the out-of-band exchange against stray, dead and eavesdropping
 # peers (issues 11 and 18), with two real qp-connect processes on QPC_DEV0
 # (server) and QPC_DEV1 (client).

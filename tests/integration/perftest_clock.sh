@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perftest_unmeasured FILE...: true (0) when a perftest output among FILEs
 # says its own CPU-clock sampling failed ("Correlation coefficient r^2: ... <
 # 0.9", then "Can't produce a report"): a guest starved by host load, not the

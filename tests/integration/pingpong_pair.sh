@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs rdma-core's stock ibv_{rc,uc,ud}_pingpong against `qp-connect --wire
 # pingpong` in the lab and checks both exit statuses (and, optionally, output).
 # Our side runs on QPC_DEV0 when it is the server, on QPC_DEV1 when it is the

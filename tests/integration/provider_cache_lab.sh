@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The provider cache (issue 15, verbs/provider_cache.h), against the lab's
 # real libibverbs and its 17 provider libraries:
 #  1. cold (an empty cache file): the client's libibverbs initialises every

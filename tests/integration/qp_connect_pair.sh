@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs two qp-connect processes in the lab, server on QPC_DEV0 and client on
 # QPC_DEV1, and checks both exit statuses (and, optionally, their output).
 #

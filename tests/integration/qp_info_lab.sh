@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-info in the lab: both devices listed, --json valid with the documented
 # fields, each device's RoCE v2 IPv4-mapped GID at the index the lab reports.
 set -euo pipefail

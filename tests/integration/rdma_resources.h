@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counting the kernel's RDMA objects (`rdma resource show`), so lab tests can
 // check that a path, successful or failing, released everything it created.
 #pragma once

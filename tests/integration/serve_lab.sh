@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-connect --count and --serve (issue 14, a serving mode), server on
 # QPC_DEV0, clients on QPC_DEV1, one after another:
 #  1. --count 4: clients 1, 2 and 4 connect (exit 0); client 3 asks for UC

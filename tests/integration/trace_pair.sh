@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Lab test of qp-trace and qp-validate's trace mode (issue 10, docs/trace.md):
 # a stock program pair runs unmodified on QPC_DEV0 (server) and QPC_DEV1
 # (client), first untraced, then each side under qp-trace; the traced run must

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-connect's perftest-grade traffic report (issue 14), one scenario per run:
 #   duration  UC, both sides -D 2 --json: both exit 0, agree on the iterations
 #             run, the client ran at least 2 s, latency percentiles reported;

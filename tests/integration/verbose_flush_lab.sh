@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-connect -v writes each step as it happens (issue 14): with stdout a
 # file (fully buffered unless flushed), a server waiting for a peer that never
 # comes has already written its open and exchange steps while it still runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The warm-up's hand-off (issue 15, verbs/provider_cache.h, verbs/device.h):
 // what WarmDeviceList() did reaches the process's first open only (its
 // device list to OpenDevice(), its cache read and preload to the first

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the fault lab scripts (gid_fault_lab.sh, path_fault_lab.sh):
 # their arguments, and run_pair. Usage, from a script named NAME.sh:
 #   source "$(dirname "$0")/fault_lab_common.sh" "$@"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The joint GID choice knows subnets (issue 39): a second IPv4 address in
 # another subnet (10.88.0.0/24) on one side's netdev, added before or after
 # the address in the peer's subnet (10.99.0.0/24), between two real

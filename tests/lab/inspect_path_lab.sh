@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-inspect and qp-validate see the RoCE path facts qp-connect checks
 # before RTR (issue 31 item 5): a connected ibv_rc_pingpong pair (server on
 # QPC_DEV0, client on QPC_DEV1), both processes stopped so that the QPs stay

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lab_group_unit.sh LABDIR: unit test of the lab's groups (several tests in
 # one boot, docs/lab.md): lab-cases frames each case and isolates it (a
 # status each, a process left behind killed, a hang ended by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lab_run_args.sh LABDIR: unit test of lab-run's and lab-test's argument
 # handling and status mapping. Boots nothing and downloads nothing: every
 # case stops before the image build (bad usage), or at the qemu check, with

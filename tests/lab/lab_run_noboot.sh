@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lab_run_noboot.sh LABDIR: lab-run's boot watchdog. With a boot limit of one
 # second no guest reaches its init in time, so lab-run must kill it, boot once
 # more, and then give up with 125 and its own message, well before --timeout,

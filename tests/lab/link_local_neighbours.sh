@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by lab scripts (bash, inside tools/lab/lab-run, as root): needs
 # QPC_NETDEV0/1.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # RoCE path faults between two real qp-connect processes (issue 31 item 2),
 # each induced with `ip` in the lab (server on QPC_DEV0/QPC_NETDEV0, client
 # on QPC_DEV1/QPC_NETDEV1 -> QPC_IP0). Each scenario asserts both exit

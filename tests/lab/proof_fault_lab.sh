@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Path faults only traffic can show (issue 31 items 3 and 6), between two
 # real qp-connect processes (server on QPC_DEV0/QPC_NETDEV0, client on
 # QPC_DEV1/QPC_NETDEV1 -> QPC_IP0), each induced with `ip` in the lab after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lab_smoke_devices: the lab's contract holds - two RDMA devices, port 1
 # ACTIVE, and QPC_GID0/1 naming RoCE v2 GIDs that are the IPv4-mapped form of
 # QPC_IP0/1 (on an InfiniBand link in native mode, only that the GID exists).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # stock_pingpong.sh KIND [ITERS [SIZE]]: anchor test with the stock
 # ibverbs-utils: ibv_KIND_pingpong (KIND = rc, uc, ud, srq) as server on
 # QPC_DEV0 and as client on QPC_DEV1, both with the RoCE v2 GID index (-g) the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # stock_rping.sh [COUNT]: anchor test for the rdma_cm path with the stock
 # rdmacm-utils: `rping` server on QPC_IP0 and client bound to QPC_IP1 (-I; an
 # unbound client resolves both ends to the first device). Passes only if both

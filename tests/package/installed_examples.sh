@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the examples the way a user outside this tree does (issue 9, item 8):
 # installs BUILD_DIR into OUT_DIR/prefix, then builds examples/adopted_cpp as
 # its own CMake project with find_package(qpconnect) and examples/owning_c with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks a generated man page against its tool: every option --help lists
 # (each `--word`) appears in the page, and its header carries the version
 # --version prints.

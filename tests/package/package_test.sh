@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs a build tree into a temporary prefix and checks what a program
 # embedding qpconnect gets from it (no RDMA device needed):
 #   - libqpconnect.so carries the SONAME libqpconnect.so.<major>;
@@ -9,7 +10,8 @@
 #   - a C99 consumer (c_consumer/) builds with plain
 #     `cc main.c $(pkg-config --cflags --libs qpconnect)` and runs with
 #     LD_LIBRARY_PATH=<libdir>, printing qpc_version_string();
-#   - the tools' man pages are installed under share/man/man1.
+#   - the tools' man pages are installed under share/man/man1, and LICENSE,
+#     NOTICE, SECURITY.md and CHANGELOG.md under share/doc/qpconnect.
 #
 # Usage: package_test.sh [--keep DIR] BUILD_DIR [CONSUMER_SOURCE_DIR]
 # With --keep DIR, the prefix and the consumers are left in DIR (empty or new)
@@ -103,6 +105,11 @@ for page in "$build"/tools/*/*.1; do
   [[ -e "$page" ]] || continue
   [[ -f "$prefix/share/man/man1/$(basename "$page")" ]] ||
     fail "$(basename "$page") is not installed in $prefix/share/man/man1"
+done
+
+# The license and notices are installed with the rest.
+for f in LICENSE NOTICE SECURITY.md CHANGELOG.md; do
+  [[ -f "$prefix/share/doc/qpconnect/$f" ]] || fail "$f is not installed in $prefix/share/doc/qpconnect"
 done
 
 echo "package_test: ok: $soname, C++ consumer (shared, static, mesh and sa), C consumer ($out)"

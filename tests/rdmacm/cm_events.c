@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * cm_events: an rdma_cm program of ours that prints every event it gets, with
  * its parameters, in a form that does not depend on the host or the run (no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Our cm_events (cm_events.c) prints every rdma_cm event with its parameters,
 # host-independent; the sequence must be the same natively and through the
 # library, and equal to cm_events.expected (recorded natively on rxe in the

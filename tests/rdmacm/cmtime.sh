@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stock `cmtime` (rdmacm-utils 44): server `cmtime -b SERVER_ADDR`, client
 # `cmtime -s SERVER_ADDR -b CLIENT_ADDR -c 20` (port 7471, cmtime's default;
 # -b binds the client, or native rdma_cm resolves both ends to rxe0). The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 29: the FAILURE behaviour of the librdmacm-compatible library
 # (docs/rdmacm.md, "Failures, as rdma_cm reports them"), in the lab, on the
 # management network (mgmt_net.sh: 10.77.0.1 on mgmt0, 10.77.0.2 on mgmt1, no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the tests/rdmacm lab scripts (bash, inside tools/lab/lab-run).
 #
 # A "management network" with no RDMA device, standing in for the Ethernet

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stock perftest over rdma_cm (`-R`): perftest.sh ib_send_bw|ib_write_bw MODE ...
 # Server `PROG -R -d rxe0 -n 5 -s 4096 -F --source_ip SERVER_ADDR`, client
 # `PROG -R -d rxe1 -n 5 -s 4096 -F --source_ip CLIENT_ADDR SERVER_ADDR`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stock `rdma_server` / `rdma_client` (rdmacm-utils; the synchronous
 # rdma_getaddrinfo + rdma_create_ep style, no event channel): server
 # `rdma_server -s SERVER_ADDR`, client `rdma_client -s SERVER_ADDR` (port

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the tests/rdmacm lab scripts (bash, inside tools/lab/lab-run):
 # unmodified rdma_cm programs natively and through the librdmacm-compatible
 # library of issue 29, on rxe's own addresses and on a management network

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stock `rping` (rdmacm-utils) with data verification: server `rping -s -a
 # SERVER_ADDR -V -C 10 -v`, client `rping -c -a SERVER_ADDR -I CLIENT_ADDR -V
 # -C 10 -v` (port 7174, rping's default; -I binds the client, or native

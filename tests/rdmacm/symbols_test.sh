@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 39: libqpcm's version script against librdmacm's symbol set.
 #
 #   symbols_test.sh LIBQPCM MAP [INSTALLED]

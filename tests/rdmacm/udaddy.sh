@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stock `udaddy` (rdmacm-utils), UD over RDMA_PS_UDP: server `udaddy -b
 # SERVER_ADDR`, client `udaddy -s SERVER_ADDR -b CLIENT_ADDR` (one path, 10
 # datagrams each way, port 7174: udaddy has no port option, its -p is the port

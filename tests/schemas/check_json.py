@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_json.py SCHEMA_DIR SCHEMA FILE...: validates each FILE (a JSON
 document; '-' reads standard input; --lines: one document per line) against
 SCHEMA (a file name in SCHEMA_DIR, e.g. qp-info.schema.json) with the

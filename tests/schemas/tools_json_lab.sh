@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools_json_lab.sh BUILD_DIR SOURCE_DIR (inside the lab): the JSON the tools
 # print against real devices, checked against docs/schemas/ with the
 # jsonschema library: qp-info --json and -l --json; qp-connect --json on both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools_json_unit.sh BUILD_DIR SOURCE_DIR: the JSON the tools print without a
 # device, checked against docs/schemas/ with the jsonschema library
 # (tests/schemas/check_json.py): qp-validate on two endpoints, a dump alone,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Compares qp-info --path --json with saquery -p's "PathRecord dump".
 
 Usage: compare_path.py LABEL OURS_JSON_FILE SAQUERY_DUMP_FILE

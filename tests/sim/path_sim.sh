@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `sim` tests (issue 19): qp-info --path against OpenSM on an ibsim fabric.
 # Usage: path_sim.sh QP_INFO SCENARIO
 #   paths      every HCA pair from Hca2 and Hca3, by LID and by GID: our

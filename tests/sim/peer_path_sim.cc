@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `sim` helper: the connector's path source (ConnectorOptions::path_source =
 // sa::ResolvePeerPath, what `qp-connect --path sa` uses) against a real SA.
 // Attached to an ibsim HCA (LD_PRELOAD=libumad2sim.so, SIM_HOST), it

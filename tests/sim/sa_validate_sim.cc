@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `sim` helper: the validator's SA rules against a PathRecord from a real SA.
 // Attached to an ibsim HCA (LD_PRELOAD=libumad2sim.so, SIM_HOST), it asks the
 // SA for the path to DLID (in PKEY when given), then validates an RC pair of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sourced by the `sim` tests and tools/bench/sa_paths.sh: starts an ibsim
 # fabric and OpenSM under umad2sim in a private directory, and stops them.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the lab benchmarks that compare qp-connect binaries (start.sh,
 # start_phases.sh, timeline.sh): their command line, `[--rounds R] QP_CONNECT...` on the
 # host and `--rounds R --inside QP_CONNECT...` when they rerun themselves in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark (issue 32 item 3): are busy, healthy RC pairs judged sound?
 #
 #   tools/lab/lab-run --mem 1536 --timeout 1500 -- tools/bench/busy_pairs.sh \

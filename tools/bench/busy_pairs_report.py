@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """busy_pairs_report.py DIR SNAPSHOTS: what busy_pairs.sh prints about its
 snapshots (DIR/snapN.json) and their judgements (DIR/judgedN.json): the
 verdict, the rules that fired, and for the first unsound pairs each QP's PSNs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* call_timeline.so: an LD_PRELOAD library that stamps the calls marking the
  * steps of one connection, for tools/bench/timeline.sh (issue 15,
  * docs/performance.md): where a one-pair client's and its server's time goes,

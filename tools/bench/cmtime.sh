@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 29, item 6: stock cmtime natively (the kernel CM) and through libqpcm
 # (qp-cm), the same command lines and N, in ONE lab boot, on rxe's own
 # addresses (server bound to rxe0's, client to rxe1's).
@@ -102,7 +103,7 @@ while [[ $# -gt 0 ]]; do
     --mem) mem=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --from) from=$2; shift 2 ;;
-    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --rounds)
       [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "cmtime.sh: --rounds needs a positive count" >&2; exit 2; }
       rounds=$2; shift 2 ;;

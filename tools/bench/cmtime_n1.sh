@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 29's N = 1 target ("no slower than native rdma_cm"), measured with
 # many rounds in one lab boot: stock `cmtime -c 1`, natively and through
 # qp-cm, alternating, each round a fresh server and client (as a user's first

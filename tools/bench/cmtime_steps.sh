@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where a cmtime connection's time goes through libqpcm (issue 29): one run of
 # stock cmtime -c N through qp-cm in the lab with QPCM_DEBUG, and from the two
 # libraries' stamped logs, per pair of consecutive steps of an id, the median

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Connecting N RC QP pairs (issue 15): the verbs bound, qp-connect end to end
 # and rdma_cm (stock cmtime), for each N, in ONE lab boot; then a table with
 # the ratios and a plot (docs/performance.md).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # qp-connect at N QPs from two builds, alternating in ONE lab boot: did a
 # change make qp-connect itself slower? (issue 38: qp-connect must not pay
 # for the shared core.)
@@ -75,7 +76,7 @@ while [[ $# -gt 0 ]]; do
     --mem) mem=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --verify) proof=verify; shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "connect_ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The verbs bound for connecting N RC QP pairs (issue 15, tools/bench/connect.sh).
  *
  * Plain libibverbs, no qpconnect code: one thread opens two devices, creates

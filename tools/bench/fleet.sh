@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark (issue 32): a whole job's snapshots paired and judged by
 # qp-validate on one core, and the verdict checked against the planted truth.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fleet_check.py TRUTH VERDICT: qp-validate --json on a fleet_gen job, against
 fleet_gen's truth.json (tools/bench/fleet.sh, docs/inspect.md "Scale").
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fleet_gen: a synthetic job's snapshots, as qp-inspect -o would write them on
 // every host, with faults planted and their truth written down
 // (tools/bench/fleet.sh, docs/inspect.md "Scale").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Benchmark: reading a port's whole GID table the way qp-info does (one
 // ibv_query_gid_table() call, verbs::QueryGids) against the per-index
 // ibv_query_gid_ex() loop over every entry that tools without the table call

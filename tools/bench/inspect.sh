@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark (issue 17): QPs listed, paired and judged by qp-inspect and
 # qp-validate's snapshot mode.
 #

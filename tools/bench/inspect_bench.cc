@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Benchmark: qp-inspect and qp-validate's snapshot mode at scale, without a
 // kernel. N QPs (N/2 RC pairs on two devices, QPNs scattered) are built as the
 // kernel's RDMA_NLDEV_CMD_RES_QP_GET replies (32 KiB messages, as the kernel

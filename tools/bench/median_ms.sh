@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # median_ms.sh: sourced by the benchmarks that time a command as a process
 # (qp_info.sh, sa_paths.sh).
 #

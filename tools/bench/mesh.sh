@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark (issue 13): the MPI mesh at 2, 4 and 8 ranks (oversubscribed in
 # the lab's VM, ranks over rxe0/rxe1): connect time and bytes exchanged per
 # rank, from qp-mesh --json (--no-verify: connect only).

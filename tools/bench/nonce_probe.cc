@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a process's first random nonce costs (issue 15, docs/performance.md):
 // getrandom(2), then OpenSSL's RAND_bytes twice (its first call initialises
 // the DRBG and configuration). Run it in the lab: tools/lab/lab-run --

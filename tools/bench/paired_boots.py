@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Pools tools/bench/start.sh runs from several boots: the paired N = 1 figure.
 
 Usage: tools/bench/paired_boots.py [--kind connect] [--seed S] RUN_OUTPUT...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pooled reconnect against cold create-and-connect (issue 15, pool mode):
 // two owning Connectors in one process, one per lab device, connect N RC QP
 // pairs over a socketpair (no traffic), `rounds` times each way:

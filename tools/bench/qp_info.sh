@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark: how long qp-info takes to list both lab devices with their
 # 1024-entry GID tables, next to the stock `ibv_devinfo -v` (which reads the
 # GID table entry by entry). Run inside the lab:

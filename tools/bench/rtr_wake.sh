@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Why one RoCE RTR costs milliseconds in the lab when the guest is otherwise
 # idle: for a user QP's RTR on RoCE the kernel resolves the peer's MAC through
 # rdma_addr_find_l2_eth_by_grh(), which queues the lookup on the "ib_addr"

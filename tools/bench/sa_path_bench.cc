@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Benchmark: SA PathRecord queries through one umad channel (qpconnect_sa),
 // one destination after another, each timed. Run under umad2sim on an ibsim
 // fabric (tools/bench/sa_paths.sh) or on a real IB port.

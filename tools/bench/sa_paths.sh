@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark (issue 19): the cost of SA PathRecord queries against OpenSM on an
 # ibsim fabric of N HCAs (default 1000: leaf switches of 32 HCAs under one core
 # switch), from Hca2:

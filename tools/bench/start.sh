@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # N = 1 and process start (issue 15): how long one qp-connect process takes,
 # against stock cmtime, in ONE lab boot, for one or more qp-connect binaries
 # (to compare link variants, e.g. a build with -DQPCONNECT_STATIC_TOOL_DEPS=OFF).

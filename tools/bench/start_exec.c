@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* start_exec PROGRAM [ARGS...]: runs PROGRAM with start_stamp.so preloaded
  * (path in START_STAMP) and prints "WALL ms" (fork to exit) to stderr; exits
  * with PROGRAM's status. Part of tools/bench/start_phases.sh. */

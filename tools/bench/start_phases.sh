@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where a short run's time goes (issue 15, docs/performance.md): the process
 # start of qp-connect and of stock cmtime split into phases, with and without
 # address space randomisation, in ONE lab boot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* start_stamp.so: an LD_PRELOAD library that splits a process's start into
  * phases for tools/bench/start_phases.sh (issue 15, docs/performance.md).
  *

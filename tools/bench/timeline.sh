@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where one RC pair's time goes, the client and its server on one clock
 # (issue 15, docs/performance.md), in ONE lab boot.
 #

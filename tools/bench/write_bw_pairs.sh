@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # write_bw_pairs.sh: sourced by tools/bench/inspect.sh and busy_pairs.sh.
 # Sets `w` (a scratch directory) and `procs` (pids), and a trap that kills
 # those and removes `w` on exit; in the lab, one ib_write_bw -q N on each

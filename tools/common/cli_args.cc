@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tools' option parser on CLI11 (Debian's libcli11-dev, header-only).
 //
 // Why CLI11 and not Boost.Program_options: CLI11 parses exactly the GNU forms

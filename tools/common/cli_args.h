@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small command-line parser for the tools: GNU-style short and long options
 // (`-d rxe0`, `-drxe0`, `--ib-dev rxe0`, `--ib-dev=rxe0`), flags, positionals
 // and `--`. No global state, so tools can run in-process in tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exit statuses shared by every qpconnect tool (documented in docs/cli.md),
 // and the one map from a failed call's error to a status: which stage of a
 // tool's work failed, and the error's code, decide it (kExitTable). No tool

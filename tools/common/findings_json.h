@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validator findings as JSON, shared by qp-validate and qp-connect.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validator findings as text, shared by qp-validate's endpoint and trace modes.
 //
 // Thread-safety: pure functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // "0x" and `width` lowercase hex digits (at least): how the tools print
 // GUID parts, P_Keys, QPNs and vendor ids.
 #pragma once

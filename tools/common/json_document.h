@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The frame of every JSON document the tools print (docs/json.md): it starts
 // with "schema_version", and an error in it is one object shape everywhere.
 // The documents' JSON Schemas are in docs/schemas/; tests validate the tools'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Launching an unmodified program with one of qpconnect's libraries in its
 // dynamic linker's path: what qp-trace (the trace preload) and qp-cm (the
 // rdma_cm library) share.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sa_report.h"
 
 #include <cstdio>

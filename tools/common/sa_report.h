@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The subnet administrator's answers as the tools report them: a PathRecord
 // as JSON (qp-info --path, qp-connect --path sa). An SA query's failure as an
 // exit status: ExitStatus(ExitStage::kPath, e) (exit_codes.h).

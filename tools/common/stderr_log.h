@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tools' log hook: the library is silent by default (qpconnect/log.h);
 // a tool routes its warnings to stderr as "<tool>: warning: <message>".
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "usage.h"
 
 #include "exit_codes.h"

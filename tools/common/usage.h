@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A tool's answers to its command line before it does any work: --help and
 // --version, and the two lines of a bad command line. The wording is every
 // tool's, so it is written here once:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "version.h"
 
 #include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion: constants only

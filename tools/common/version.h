@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every tool prints for --version, and the option that asks for it.
 //
 // The first line is "<tool> (qpconnect) X.Y.Z", the GNU form help2man reads

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Configures and builds qpconnect into build/ (or $QPC_BUILD_DIR).
 # Extra arguments go to the CMake configure step. QPC_BUILD_TARGETS="a b"
 # builds only those targets (and what they need), not the whole tree.

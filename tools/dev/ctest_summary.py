@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Per-label counts and times of a CTest run, for tools/dev/test.sh.
 
 Usage: ctest_summary.py [--fail-on-skip] BUILD_DIR JUNIT_XML [BUILD_DIR JUNIT_XML ...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages qpconnect needs to build, test and run its lab.
 # Idempotent and quiet when nothing is missing. Usage: tools/dev/deps.sh [--fuzz]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job from a fresh machine: installs packages, builds, and runs a real
 # qp-connect RC session inside the Soft-RoCE lab: a server on rxe0 and a client
 # on rxe1 (-> 10.99.0.1) exchange over TCP, validate, connect by hand and prove

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Each rank's stdout from `mpirun --tag-output`, one line per rank, by rank.
 
 mpirun --tag-output prefixes every line with "[JOB,RANK]<stdout>:" and cuts

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite from a fresh machine: installs missing packages, builds,
 # runs the bounded fuzz runs (clang build in build-fuzz/), then every CTest test
 # (unit and lab). Lab tests boot the Soft-RoCE VM (tools/lab); where it cannot

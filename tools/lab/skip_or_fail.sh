@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # skip_or_fail.sh: sourced by test scripts (tests/, tools/lab/lab-test). The
 # one policy for a test that cannot run here - the lab does not start, a
 # program or package is missing, MPI was not found when configuring:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-cm: runs an unmodified rdma_cm program with libqpcm.so, the librdmacm API
 // over qpconnect's out-of-band exchange, so that it connects without IPoIB,
 // the kernel's rdma_cm or an IP address on an RDMA netdev (docs/rdmacm.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "device_warmup.h"
 
 #include "mesh_handoff.h"

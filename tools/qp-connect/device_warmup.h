@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's device-list warm-up (issue 15): libibverbs' first device list
 // of a process (its providers loaded, the kernel's devices matched) runs on a
 // second thread from the start of main(), while the main thread parses the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "gid_report.h"
 
 #include <chrono>

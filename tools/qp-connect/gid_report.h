@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's report of the joint GID choice (qpconnect/gid_pair.h), and
 // the test hook that widens the window between the exchange and RTR.
 #pragma once

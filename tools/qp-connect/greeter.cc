@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "greeter.h"
 
 namespace qpconnect::tools {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Greeting the peer while the device opens (issue 15): Exchanger::Prepare()
 // (a tcp client's connect, hellos and key confirmation) on a thread of its
 // own, so that it overlaps Connector::Open() on the caller's thread; the

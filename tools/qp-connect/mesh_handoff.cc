@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mesh_handoff.h"
 
 #include <unistd.h>

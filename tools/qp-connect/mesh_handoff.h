@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect --oob mpi: every rank of an mpirun job connects to every other.
 // The mesh is qp-mesh's (docs/mesh.md): qp-connect hands over to it by
 // exec, so that qp-connect itself never links MPI (libmpi and MPI_Init would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's command line: ibv_rc_pingpong/perftest conventions plus the
 // exchange, validation and reporting options of qpconnect.
 #pragma once

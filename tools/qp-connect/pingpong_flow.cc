@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "pingpong_flow.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect --wire pingpong: stand in for either side of rdma-core's stock
 // ibv_rc_pingpong, ibv_uc_pingpong or ibv_ud_pingpong (docs/interop.md).
 #pragma once

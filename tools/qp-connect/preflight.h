@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What qp-connect checks before it opens the device or starts the exchange:
 // the inputs the user typed (the --dump file, the peer HOST, the --bind
 // address), so that their faults are usage errors (exit 2) naming them, not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's progress line: on a terminal, long per-QP steps (create, INIT,
 // RTR, RTS, traffic on many QPs) redraw one line on stderr,
 //   "qp-connect: rtr 4200/10000 QPs (42%)"

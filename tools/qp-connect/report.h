@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pieces of qp-connect's report shared by its two flows (our dialect in
 // run.cc, the stock pingpong dialect in pingpong_flow.cc).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect: connect QPs by hand with a peer and prove it with traffic.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect --serve and --count N: a tcp server that serves peers one after
 // another, each with its own exchanger and connector (so every peer's QPs are
 // destroyed before the next is accepted), until --count peers have been

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "traffic_report.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's traffic report, as perftest prints one: per message size,
 // bandwidth (peak and average), message rate and round-trip latency (min,
 // p50, p99, max), for every QP and all of them together; in text and JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-info's output: DeviceInfo values as a human table or as JSON. Pure, so
 // the format is unit-tested without hardware.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-info --path DEST: the SA's PathRecord from a local port to DEST, over
 // libibumad only (no verbs device needed; works under ibsim's umad2sim).
 #pragma once

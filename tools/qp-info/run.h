@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-info: lists RDMA devices and ports with what matters for connecting QPs.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-inspect-mpi: qp-inspect run by every rank of an MPI job (mpirun, srun
 // --mpi): a barrier before each sample, so that the ranks sample together,
 // and every rank's snapshot gathered to rank 0, which writes them into one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-inspect: every QP on this host as the kernel's RDMA resource tracker sees
 // it (what `rdma res show qp` lists), with each owner's process state and the
 // ports' counters; optionally two samples an interval apart, written as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-mesh's report of one rank (docs/mesh.md), as text or one JSON line:
 // its edges and timings, and on rank 0 the summary of the whole mesh. Built
 // without MPI, so it is unit-testable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-mesh's command line (docs/mesh.md), parsed without MPI so it is
 // unit-testable.
 #pragma once

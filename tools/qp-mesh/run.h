@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-mesh: an all-to-all RDMA QP mesh over MPI (docs/mesh.md). Every rank
 // prints its own report in one write (text or one JSON line); rank 0 adds the
 // mesh summary. Every rank exits with the same status (mesh.h: the verdict is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-trace: runs an unmodified program with the preload library libqptrace.so
 // and records its queue pairs' transitions, one JSON Lines file per process,
 // for `qp-validate TRACE...` (docs/trace.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What qp-validate's modes share about their input files: how a whole input
 // is read (injected, so tests can feed text), the heads of the named files
 // (what decides the mode, and sizes the snapshot mode's QP table), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "observed_json.h"
 
 #include <cctype>

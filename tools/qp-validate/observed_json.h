@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One JSON shape for an observed QP (qpconnect/observe/observed.h), whichever source
 // saw it: a qp-trace trace, a qp-inspect snapshot or a dump. qp-validate's
 // trace and snapshot modes both print it (docs/json.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-validate: checks two endpoint descriptions against the matching rules,
 // offline (no RDMA device needed), and prints every finding.
 //

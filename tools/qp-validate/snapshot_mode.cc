@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "snapshot_mode.h"
 
 #include <algorithm>

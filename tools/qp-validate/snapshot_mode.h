@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-validate's snapshot mode (issue 17, docs/inspect.md): kernel snapshots
 // written by `qp-inspect -o`, alone or mixed with qp-trace files and endpoint
 // dumps, read into the observed-QP model, paired (qpconnect/observe/pairing.h) and

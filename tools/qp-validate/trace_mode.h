@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-validate's trace mode (issue 10, docs/trace.md): reads the qp-trace files
 // of two or more processes into the observed-QP model, pairs their QPs, runs
 // every validator rule on each pair as the programs applied it, explains each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* qpconnect's C API: connect RDMA queue pairs by hand, without librdmacm, from
  * C or any language with a C FFI.
  *

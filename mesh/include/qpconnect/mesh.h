@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An all-to-all QP mesh: every process (rank) of a job connects `qps` QPs to
 // every other rank, over a collective channel the job already has (MPI, or
 // anything that implements MeshComm), with one collective for the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MeshComm over MPI (mesh.h): AllToAll is MPI_Alltoall of the sizes then
 // MPI_Alltoallv of the bytes; AllGather is MPI_Allgather + MPI_Allgatherv;
 // local_rank() comes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "codec/base64.h"
 
 #include <array>

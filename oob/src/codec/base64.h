@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // base64 (RFC 4648), private to oob: the stdio exchanger's lines use the
 // url-safe alphabet without padding (§5); Protobuf's JSON mapping writes bytes
 // fields with the standard alphabet and padding (§4) and reads either.

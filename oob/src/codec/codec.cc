@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The public codec: framing-free encode/decode of endpoints and dumps.
 // Conversion and range rules live in convert.cc and wire_ranges.cc.
 #include "qpconnect/oob/codec.h"

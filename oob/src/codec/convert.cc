@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "codec/convert.h"
 
 #include <cstring>

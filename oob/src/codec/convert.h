@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: conversion between the core value types and the
 // generated Protobuf messages of qpconnect/oob/v1/endpoint.proto.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The strict first pass over JSON input (json_check.h): nlohmann/json's SAX
 // parser, fed through an iterator that tells how far it has read, and a walker
 // that keeps the field path and the message type of every open object.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: a strict first pass over JSON text before Protobuf's
 // JSON parser sees it, so that every JSON error names where it is.
 //

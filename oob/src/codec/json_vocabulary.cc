@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "codec/json_vocabulary.h"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: the one JSON vocabulary of qpconnect's documents
 // (docs/json.md), applied to Protobuf's JSON mapping of the wire messages (json_wire.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON values <-> Protobuf's binary encoding, by the schema tables
 // (json_wire.h). The wire side follows the encoding guide: tags are
 // (number << 3 | wire type), varints little-endian base 128, sint64 zigzag,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: Protobuf's JSON mapping of the wire messages without
 // Protobuf's reflection. JSON values go to and from the binary encoding,
 // driven by the schema tables (schema.h); the codec then parses or

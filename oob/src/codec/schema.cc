@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "codec/schema.h"
 
 namespace qpconnect::oob::internal::schema {

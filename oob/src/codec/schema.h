@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: what the JSON form needs to know of the wire schema
 // (oob/proto/qpconnect/oob/v1/endpoint.proto), as constant data.
 //

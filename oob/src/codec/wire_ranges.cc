@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "codec/wire_ranges.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the codec: the range rules of the wire format and the wording of
 // their errors, shared by CheckWireRanges (encode side and after decoding) and
 // by the Protobuf conversion (which must refuse values too wide for the core

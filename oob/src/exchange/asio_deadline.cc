@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "asio_deadline.h"
 
 #include <condition_variable>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Deadline-bounded Boost.Asio I/O, written once for every out-of-band
 // channel: the tcp exchanger, the stdio exchanger and the pingpong dialect's
 // socket (docs/oob.md, "Deadlines"). It is Asio's blocking_tcp_client idiom

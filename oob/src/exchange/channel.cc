@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/channel.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The protocol driver: the one place where the out-of-band protocol's
 // sequence and checks are written (docs/oob.md). Private to src/exchange.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/file.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Handshake: the nonce exchange, message binding, key confirmation and
 // encryption shared by every transport. Private to src/exchange.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/protocol_exchanger.h"
 
 #include <utility>

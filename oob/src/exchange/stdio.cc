@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/stdio.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stopping a wait early: the one mechanism behind Exchanger::Cancel() (one
 // exchanger, from any thread) and the process-wide interrupt flag
 // (interrupt.h, qp-connect --serve's signals). Private to oob/src.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/stream_session.h"
 
 #include <utility>

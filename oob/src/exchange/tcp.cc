@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/oob/tcp.h"
 
 #include <boost/asio/ip/v6_only.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A transport of the protocol driver: the FramePort that moves its frames
 // (driver.h) and the driver that runs the protocol over it, called by the
 // public ProtocolExchanger (qpconnect/oob/protocol_exchanger.h) with each

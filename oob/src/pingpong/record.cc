@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pingpong dialect's 52-byte record and its conversion to and from
 // EndpointInfo (qpconnect/oob/pingpong.h). Written from the layout described in
 // /work/shared/docs/peers.md; the stock parser is sscanf("%x:%x:%x:%s"), which

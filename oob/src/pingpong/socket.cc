@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pingpong dialect's TCP steps (qpconnect/oob/pingpong.h) on Boost.Asio:
 // every wait is bounded by the caller's deadline with the helper every other
 // out-of-band channel uses (exchange/asio_deadline.h). A wait that expires

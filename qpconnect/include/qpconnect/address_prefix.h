@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The subnets of the addresses behind RoCE v2 GIDs (issue 39): a RoCE v2
 // GID is an IP address on a netdev, and the prefix length that address has
 // there says which of the peer's addresses share its subnet. Each side

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one composer of a connection: what happens between "this side is
 // described" and "every QP is at RTS", the same for every front end
 // (qp-connect's two dialects through the Connector, the C API, the mesh,

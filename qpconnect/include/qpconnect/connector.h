@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connect flow as one library object: describe the local QPs, exchange
 // descriptions with the peer over any Exchanger, plan, validate, move every QP
 // INIT->RTR->RTS, and pass a barrier, telling the peer when this side gives up.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What qp-info reports about an RDMA device: verbs-free value types filled by
 // the verbs layer (verbs/device_query.h) and printed by tools, so formatting
 // and selection logic are testable without hardware.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Findings: what the validator reports about a pair of endpoints.
 //
 // A Finding names one rule (a stable kebab-case id, documented in

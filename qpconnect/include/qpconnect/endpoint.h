@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The endpoint model: what one side must tell the other before two QPs can be
 // connected, in verbs-free value types.
 //

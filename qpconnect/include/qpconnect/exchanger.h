@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The out-of-band exchanger interface: swap endpoint descriptions with the
 // peer over some channel other than the QP itself, within one deadline.
 //

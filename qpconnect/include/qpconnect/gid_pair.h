@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The joint choice of the GID pair (issue 31): after the exchange each side
 // computes, from both descriptions' GID tables, the same pair of source GIDs,
 // so that two sides whose own choices differ (one lost its IPv4 address: one

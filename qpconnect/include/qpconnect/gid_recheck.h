@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The GID table read again right before RTR (issue 31): the GID this side
 // chose at the exchange must still be where it was. An address removed, a
 // port flapped (the table rebuilt) or an entry moved to another index would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Choosing the GID (source address) a side uses, from its port's GID table.
 //
 // On Ethernet (RoCE) ports the choice decides whether packets are routable at

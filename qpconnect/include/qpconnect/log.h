@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's only way to say anything outside a return value: a log hook
 // the embedding program sets. Nothing in qpconnect/ or oob/ writes to
 // stdout/stderr; warnings that have no caller to return to (a failed destroy

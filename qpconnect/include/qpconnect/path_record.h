@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PathRecord: what the InfiniBand subnet administrator (SA) says about the
 // path between two ports (IBA 1.3 vol. 1, 15.2.5.16). The values a QP's
 // address vector and RTR/RTS attributes need (DLID, SL, MTU, static rate,

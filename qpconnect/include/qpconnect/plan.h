@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection plan: the attributes one side is about to apply to its QPs
 // with ibv_modify_qp, in verbs-free value types.
 //

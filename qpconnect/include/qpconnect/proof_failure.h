@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A failed traffic proof, explained (issue 31 item 3): what the work
 // completion said (ProofCause), how long the QP's retries could last
 // (RetryBudget), the port counters of both sides over the proof

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Result<T> and Error: the error convention of every fallible qpconnect call.
 //
 // Result<T> mirrors the subset of std::expected<T, Error> that the project uses

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's facts on one RoCE path (issue 31 item 2): for the GID pair a
 // connector chose, the route from the local GID's netdev to the peer's
 // address, the neighbour entry of the next hop, and the netdev itself (MAC,

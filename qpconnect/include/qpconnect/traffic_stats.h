@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Statistics of a traffic run, as pure logic (no verbs): percentiles by
 // nearest rank, a bounded recorder of per-round-trip latency samples, and the
 // rates derived from bytes, messages and time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The validator: every matching rule for connecting two QPs by hand, checked
 // before ibv_modify_qp, on plain values (no device needed).
 //

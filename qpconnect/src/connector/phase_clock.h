@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The time a phase of a connection takes, added to its slot on every path
 // out of the scope that measures it (the connector's phases, the composer's
 // steps). Private to src/connector.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The findings of diagnostic.h as values and text: severity and direction
 // names, transport sets, a finding's one line, and counts by severity.
 #include "qpconnect/diagnostic.h"

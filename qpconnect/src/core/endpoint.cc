@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/endpoint.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/proof_failure.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/traffic_stats.h"
 
 namespace qpconnect {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SummarizeJob(), SummaryText(): the verdict grouped by culprit (job_summary.h).
 #include "qpconnect/observe/job_summary.h"
 

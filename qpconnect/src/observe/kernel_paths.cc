@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/observe/kernel_paths.h"
 
 #include <algorithm>

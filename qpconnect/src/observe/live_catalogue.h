@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the live judge: the live rule catalogue as a constexpr table, so
 // that the rule code names each rule by its id and the compiler checks that
 // the id exists (LiveRule("psn-stalled")). docs/rules.md's "Live rules"

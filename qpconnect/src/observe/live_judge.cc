@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The live judge (live_judge.h): the live rules, judged on kernel snapshots
 // of running QPs:
 //   peer-qp-gone, qp-error-state, qp-not-connected, rqpn-dangling,

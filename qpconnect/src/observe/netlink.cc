@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/observe/netlink.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Names of the observed-QP model's enumerations and QP types (observed.h).
 #include "qpconnect/observe/observed.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PairObservedQps(): which observed QPs form a connection (rules in pairing.h).
 //
 // Candidates come from QP numbers (mutual, then one-sided) and, for UD, from

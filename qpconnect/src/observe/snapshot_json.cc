@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/observe/snapshot_json.h"
 
 #include "snapshot_scan.h"

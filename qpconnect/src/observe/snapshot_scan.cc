@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ScanSnapshot(): the snapshot file in one pass (snapshot_scan.h). The
 // members and their limits are those of snapshot_json.cc's reader.
 #include "snapshot_scan.h"

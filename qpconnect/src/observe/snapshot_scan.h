@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The snapshot file's fast path (private to the observe library): a reader
 // that scans the text once, straight into a Snapshot, with no JSON tree. A
 // job's snapshots hold a million QPs; through a JSON tree (nlohmann) reading

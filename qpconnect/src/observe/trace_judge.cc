@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/observe/trace_judge.h"
 
 #include <infiniband/verbs.h>

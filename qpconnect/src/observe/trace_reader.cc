@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/observe/trace_reader.h"
 
 #include <infiniband/verbs.h>

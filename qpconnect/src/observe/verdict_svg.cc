@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // VerdictMatrixSvg(): the host-by-host matrix (verdict_svg.h).
 #include "qpconnect/observe/verdict_svg.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PlanConnection(): the attributes a side applies, derived from both endpoints.
 // The contract is in qpconnect/plan.h; choices the contract leaves open are
 // stated where they are made below.

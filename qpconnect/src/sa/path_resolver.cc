@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SubnAdm PathRecord codec and resolver. Byte offsets follow IBA 1.3 vol. 1:
 // the common MAD header (13.4.2: 24 bytes), the RMPP header (13.6.2.1: 12
 // bytes), the SA header (15.2.1.1: SM_Key, AttributeOffset, ComponentMask; 20

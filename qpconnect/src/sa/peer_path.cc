@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/sa/peer_path.h"
 
 #include <string>

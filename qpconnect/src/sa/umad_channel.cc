@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MadChannel over libibumad. The only file of qpconnect_sa that calls umad_*.
 #include "qpconnect/sa/umad_channel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Text of the values the rules report (rules.h): hexadecimal QPNs, PSNs and
 // LIDs, MTUs, GID entries. The findings themselves:
 // qpconnect/src/core/diagnostic.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The rule catalogue: id and metadata of every validator rule, in the order of
 // the Rule enumeration (rules.h). docs/rules.md is generated from this table
 // (`qp-validate --list-rules --markdown`); a unit test keeps the two in step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to the validator: the rule enumeration, the view of one side that the
 // rule families read, and the sink that turns violations into Findings.
 //

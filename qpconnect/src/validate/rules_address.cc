@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Address-vector rules (port, LID, GRH, GID): ah-port-mismatch, dlid-not-peer-lid,
 // slid-not-peer-dlid, src-path-bits-above-lmc, ud-multicast-destination,
 // sgid-index-not-in-table, sgid-index-too-large, sgid-zero, dgid-zero,

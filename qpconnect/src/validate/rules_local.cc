@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rules of the pair's shape and of each side against its own port and device:
 // transport-mismatch, link-layer-mismatch, port-not-active, lid-zero,
 // plan-endpoint-mismatch, and the RC timer/retry ranges and warnings

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Path MTU rules: mtu-invalid, mtu-mismatch, mtu-above-active,
 // mtu-above-peer-active (RC, UC), ud-message-exceeds-mtu (UD).
 // Sources: the seed ("path_mtu(X) must equal path_mtu(Y)" for UC and RC);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rules on the kernel's facts of the local RoCE path (issue 31 item 2):
 // route-missing, route-other-netdev, neighbour-failed,
 // neighbour-mac-mismatch, vlan-mismatch (all transports), mtu-above-netdev

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // P_Key rules (all transports): pkey-mismatch, pkey-no-full-member,
 // pkey-index-not-published.
 // Source: the seed ("the P_Key value at port_num(X)'s table[pkey_index(X)] must

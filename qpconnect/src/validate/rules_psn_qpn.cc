@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // QP list, QPN and PSN rules: qp-list-empty, qp-count-mismatch, qpn-out-of-range,
 // qpn-reserved, qpn-duplicate, psn-out-of-range, qpn-mismatch (all transports),
 // psn-mismatch (RC, UC).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Q_Key rules (UD): qkey-mismatch, qkey-controlled.
 // Source: the seed ("qkey(X) should equal qkey(Y) unless a different Q_Key is
 // used in send_wr.wr.ud.remote_qkey(X)"); IBA vol. 1 ch. 10.2 (Q_Keys: a Q_Key

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RDMA read/atomic depth rules (RC): rd-atomic-exceeds-peer,
 // rd-atomic-exceeds-device, dest-rd-atomic-exceeds-device.
 // Sources: the seed ("max_rd_atomic(X) must be <= max_dest_rd_atomic(Y)" for RC);

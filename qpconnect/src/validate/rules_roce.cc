@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RoCE (Ethernet link layer) rules: grh-required, dlid-on-ethernet,
 // gid-type-mismatch, gid-family-mismatch, traffic-class-mismatch.
 // Sources: IBA vol. 1 annex A16 (RoCE: every packet carries a GRH; addressing

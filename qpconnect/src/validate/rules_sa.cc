@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rules against the subnet administrator's view: mtu-above-sa-path (RC, UC),
 // sl-not-sa-path, pkey-not-sa-path, grh-missing-across-routers (all
 // transports). They judge the local plan against the PathRecord the SA gave

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validate(): builds the two side views, runs every rule family, and collects
 // the findings (merging, capping and ordering them).
 #include "qpconnect/validate.h"

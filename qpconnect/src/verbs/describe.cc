@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/describe.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/device_query.h"
 
 #include <infiniband/umad.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/kernel_path.h"
 
 #include <arpa/inet.h>

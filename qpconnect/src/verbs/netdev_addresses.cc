@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/netdev_addresses.h"
 
 #include <ifaddrs.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/provider.h"
 
 #include <dlfcn.h>

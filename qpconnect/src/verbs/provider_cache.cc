@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/provider_cache.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/qp_attrs.h"
 
 #include <cstdio>

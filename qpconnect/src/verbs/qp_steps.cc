@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/qp_steps.h"
 
 #include <infiniband/verbs.h>

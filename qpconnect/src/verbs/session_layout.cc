@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/session_layout.h"
 
 #include <algorithm>

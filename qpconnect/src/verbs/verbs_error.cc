@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/verbs/verbs_error.h"
 
 #include <cerrno>

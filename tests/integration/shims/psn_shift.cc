@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test-only LD_PRELOAD shim: wraps ibv_modify_qp and, at the transition to
 // RTR, adds QPC_SHIM_RQ_PSN_ADD (default 999) to rq_psn, so that an unmodified
 // program's receiver expects PSNs its peer has not sent: both QPs reach RTS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A C99 program using qpconnect through pkg-config and the C API:
  *   cc -std=c99 main.c $(pkg-config --cflags --libs qpconnect)
  * It must compile against the installed <qpconnect/qpconnect.h> and link the

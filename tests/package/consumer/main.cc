@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program embedding qpconnect through its installed CMake package: it must
 // compile against the installed headers and link either the shared library
 // (qpconnect::shared) or all three static targets (CMakeLists.txt builds both).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The installed qpconnect::sa and qpconnect::mesh (and qpconnect::mesh_mpi
 // when the package was built with MPI) compile and link for an embedding
 // program. Runs without RDMA or MPI: only pure functions are called.

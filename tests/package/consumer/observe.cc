@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The installed qpconnect::observe compiles and links for an embedding
 // program: a trace read into the observed-QP model and judged, without a
 // device or a kernel (the netlink reader is linked, not called).

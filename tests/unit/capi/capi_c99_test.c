@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The C API from C: <qpconnect/qpconnect.h> compiles as strict C99 (this file
  * is built with -std=c99 -Wall -Wextra -pedantic -Werror), and what needs no
  * RDMA device works: the version string, status and name strings, error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API's one MTU knob, without hardware: the `mtu` of qpc_adopt_options
 // (and qpc_open_options) is the path MTU described as forced, so it is what
 // this side announces, what its plan programs at RTR through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API at the exchange level, without hardware: the byte channel's C
 // callbacks over a socketpair between two threads (exchange, barrier, abort,
 // timeouts, errors, PSK), the TCP exchanger on loopback, status and error

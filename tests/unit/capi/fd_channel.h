@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A qpc_channel (the C API's byte channel) over one end of a socketpair, with
 // injectable faults; shared by the C API's unit and lab tests.
 #pragma once

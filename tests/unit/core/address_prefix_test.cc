@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/address_prefix.h"
 
 #include <gtest/gtest.h>

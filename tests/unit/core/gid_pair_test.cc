@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "qpconnect/gid_pair.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Traffic statistics (issue 14): nearest-rank percentiles, the bounded
 // latency recorder, rates and units, the -a size list; fixed samples only.
 #include "qpconnect/traffic_stats.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The mesh's checkpoint records (mesh/src/checkpoint.h): what ranks gather
 // about failed pairs survives the trip, and a broken record from a peer is
 // skipped, never a crash.

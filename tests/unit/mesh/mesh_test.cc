@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The mesh's logic without MPI or a device (issue 13): device choice by
 // local rank, qp-mesh's options, and the collective verdict: ranks that run
 // ConnectMesh over an in-process MeshComm (one thread per rank) all return

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fleet_small (ctest, label unit): fleet_gen's 20 x 50 job through
 # qp-validate, checked by fleet_check.py; with and without destinations.
 # Usage: fleet_unit.sh FLEET_GEN QP_VALIDATE FLEET_CHECK

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The whole-job view: the snapshot file's host identity, job and
 // destinations (snapshot_json.h, both readers), the job summary
 // (job_summary.h) and the host-by-host matrix (verdict_svg.h).

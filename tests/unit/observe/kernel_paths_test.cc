@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Issue 31 item 5: the RoCE paths of connected QPs in a snapshot
 // (kernel_paths.h) over injected sources, the "paths" member of the snapshot
 // file, AddSnapshot() attaching them, and the live judge's

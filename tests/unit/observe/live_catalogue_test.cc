@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The live rule catalogue (live_catalogue.h), tested as the validator's is:
 // ids unique, kebab-case and distinct from the validator's; every entry
 // complete, named in its rule file and documented in docs/rules.md; every rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hand-made observations for the live judge: a healthy RC pair seen in two
 // samples one second apart (rxe0 QP 17 <-> rxe1 QP 17 on one host, pids 100
 // and 200), and one fixture per live rule that breaks exactly that rule.

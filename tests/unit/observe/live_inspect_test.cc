@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-inspect without a kernel: the CLI over a fake KernelReader (listing,
 // filters, samples, snapshot file, what an empty or hidden view says, exit
 // statuses), the netlink parsers over messages built with libmnl, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The live judge beyond one fixture per rule: healthy, idle and one-sample
 // pairs; what each finding names (both QPs with pid and command, both values,
 // the evidence); peers in no input; pairs the judge leaves to the validator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // AddSnapshot(): the raw samples of a kernel snapshot merged into the
 // Observation model that pairing and the live judge read.
 #include <gtest/gtest.h>

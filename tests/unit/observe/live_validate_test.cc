@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-validate's snapshot mode through Run(), in-process: snapshot files built
 // from kernel samples (as qp-inspect writes them), alone and mixed with dumps
 // and traces; text and JSON verdicts; exit statuses; unusable input.

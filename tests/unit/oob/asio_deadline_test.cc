@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The deadline-bounded Asio waits every out-of-band channel uses
 // (oob/src/exchange/asio_deadline.h): a wait ends at its deadline with its
 // handler run, a deadline already passed still takes what is there, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ending a wait early and telling the peer why (Exchanger::Cancel(), the
 // process-wide interrupt flag): the stopped side fails within about 100 ms
 // with an error IsCancelled() recognises, never kTimeout, and the peer fails

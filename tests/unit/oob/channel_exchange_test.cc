@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The exchanger over a caller-supplied ByteChannel (channel.h): two lambdas
 // over a socketpair, a TCP socket or an in-memory queue. Pairwise exchange and
 // barriers, interoperation with the tcp exchanger, PSK, the send order that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Golden files: the annotated example of docs/wire-format.md, its copy in
 // tests/testdata/oob/example_endpoint.json, and the fuzz seed corpus in
 // oob/fuzz/corpus are each exactly what the encoder writes today, and decode.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hostile input to the decoders: each class the issue lists gets a distinct,
 // clear error (kProtocol naming the field, kIncompatible for a newer major
 // version), never a crash. Some messages are built from raw Protobuf wire bytes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON input errors (issue 14): every error about the text names its line,
 // column and field path, quotes nothing raw, and booleans are strict.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Round trips of the codec: binary and JSON for each transport, batches of 1
 // and 10,000 QPs (with the per-QP size bound the wire format promises), dumps.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sample endpoints for the codec tests: one per transport, and batches.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one JSON vocabulary (issue 14, docs/json.md): the codec writes "rc",
 // 1024 and GUID text; it reads that and the older Protobuf forms alike, and
 // refuses a value that is neither, naming the field, line and column.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sample endpoints and keys, the checks every exchanger must pass, and raw
 // descriptor helpers for playing a peer by hand, shared by the tcp, file,
 // stdio and channel exchanger tests.

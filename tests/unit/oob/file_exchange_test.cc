@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FileExchanger in temporary directories: pairwise, batching, barrier,
 // atomic 0600 files, stale files, files still being written, cleanup, PSK
 // (accept, wrong key, one side without key, replay, tamper, the documented

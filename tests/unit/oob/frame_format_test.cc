@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The frame format (frame.h) and the stdio line encoding (stdio.h).
 #include <gtest/gtest.h>
 

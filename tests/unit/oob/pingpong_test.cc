@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pingpong dialect (qpconnect/oob/pingpong.h): the record codec with the
 // example of /work/shared/docs/peers.md, hostile records, the conversion to an
 // EndpointInfo the validator accepts, and the step sequence over loopback TCP

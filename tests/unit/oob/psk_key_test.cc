@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PSK loading and generation, and the primitives the exchangers compose with
 // it: HMAC-SHA256, HKDF-SHA256, AES-256-GCM, nonces (psk.h).
 #include <fcntl.h>

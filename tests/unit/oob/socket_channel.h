@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A stream socket as a blocking ByteChannel (channel.h), for the channel and
 // cancel tests: each call waits with poll() up to its deadline.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // StdioExchanger over pipes: pairwise, batching, barrier, PSK (accept, wrong
 // key, one side without key, replay, tamper through a relay) and hostile input.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The message session of a long-lived stream (stream_session.h): hellos both
 // ways, messages right behind the hello without a key, key confirmation and
 // sealed messages with one, and every refusal: a key on one side only,

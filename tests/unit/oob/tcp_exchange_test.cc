@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TcpExchanger on loopback: pairwise, batching, barrier, abort, PSK (accept,
 // wrong key, one side without key, replay, tamper, nothing disclosed before
 // key confirmation), every hostile input, stray clients rejected while the

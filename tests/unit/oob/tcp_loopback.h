@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TcpExchangers on 127.0.0.1 for tests: a server on a free port (port 0) and
 // a client of it, optionally keyed. Shared by the tcp Prepare and cancel tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TcpExchanger::Prepare() (issue 15): a client connects and greets the
 // server before its description is ready, so that the connect and the hellos
 // overlap the caller's device open; Exchange() then only swaps descriptions.

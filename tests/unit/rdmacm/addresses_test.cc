@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libqpcm's addresses as hosts have them (issue 39): the spellings of one
 // address (sockaddr.h), the device map that takes any of them
 // (device_map.h), and rdma_cm's port rules and listener match (ports.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rdma_getaddrinfo's chain (rdmacm/src/addrinfo.h): the hints turned into
 // getaddrinfo's and each result into an rdma_addrinfo as rdma-core's
 // addrinfo.c turns its first, the head always librdmacm's answer, the rest

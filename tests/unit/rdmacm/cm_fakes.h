@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fakes of the connection manager's seams (rdmacm/src/cm_env.h), so that
 // cm_table_test runs the CM's whole flow in one process without verbs,
 // sockets, the engine thread or real time:

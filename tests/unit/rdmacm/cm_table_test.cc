@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection manager's state table (rdmacm/src/cm_table.h) and its flow
 // (cm_flow.h, cm_machine.h) over fakes of its seams (cm_fakes.h): every row
 // of the table applied to an id in its state and its effect checked against

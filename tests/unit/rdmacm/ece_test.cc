@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ECE's rules over the out-of-band exchange (rdmacm/src/ece.h), each as
 // rdma_set_local_ece(3) and rdma-core's librdmacm have it: what the IB CM
 // keeps of a vendor id, which ECE a REP returns, what a QP made for a

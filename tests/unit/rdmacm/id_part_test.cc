@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-id part of a description (rdmacm/src/id_part.h): what a REQ/REP
 // header carries rebuilds the sender's description from its base exactly,
 // and a header out of range is refused naming the field.

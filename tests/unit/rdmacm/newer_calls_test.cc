@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The id-level half of RDMACM_1.4 (rdmacm/src/newer_calls.h), as
 // rdma_resolve_addrinfo(3), rdma_query_addrinfo(3) and
 // rdma_write_cm_event(3) and rdma-core's cma.c have it: one resolution per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sweep's rule for an overdue answer (rdmacm/src/overdue.h): an id waits
 // on while its peer still talks on the link, up to rdma_cm's MRA bound; a
 // silent peer times out after the answer timeout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libqpcm's seam (rdmacm/src/path_cache.h): the kernel's RoCE path facts of
 // one GID pair are read once per kPathFactsTtl, not once per connection;
 // another pair is read on its own; an old reading is read again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-cm's command line (tools/qp-cm): what it sets for PROGRAM, and the
 // refusals of a bad option, each naming what was wrong.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's CM message bodies (rdmacm/src/wire.h): every type
 // round-trips, and any byte string decodes to a message or a kProtocol error
 // naming the field, never a crash. (Their frames, hello and keys are the oob

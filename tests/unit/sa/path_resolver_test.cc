@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The SA PathRecord codec and resolver, over a scripted MadChannel and bytes
 // captured from OpenSM 3.3.23 on ibsim (tests/testdata/sa/README.md).
 #include "qpconnect/sa/path_resolver.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connector's SA query (sa::PeerPathQuery): which destination, P_Key and
 // SL it asks for, and its refusals, from two exchanged descriptions.
 #include "qpconnect/sa/peer_path.h"

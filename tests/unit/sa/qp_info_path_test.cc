@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-info --path: argument handling and the record's output, without a fabric
 // (the `sim` tests run it against OpenSM).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tools' option parser (tools/common/cli_args.h) on CLI11: the GNU forms
 // the tools document, the errors naming the option, and what the library
 // changed against the hand-written parser it replaced (cli_args.cc's header).

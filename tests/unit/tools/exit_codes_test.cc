@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The error -> exit status map (tools/common/exit_codes.h) is the one source
 // of the tools' statuses: every status it gives is one docs/cli.md documents,
 // docs/cli.md's table lists exactly the statuses of ExitCode, each (stage,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tools_link_lite_runtime: the tool executable BIN carries Protobuf's lite
 # runtime only (cmake/QpcStaticDeps.cmake). The full runtime registers
 # descriptor.proto and its JSON support's types before main in every process:

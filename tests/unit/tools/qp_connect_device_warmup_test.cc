@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's device-list warm-up (tools/qp-connect/device_warmup.h): which
 // command lines start it. That it overlaps the start is measured in the lab
 // (docs/performance.md); that it changes nothing a run does, by every lab test.

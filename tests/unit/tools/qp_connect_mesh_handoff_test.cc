@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect --oob mpi hands over to qp-mesh (tools/qp-connect/mesh_handoff.h).
 #include "mesh_handoff.h"
 

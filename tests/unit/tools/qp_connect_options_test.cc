@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's command line: defaults in the pingpong conventions, and every
 // unusable combination refused with the option named.
 #include <gtest/gtest.h>

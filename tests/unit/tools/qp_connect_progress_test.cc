@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's output while it works (issue 15): the progress line is drawn
 // only when enabled and erased before anything else is written; -v steps are
 // flushed as they happen (before the step that may last), and nothing of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's traffic report (issue 14) from a fixed TrafficReport: the
 // per-size and per-QP entries, the units of --report-gbits, the table.
 #include <gtest/gtest.h>

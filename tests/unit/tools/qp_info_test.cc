@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-info's formatting and argument handling, without hardware.
 #include <gtest/gtest.h>
 

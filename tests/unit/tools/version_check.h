@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The --version contract every tool keeps (docs/packaging.md): exit 0, nothing
 // on stderr, first line "<tool> (qpconnect) X.Y.Z" (the line help2man reads for
 // the man page), second line every wire version; and --help lists --version.

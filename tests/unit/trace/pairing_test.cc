@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PairObservedQps() (qpconnect/observe/pairing.h): mutual QPNs, loopback, ambiguity
 // resolved by address and PSN continuity (never by names), one-sided and UD
 // pairs, dangling and unpaired QPs; and snapshots of a job whose QP numbers

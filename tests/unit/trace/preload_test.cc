@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libqptrace.so and qp-trace without a device: trace_probe, linked against a
 // fake libibverbs (preload/fake_ibverbs.cc), runs under the preload. The
 // probe checks that every call returns what the fake returns with errno

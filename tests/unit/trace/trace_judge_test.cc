@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The judge over traces recorded in the lab (tests/testdata/trace): pairs,
 // findings, failed transitions explained, QPs without a peer; and
 // `qp-validate TRACE...` through Run(), in-process: text, JSON, exit statuses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ReadTrace() (qpconnect/observe/trace_reader.h): real traces recorded in
 // the lab read into the observed-QP model, and hostile or malformed files
 // refused with an error that names the line and the field.

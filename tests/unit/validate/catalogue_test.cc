@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Table-driven tests over the rule catalogue: every rule has a violating
 // fixture that raises exactly that id on each transport it applies to, and
 // never on the others; the catalogue is well-formed and documented.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Endpoint pairs for the validator tests: clean baselines (InfiniBand and
 // RoCE, any transport) that produce no error or warning, and helpers to run
 // Validate() and look at the ids it reports.

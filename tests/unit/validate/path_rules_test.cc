@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rules_path.cc beyond the catalogue's one fixture per rule: the notes for
 // facts that are absent, a path through a gateway, an older peer, and the
 // values and fixes each finding carries.

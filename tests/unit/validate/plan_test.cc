@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PlanConnection(): the attributes derived from two endpoint descriptions.
 #include "qpconnect/plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-validate run in-process through Run(): exit statuses, the done-when
 // fixtures of issue 4, text and JSON output, and unusable input.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rules_sa.cc: the local plan against the SA's PathRecord (issue 19). The
 // catalogue tests give each rule its violating fixture (violations.h); these
 // check the silence around them and the values reported.

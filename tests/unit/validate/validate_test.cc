@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validate(): rule-by-rule behaviour beyond the table-driven walk - the
 // passing side of each rule's edge, both directions, unknown facts, and scale.
 #include "qpconnect/validate.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One violating fixture per catalogue rule: a pair, built for a given
 // transport, that breaks exactly that rule (plus any rule listed as an
 // unavoidable companion). catalogue_test.cc walks the catalogue through it.

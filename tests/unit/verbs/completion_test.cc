@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PollOne (qpconnect/verbs/completion.h) on a CQ whose poll_cq is ours: a
 // failed completion, and what the watch says of the peer meanwhile.
 #include "qpconnect/verbs/completion.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one composer of a connection (qpconnect/composer.h) over fake QPs
 // (tests/fakes/fake_env.h): Agree runs the joint GID choice, the path facts,
 // the plan and the validator and touches no QP; Gate refuses on an error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connector's whole flow over fake QPs (tests/fakes/fake_env.h): describe,
 // plan, validate, transition in the one order, abort, and the recycle steps,
 // with a failure injected at each transition (INIT, RTR, RTS, RESET): the

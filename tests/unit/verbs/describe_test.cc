@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Describing a side from a device's facts (verbs/describe.h), without a
 // device: port checks, GID and P_Key choice, and what reaches the description.
 #include "qpconnect/verbs/describe.h"

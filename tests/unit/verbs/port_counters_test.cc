@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ReadSysfsPortCounters over a sysfs-shaped directory tree: rxe's
 // hw_counters, the IB counters/ of other devices, the port state, and a
 // port without counters.

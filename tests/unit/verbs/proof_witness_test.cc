@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The proof's witness over the fake env (tests/fakes/fake_env.h): the retry
 // budget and the counters read through the QpEnv seam, the peer's failed
 // proof seen during a wait, and the trade of notes after a failure, with a

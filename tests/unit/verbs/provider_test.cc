@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The provider cache (verbs/provider_cache.h) and the checks that keep it a
 // hint (verbs/provider.h): its text, its file, which paths may be loaded.
 // Whether a preload really spares libibverbs its full load is a lab test

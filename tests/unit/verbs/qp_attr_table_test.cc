@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The attribute and state tables (verbs/qp_attr_table.h, qp_state_table.h)
 // as data: every attribute has a name, a field and a range, every mask bit
 // of libibverbs has a row, the refusal messages come from the ranges, and the

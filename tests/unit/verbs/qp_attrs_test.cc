@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The attribute builders and the mask table, checked against the
 // ibv_modify_qp(3) man page's "Required attributes" tables (the installed page
 // when present, else the excerpt in tests/testdata/verbs).

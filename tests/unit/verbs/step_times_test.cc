@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-QP spread of a verbs step (issue 15): nearest-rank p50 and p99 and
 // the sum, over samples in any order.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Driving transitions over FakeQp: the happy path, and refusals reported with
 // the transition, mask, values and likely cause.
 #include "qpconnect/verbs/transition.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One line of a qp-trace file: a JSON object built into a growable buffer.
 //
 // Part of the preload library, which runs inside programs that do not expect

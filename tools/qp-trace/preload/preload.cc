@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libqptrace.so: the preload library of qp-trace (docs/trace.md).
 //
 // Loaded with LD_PRELOAD into an unmodified program, it interposes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The out-of-band protocol over a byte channel the embedding program supplies.
 //
 // An MPI library, a storage client with its own RPC, or a key-value store

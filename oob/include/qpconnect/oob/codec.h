@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The wire format's codec: EndpointInfo <-> Protobuf bytes and JSON text.
 //
 // The schema is oob/proto/qpconnect/oob/v1/endpoint.proto, documented in

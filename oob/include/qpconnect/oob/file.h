@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FileExchanger: endpoint descriptions through files in an agreed directory
 // (a shared file system, or a directory a scheduler copies between hosts).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The frame: how the exchangers delimit and tag one message on their channel.
 //
 // Every message an exchanger sends (over TCP, in a file, or base64url-encoded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A process-wide interrupt for the out-of-band waits: a program that handles
 // SIGINT/SIGTERM (qp-connect --serve) points it at a flag its handler sets,
 // and every wait of the tcp, stdio, file and channel exchangers and of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pingpong dialect: the out-of-band exchange of rdma-core's stock
 // ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong, so that qp-connect can
 // stand in for either side of them (docs/interop.md).

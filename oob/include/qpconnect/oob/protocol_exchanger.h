@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ProtocolExchanger: the base of the exchangers that speak qpconnect's
 // out-of-band protocol (docs/oob.md) over a transport: tcp.h, file.h,
 // stdio.h, and channel.h's over a caller's byte channel.

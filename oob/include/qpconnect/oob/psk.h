@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pre-shared keys and the standard primitives the exchangers compose with
 // them: random nonces, HKDF-SHA256, HMAC-SHA256 and AES-256-GCM (OpenSSL's
 // EVP interface).

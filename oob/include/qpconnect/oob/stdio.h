@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // StdioExchanger: endpoint descriptions as lines of text over a pair of file
 // descriptors (standard input/output, an ssh pipe, a terminal a person pastes
 // into, a file a scheduler delivers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A message session over one long-lived byte stream: the exchangers' frame,
 // hello, key schedule and AES-256-GCM sealing (docs/oob.md), for a
 // connection that carries many messages both ways for as long as it lives

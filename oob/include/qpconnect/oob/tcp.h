@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TcpExchanger: endpoint descriptions over one TCP connection (Boost.Asio).
 //
 // Roles follow ibv_rc_pingpong: the server listens (default port 18515), the

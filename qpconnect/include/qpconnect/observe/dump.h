@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qp-connect's dumps (`qp-connect --dump FILE`: a side's description and the
 // attributes it applied) read into the observed-QP model (observed.h), so that
 // pairing and the judges see a dump as they see a trace. The file itself is

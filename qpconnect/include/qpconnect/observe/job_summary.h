@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The verdict on a whole job for people: who is at fault and who waits on
 // whom, grouped by host, process and rule, before any pair is listed
 // ("pid 4411 (python) on node-37 is stopped: 36 QPs on 12 hosts wait on it").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Both judges over one observation (observed.h), whatever its sources: every
 // pair with a side from a kernel snapshot by the live judge (live_judge.h:
 // what the kernel shows of the QPs while they run), every other QP, traced or

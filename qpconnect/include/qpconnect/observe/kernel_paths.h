@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RoCE paths of connected QPs, for a snapshot (issue 31 item 5): for each
 // RC/UC QP past INIT of a sample, its source and destination addresses and
 // the kernel's route and neighbour facts between them (ObservedPath,

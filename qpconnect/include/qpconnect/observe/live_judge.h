@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The live judge: why two connected QPs do not talk, from what the kernel
 // shows of them while they run (a snapshot, snapshot.h), not from what their
 // programs meant to configure (that is the validator, validate.h).

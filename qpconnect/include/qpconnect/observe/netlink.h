@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's view of every QP (what qp-inspect samples into a snapshot,
 // snapshot.h): the RDMA netlink "nldev" interface spoken through libmnl (what
 // iproute2's `rdma` uses), and /proc and sysfs.

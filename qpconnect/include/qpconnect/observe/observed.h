@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The observed QP: one model of a queue pair as some outside source saw it,
 // whichever the source, so that one pairing and one judge serve them all:
 //   trace     qp-trace's preload recorded the program's verbs calls: every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pairing observed QPs (observed.h) into the connections they form, so that
 // each pair can be judged: by the validator's rules where both sides'
 // descriptions and applied attributes are known (traces, dumps), and by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sampling the kernel into a snapshot (snapshot.h), as qp-inspect does: one
 // sample of every QP and port counter of some devices through a KernelReader
 // (netlink.h), or two an interval apart so that moving and stuck QPs can be

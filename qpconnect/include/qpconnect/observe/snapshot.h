@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A kernel snapshot: what `qp-inspect` read from the kernel's RDMA resource
 // tracker (netlink RDMA_NLDEV_CMD_RES_QP_GET, what `rdma res show qp` shows),
 // the port counters and /proc, in one or two samples taken an interval apart,

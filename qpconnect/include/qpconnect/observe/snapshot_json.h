@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The snapshot file: a Snapshot (qpconnect/observe/snapshot.h) as JSON, written by
 // `qp-inspect -o` and `qp-inspect --json`, read by `qp-validate`. The format
 // is documented in docs/inspect.md ("The snapshot file"):

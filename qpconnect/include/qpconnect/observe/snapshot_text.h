@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A snapshot (snapshot.h) as text, the table qp-inspect prints: the QPs of
 // its last sample with their PSN movement since the first sample, and the
 // ports' counters. Pure, so the format is unit-tested without a kernel.

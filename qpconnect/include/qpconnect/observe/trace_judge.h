@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Judging traced QPs: pair them (qpconnect/observe/pairing.h), run every validator
 // rule on each pair as actually applied (qpconnect/validate.h), explain each
 // failed ibv_modify_qp, and say which QPs have no peer in the traces.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading qp-trace files (docs/trace.md, "The trace format") into the
 // observed-QP model (qpconnect/observe/observed.h).
 //

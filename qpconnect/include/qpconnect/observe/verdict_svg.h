@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The verdict as a picture: a host-by-host matrix in plain SVG text (no
 // plotting library), one cell per pair of hosts that share a pair of QPs,
 // colored by the worst verdict among their pairs: green sound, orange a

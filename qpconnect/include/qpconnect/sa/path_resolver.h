@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Asking the subnet administrator (SA) for a PathRecord, without librdmacm.
 //
 // Three layers, so the bytes are tested without a fabric:

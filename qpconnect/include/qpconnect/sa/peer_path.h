@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The path between two exchanged endpoints, asked of the InfiniBand subnet
 // administrator: what the connector's path source (ConnectorOptions::
 // path_source, qp-connect --path sa) calls, as rdma_cm resolves a route.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The MadChannel over libibumad: a umad port (/dev/infiniband/umadN, or
 // ibsim's simulated one under LD_PRELOAD=libumad2sim.so) with a registered
 // SubnAdm agent. Needs no verbs device.

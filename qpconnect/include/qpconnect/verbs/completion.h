@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Waiting for work completions within a deadline, and explaining failed ones.
 //
 // Thread-safety: one poller per CQ.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Describing this side: choosing the port's GID and P_Key and turning the
 // device, port and QPs into the EndpointInfo published to the peer. Shared by
 // the owning Session and the connector's adopted mode, so both describe the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Finding and opening RDMA devices; RAII owners for the device list and context.
 //
 // Thread-safety: the functions are thread-safe; a Context is used by one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Querying a device, its ports, GID and P_Key tables into the verbs-free
 // DeviceInfo/PortInfo values of qpconnect/device_info.h.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's view of a RoCE path, read over rtnetlink (NETLINK_ROUTE)
 // through libmnl, as iproute2's `ip` reads it (issue 31 item 2):
 //

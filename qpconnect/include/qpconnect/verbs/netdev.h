@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Facts about the network device behind a RoCE GID.
 #pragma once
 

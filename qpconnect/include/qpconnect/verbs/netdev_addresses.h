@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The IP addresses of netdevs with their prefix lengths, as getifaddrs(3)
 // lists them (issue 39): published with a RoCE GID table so that the joint
 // GID choice knows which GID pairs share a subnet (address_prefix.h). The

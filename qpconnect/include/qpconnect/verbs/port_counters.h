@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A port's counters from sysfs (issue 31 item 3), read before and after a
 // traffic proof so that a failed one names where the packets stop:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The witness of a traffic proof (issue 31 item 3): it reads the port
 // counters and the QP's retry budget before the proof, watches the peer
 // during it, and when the proof fails, reads the counters and the path facts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libibverbs provider libraries: which one serves an open device, and loading
 // known ones before the device list so that libibverbs need not load them all.
 //

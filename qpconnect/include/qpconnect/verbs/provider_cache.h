@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The provider cache: a small file that remembers, per RDMA device, the
 // libibverbs provider library that served it, so that the next process can
 // preload it (verbs/provider.h) and skip loading every other provider.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ibv_modify_qp attributes as data: for each IBV_QP_* mask bit, its name,
 // the ibv_qp_attr field it carries (also the key qp-trace records it under),
 // the field's valid range and how it is rendered. With the state table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Building ibv_modify_qp requests: the attributes and mask of each transition
 // RESET->INIT->RTR->RTS per transport, from a verbs-free QpAttrs.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hardware seam for QP state changes: every path that moves a QP (the
 // owning Session, the adopting Connector, recycling, and the mesh through
 // them) drives a QpControl, which is a real ibv_qp in production and a fake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The QP state table as data: per transport and (from, to) state pair, the
 // attributes ibv_modify_qp requires and those it may take besides, in the
 // shape of the kernel's qp_state_table (drivers/infiniband/core/verbs.c).

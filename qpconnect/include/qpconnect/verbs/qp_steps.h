@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one transition path: every per-QP state step (RESET->INIT, INIT->RTR,
 // RTR->RTS, any->RESET) and the walks over a set of QPs, over QpControls
 // (verbs/qp_control.h). The owning Session (Open, Connect, Recycle), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RAII owners for every ibv_* object the connector uses, and their creators.
 //
 // Each owner is a std::unique_ptr with a named noexcept deleter that logs a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Session owns everything one side needs to connect N QPs of one transport
 // on one port: the device context, PD, CQs, QPs, one registered buffer and
 // (UD) the address handles; and it describes itself as an EndpointInfo.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The owning Session's sizes, checked against the device before anything is
 // created: the per-QP buffer layout, the CQ depths, and every limit they must
 // respect (max_qp, max_qp_wr, max_cqe, max_mr_size), in 64-bit arithmetic.

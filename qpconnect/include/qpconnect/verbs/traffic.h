@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Proof by traffic: after both sides reached RTS (and passed the barrier),
 // ping-pong SEND/RECV of `size` bytes for `iters` iterations on every QP with
 // content checked both ways; then, per QP, RDMA WRITE into the peer's buffer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Applying one QP state transition and, when the device refuses it, saying
 // which transition, which mask, every attribute value sent, the errno, and
 // the likely cause.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Turning libibverbs failures into qpconnect::Error.
 //
 // libibverbs has two conventions: creators (ibv_create_qp, ibv_open_device)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The protocol libqpcm speaks on its out-of-band links (docs/rdmacm.md,
 // "The link"): its CM messages (rdmacm/src/wire.h) as the messages of an oob
 // message stream (qpconnect/oob/stream_session.h), whose hello names this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A stand-in for libibverbs, for testing the preload without a device: it
 // exports the calls libqptrace.so interposes (fake_ibverbs.map gives them
 // libibverbs' versions) and behaves predictably:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program for the preload's tests, linked against the fake libibverbs: it
 // makes the calls a verbs program makes and checks that each returns what the
 // fake returns, with errno as the fake left it, traced or not.
