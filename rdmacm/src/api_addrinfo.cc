@@ -24,12 +24,6 @@ using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the globa
 
 namespace {
 
-int Fail(int err, const std::string& why) {
-  LogLine(why);
-  errno = err;
-  return -1;
-}
-
 // rdma_getaddrinfo's work: 0 and `res`; getaddrinfo's EAI_* code (as
 // librdmacm returns it); or -1 with errno, logged (`call` names the entry
 // point).

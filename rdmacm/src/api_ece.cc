@@ -16,16 +16,6 @@
 
 using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the global namespace
 
-namespace {
-
-int Fail(int err, const std::string& why) {
-  LogLine(why);
-  errno = err;
-  return -1;
-}
-
-}  // namespace
-
 extern "C" {
 
 // Stores the ECE for the id's REQ (active) or REP (passive); as librdmacm's,

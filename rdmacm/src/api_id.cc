@@ -31,12 +31,6 @@ using namespace qpconnect::rdmacm;  // NOLINT: the entry points are in the globa
 
 namespace {
 
-int Fail(int err, const std::string& why) {
-  LogLine(why);
-  errno = err;
-  return -1;
-}
-
 bool IsAfIb(const sockaddr* addr) { return addr != nullptr && addr->sa_family == AF_IB; }
 
 // Gives `id` the device that serves its source address.

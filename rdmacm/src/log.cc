@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -28,6 +29,12 @@ void LogLine(std::string_view line) noexcept {
     (void)!write(fd, text.data(), text.size());  // one write: lines never interleave
   } catch (...) {
   }
+}
+
+int Fail(int err, std::string_view why) noexcept {
+  LogLine(why);
+  errno = err;
+  return -1;
 }
 
 bool DebugOn() noexcept {

@@ -13,6 +13,10 @@ namespace qpconnect::rdmacm {
 
 void LogLine(std::string_view line) noexcept;
 
+// A failed call, as librdmacm fails one: logs `why` (one line, as LogLine),
+// sets errno to `err` and returns -1 for the entry point to return.
+int Fail(int err, std::string_view why) noexcept;
+
 // With QPCM_DEBUG set: one line stamped "+N us" with CLOCK_MONOTONIC in
 // microseconds (comparable between the two programs of a run on one host),
 // for finding where a connection's time goes.

@@ -10,16 +10,6 @@
 #include "rdma_cma_newer.h"
 
 namespace qpconnect::rdmacm {
-namespace {
-
-int Fail(int err, const std::string& why) {
-  LogLine(why);
-  errno = err;
-  return -1;
-}
-
-}  // namespace
-
 int StartAddrinfo(Id* id) {
   if (id->resolving_ai)
     return Fail(EBUSY,
