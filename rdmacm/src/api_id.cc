@@ -73,6 +73,49 @@ int CheckPort(Id* id, const sockaddr* addr, bool reuseaddr, const char* call)
                        " there: rdma_cm's port rules, docs/rdmacm.md#addresses)");
 }
 
+// An AF-only IPv6 wildcard listener holds the port's IPv4 wildcard too
+// (ports.h, HoldsIpv4ForRefusal), unless an IPv4 id holds the port: what
+// arrives there is refused (cm.cc: REJECTED 28, as rdma_cm rejects an IPv4
+// request to such a listener). Best effort: where the port's IPv4 wildcard
+// is taken by another socket, an IPv4 client finds nobody listening.
+void OpenIpv4Refuser(Id* id, int backlog) QPCM_REQUIRES(library_mutex) {
+  const sockaddr* bound = &id->pub.route.addr.src_addr;
+  if (!HoldsIpv4ForRefusal(bound, EffectiveAfOnly(bound->sa_family, id->afonly))) return;
+  bool ipv4_holds = false;
+  ForEachId([&](Id* other) QPCM_REQUIRES(library_mutex) {
+    const sockaddr* a = &other->pub.route.addr.src_addr;
+    if (other != id && other->listener && a->sa_family == AF_INET && PortOf(a) == PortOf(bound))
+      ipv4_holds = true;
+  });
+  if (ipv4_holds) return;
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_port = htons(PortOf(bound));
+  auto refuser = Listener::Bind(reinterpret_cast<const sockaddr*>(&any));
+  if (!refuser) {
+    QPCM_DEBUG_LINE("no IPv4 refuser beside " + AddressText(bound) + ": " +
+                    refuser.error().ToString());
+    return;
+  }
+  if (auto ok = (*refuser)->Listen(backlog); !ok) {
+    QPCM_DEBUG_LINE("no IPv4 refuser beside " + AddressText(bound) + ": " + ok.error().ToString());
+    return;
+  }
+  id->ipv4_refuser = *refuser;
+}
+
+// The IPv4 refusers on `port`, taken from their ids for the caller to close
+// (without library_mutex): an IPv4 id is taking the port.
+std::vector<std::shared_ptr<Listener>> TakeIpv4Refusers(uint16_t port)
+    QPCM_REQUIRES(library_mutex) {
+  std::vector<std::shared_ptr<Listener>> taken;
+  ForEachId([&](Id* other) QPCM_REQUIRES(library_mutex) {
+    if (other->ipv4_refuser && other->ipv4_refuser->port() == port)
+      taken.push_back(std::move(other->ipv4_refuser));
+  });
+  return taken;
+}
+
 // The source address the kernel would use to reach `dst` (a UDP socket's
 // connect picks it, and sends nothing).
 bool RouteSource(const sockaddr* dst, sockaddr_storage& src) {
@@ -238,9 +281,12 @@ int rdma_destroy_id(rdma_cm_id* cm_id) {
     FreeId(child);
   }
   Forget(id);  // the id is idle now: no request finds it while its socket closes
-  if (auto listener = std::move(id->listener)) {
+  auto listener = std::move(id->listener);
+  auto refuser = std::move(id->ipv4_refuser);
+  if (listener || refuser) {
     lock.unlock();
-    listener->Close();
+    if (listener) listener->Close();
+    if (refuser) refuser->Close();
     lock.lock();
   }
   FreeId(id);
@@ -264,6 +310,13 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   // (a thousand bound active ids hold no descriptor); rdma_listen picks one.
   if (PortOf(addr) != 0) {
     if (CheckPort(id, addr, id->reuseaddr, "rdma_bind_addr") != 0) return -1;
+    if (addr->sa_family == AF_INET) {
+      if (auto refusers = TakeIpv4Refusers(PortOf(addr)); !refusers.empty()) {
+        lock.unlock();
+        for (auto& r : refusers) r->Close();
+        lock.lock();
+      }
+    }
     auto listener = Listener::Bind(addr, id->afonly);
     if (!listener)
       return Fail(listener.error().sys_errno, "rdma_bind_addr: " + listener.error().ToString());
@@ -363,6 +416,7 @@ int rdma_listen(rdma_cm_id* cm_id, int backlog) {
   if (auto ok = id->listener->Listen(backlog); !ok)
     return Fail(ok.error().sys_errno, "rdma_listen: " + ok.error().ToString());
   if (Transition(DefaultCmEnv(), id, CmInput::kListen) != 0) return -1;
+  OpenIpv4Refuser(id, backlog);
   WarmUpOnce();
   if (id->device != nullptr)  // bound to an address: describe its port before the first request
     (void)Describe(

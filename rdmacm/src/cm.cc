@@ -100,6 +100,23 @@ void OnRequest(CmEnv& env, const std::shared_ptr<CmLink>& link, const Message& m
     return;
   }
   if (FindListener(link->local()) == nullptr) {
+    // An id listening on the port that takes no request from here (an
+    // AF-only IPv6 wildcard and an IPv4 client): rdma_cm rejects at once.
+    std::vector<const sockaddr*> listening;
+    const sockaddr* in_the_way = nullptr;
+    ForEachId([&](Id* id) QPCM_REQUIRES(library_mutex) {
+      if (id->state != IdState::kListening || id->pub.ps != msg.port_space) return;
+      listening.push_back(&id->pub.route.addr.src_addr);
+    });
+    const auto* local = reinterpret_cast<const sockaddr*>(&link->local());
+    if (WhenNoListenerTakes(listening, local) == Unmatched::kRefuseNow) {
+      for (const sockaddr* bound : listening)
+        if (PortOf(bound) == PortOf(local)) in_the_way = bound;
+      return RefuseRequest(*link, msg, kRejectConsumer,
+                           "the id listening on " + AddressText(in_the_way) +
+                               " takes no request for " + AddressText(local) +
+                               " (AFONLY, or another address)");
+    }
     parked.push_back({msg, std::move(decoded), env.clock.Now()});
     return DrainParked(env, link);
   }

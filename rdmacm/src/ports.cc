@@ -60,4 +60,15 @@ int ListenerMatch(const sockaddr* bound, bool afonly, const sockaddr* local) {
   return SameAddress(bound, local) ? 2 : 0;
 }
 
+Unmatched WhenNoListenerTakes(const std::vector<const sockaddr*>& listening,
+                              const sockaddr* local) {
+  for (const sockaddr* bound : listening)
+    if (PortOf(bound) == PortOf(local)) return Unmatched::kRefuseNow;
+  return Unmatched::kWaitForListener;
+}
+
+bool HoldsIpv4ForRefusal(const sockaddr* bound, bool afonly) {
+  return afonly && bound->sa_family == AF_INET6 && IsWildcard(bound);
+}
+
 }  // namespace qpconnect::rdmacm

@@ -54,4 +54,21 @@ bool EffectiveAfOnly(int family, std::optional<bool> option);
 // wins over a wildcard, as natively.
 int ListenerMatch(const sockaddr* bound, bool afonly, const sockaddr* local);
 
+// A request that no listener takes (ListenerMatch 0 for each). rdma_cm
+// rejects it at once with the consumer's reason (REJECTED 28) when an id
+// listens on its port in its port space (the request reached rdma_cm, which
+// found no listener for its address or family: an AF-only IPv6 wildcard and
+// an IPv4 client), and as nobody listening (REJECTED 8) when none does; the
+// library then waits a moment for one (cm.cc, kRelistenGrace).
+enum class Unmatched { kWaitForListener, kRefuseNow };
+// `listening`: the bound addresses (with ports) of the listening ids of the
+// request's port space; `local`: where the request arrived.
+Unmatched WhenNoListenerTakes(const std::vector<const sockaddr*>& listening, const sockaddr* local);
+
+// Whether a listener bound to `bound` also holds the port's IPv4 wildcard:
+// an AF-only IPv6 wildcard does (its own TCP socket is IPV6_V6ONLY, so the
+// library listens on 0.0.0.0 beside it and refuses what arrives there, for
+// an IPv4 client to be REJECTED 28 as natively, not find nobody listening).
+bool HoldsIpv4ForRefusal(const sockaddr* bound, bool afonly);
+
 }  // namespace qpconnect::rdmacm

@@ -159,6 +159,10 @@ struct Id {
 
   // Listening, and what rdma_create_ep stored for rdma_get_request.
   std::shared_ptr<Listener> listener;
+  // An AF-only IPv6 wildcard listener's socket on the port's IPv4 wildcard,
+  // whose requests are refused as rdma_cm does (ports.h,
+  // HoldsIpv4ForRefusal); closed when an IPv4 id takes the port.
+  std::shared_ptr<Listener> ipv4_refuser;
   std::optional<ibv_qp_init_attr> ep_qp_attr;
   bool ep_passive = false;
 

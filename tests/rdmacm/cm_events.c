@@ -11,8 +11,10 @@
  *       rdma_create_event_channel once: prints "rdma_create_event_channel ok"
  *       (exit 0) or "rdma_create_event_channel failed: ERROR" (exit 1).
  *   cm_events -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]
- *             [-N] [-L SECS]
- *       server: listens, takes ONE connect request, accepts it with PDATA
+ *             [-N] [-L SECS] [-A] [-O OPTION]...
+ *       server: listens (PORT 0: on a port the CM picks, printed on stderr
+ *       as "# server: port N" before "listening"), takes ONE connect
+ *       request, accepts it with PDATA
  *       (or rejects it with PDATA: -r), exchanges one message each way and,
  *       for RC, waits for the client's disconnect.
  *       -K  (failure tests) raise(SIGKILL) on itself right after printing
@@ -36,6 +38,13 @@
  *
  *   -u  UD over RDMA_PS_UDP (default: RC over RDMA_PS_TCP)
  *   -t  bound on every wait (an event, a completion), default 15 s
+ *   -A  (address tests) the addresses on stderr, host-dependent: the
+ *       server's listening id and the request's id ("# server: request id
+ *       local AF_INET 10.99.0.1 peer AF_INET 10.99.0.2; listener AF_INET6
+ *       ::"), the client's once connected
+ *   -O  (address tests) rdma_set_option on the id before its bind (server) or
+ *       resolve (client): afonly (AFONLY 1), dualstack (AFONLY 0),
+ *       reuseaddr (REUSEADDR 1); repeatable
  *
  * Output (stdout, one line each, prefixed "server:" or "client:"):
  *   event NAME status S pdata P init I resp R retry T rnr N      (RC ids)
@@ -55,6 +64,7 @@
  * (REJECTED, UNREACHABLE, CONNECT_ERROR, ADDR_ERROR, ROUTE_ERROR, ...).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -78,10 +88,13 @@ enum { MSG_SIZE = 64, GRH_SIZE = 40 };
 static const char* role = "?";
 static int ud; /* RDMA_PS_UDP / UD instead of RDMA_PS_TCP / RC */
 static int timeout_s = 15;
-static int kill_at_request; /* -K */
-static int wait_at_request; /* -w SECS */
-static int no_disconnect;   /* -N */
-static int drop_listener;   /* -L SECS */
+static int kill_at_request;    /* -K */
+static int wait_at_request;    /* -w SECS */
+static int no_disconnect;      /* -N */
+static int drop_listener;      /* -L SECS */
+static int show_addresses;     /* -A */
+static const char* options[8]; /* -O */
+static int n_options;
 
 static void say(const char* fmt, ...) {
   va_list ap;
@@ -374,6 +387,54 @@ static int make_addr(const char* host, const char* port, struct sockaddr_storage
   return 0;
 }
 
+/* "AF_INET 10.99.0.1", "AF_INET6 fe80::1%veth0" (no port). */
+static void addr_text(const struct sockaddr* sa, char* out, size_t cap) {
+  char host[NI_MAXHOST] = "?";
+  socklen_t len =
+      sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+  if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) {
+    snprintf(out, cap, "family-%d", sa->sa_family);
+    return;
+  }
+  getnameinfo(sa, len, host, sizeof host, NULL, 0, NI_NUMERICHOST);
+  snprintf(out, cap, "%s %.100s", sa->sa_family == AF_INET ? "AF_INET" : "AF_INET6", host);
+}
+
+static void show_id(const char* what, struct rdma_cm_id* id, struct rdma_cm_id* listener) {
+  char local[128], peer[128], lis[128] = "";
+  if (!show_addresses) return;
+  addr_text(rdma_get_local_addr(id), local, sizeof local);
+  addr_text(rdma_get_peer_addr(id), peer, sizeof peer);
+  if (listener) addr_text(rdma_get_local_addr(listener), lis, sizeof lis);
+  diag("%s local %s peer %s%s%s", what, local, peer, listener ? "; listener " : "", lis);
+}
+
+/* Applies the -O options to `id`; EXIT_SETUP on a refusal. */
+static int apply_options(struct rdma_cm_id* id) {
+  int i;
+  for (i = 0; i < n_options; i++) {
+    int one = 1, zero = 0, name, *val;
+    if (strcmp(options[i], "afonly") == 0) {
+      name = RDMA_OPTION_ID_AFONLY;
+      val = &one;
+    } else if (strcmp(options[i], "dualstack") == 0) {
+      name = RDMA_OPTION_ID_AFONLY;
+      val = &zero;
+    } else if (strcmp(options[i], "reuseaddr") == 0) {
+      name = RDMA_OPTION_ID_REUSEADDR;
+      val = &one;
+    } else {
+      say("unknown option %s", options[i]);
+      return EXIT_SETUP;
+    }
+    if (rdma_set_option(id, RDMA_OPTION_ID, name, val, sizeof *val)) {
+      say("rdma_set_option %s failed: %s", options[i], strerror(errno));
+      return EXIT_SETUP;
+    }
+  }
+  return 0;
+}
+
 /* ---- server ---- */
 
 static int run_server(const char* bind_addr, const char* port, const char* pdata_text, int reject) {
@@ -396,7 +457,7 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
     code = EXIT_SETUP;
     goto out;
   }
-  if (make_addr(bind_addr ? bind_addr : "0.0.0.0", port, &ss)) {
+  if (make_addr(bind_addr ? bind_addr : "0.0.0.0", port, &ss) || apply_options(listen_id)) {
     code = EXIT_SETUP;
     goto out;
   }
@@ -410,6 +471,8 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
     code = EXIT_SETUP;
     goto out;
   }
+  /* The port first (stderr, unbuffered): a test that sees "listening" finds it. */
+  diag("port %u", ntohs(rdma_get_src_port(listen_id)));
   say("listening");
   if (drop_listener > 0) {
     sleep((unsigned)drop_listener);
@@ -426,6 +489,7 @@ static int run_server(const char* bind_addr, const char* port, const char* pdata
   }
   id = ev->id;
   say("request on the listening id: %s", ev->listen_id == listen_id ? "yes" : "no");
+  show_id("request id", id, listen_id);
   rdma_ack_cm_event(ev);
   if (kill_at_request) {
     say("killing myself (SIGKILL) before the accept");
@@ -566,7 +630,8 @@ static int run_client(const char* bind_addr, const char* server, const char* por
     code = EXIT_SETUP;
     goto out;
   }
-  if ((bind_addr && make_addr(bind_addr, NULL, &src)) || make_addr(server, port, &dst)) {
+  if ((bind_addr && make_addr(bind_addr, NULL, &src)) || make_addr(server, port, &dst) ||
+      apply_options(id)) {
     code = EXIT_SETUP;
     goto out;
   }
@@ -611,6 +676,7 @@ static int run_client(const char* bind_addr, const char* server, const char* por
     goto out;
   }
   connected = !ud;
+  show_id("connected id", id, NULL);
   if (ud) {
     remote_qpn = ev->param.ud.qp_num;
     remote_qkey = ev->param.ud.qkey;
@@ -685,8 +751,9 @@ static int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s --probe\n"
           "       %s -s [-u] [-b LISTEN_ADDR] -p PORT [-d PDATA] [-r] [-t SECS] [-K] [-w SECS]\n"
-          "             [-N] [-L SECS]\n"
-          "       %s -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS]\n",
+          "             [-N] [-L SECS] [-A] [-O afonly|dualstack|reuseaddr]...\n"
+          "       %s -c [-u] [-b BIND_ADDR] -a SERVER_ADDR -p PORT [-d PDATA] [-t SECS] [-A]\n"
+          "             [-O afonly|dualstack|reuseaddr]...\n",
           argv0, argv0, argv0);
   return EXIT_SETUP;
 }
@@ -705,7 +772,7 @@ int main(int argc, char** argv) {
     rdma_destroy_event_channel(ch);
     return 0;
   }
-  while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:NL:")) != -1) {
+  while ((op = getopt(argc, argv, "scub:a:p:d:rt:Kw:NL:AO:")) != -1) {
     switch (op) {
       case 's':
         mode = 's';
@@ -745,6 +812,13 @@ int main(int argc, char** argv) {
         break;
       case 'L':
         drop_listener = atoi(optarg);
+        break;
+      case 'A':
+        show_addresses = 1;
+        break;
+      case 'O':
+        if (n_options == (int)(sizeof options / sizeof options[0])) return usage(argv[0]);
+        options[n_options++] = optarg;
         break;
       default:
         return usage(argv[0]);

@@ -183,5 +183,24 @@ TEST(ListenerMatch, ADualStackWildcardTakesIpv4UnlessAfonly) {
   EXPECT_EQ(ListenerMatch(Sa(Sock("fe80::1", 7174, 3)), false, Sa(Sock("fe80::1", 7174, 4))), 0);
 }
 
+// rdma_cm: a request on a port some id listens on, that none takes, is
+// rejected at once (REJECTED 28; natively an IPv4 client to an AF-only
+// IPv6 wildcard), and one on a port nobody listens on waits for a listener.
+TEST(WhenNoListenerTakes, RefusesAtOnceOnAPortAnIdListensOn) {
+  const auto v6any = Sock("::", 7174), other = Sock("10.77.0.1", 7175);
+  const auto v4 = Sock("10.77.0.2", 7174);
+  EXPECT_EQ(WhenNoListenerTakes({Sa(v6any)}, Sa(v4)), Unmatched::kRefuseNow);
+  EXPECT_EQ(WhenNoListenerTakes({Sa(other), Sa(v6any)}, Sa(v4)), Unmatched::kRefuseNow);
+  EXPECT_EQ(WhenNoListenerTakes({Sa(other)}, Sa(v4)), Unmatched::kWaitForListener);
+  EXPECT_EQ(WhenNoListenerTakes({}, Sa(v4)), Unmatched::kWaitForListener);
+}
+
+TEST(HoldsIpv4ForRefusal, OnlyAnAfonlyIpv6Wildcard) {
+  EXPECT_TRUE(HoldsIpv4ForRefusal(Sa(Sock("::", 7174)), true));
+  EXPECT_FALSE(HoldsIpv4ForRefusal(Sa(Sock("::", 7174)), false));  // dual stack: takes IPv4
+  EXPECT_FALSE(HoldsIpv4ForRefusal(Sa(Sock("fd77::1", 7174)), true));
+  EXPECT_FALSE(HoldsIpv4ForRefusal(Sa(Sock("0.0.0.0", 7174)), true));
+}
+
 }  // namespace
 }  // namespace qpconnect::rdmacm
