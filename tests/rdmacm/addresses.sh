@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Addresses as hosts have them (issue 39), natively on rxe and then through
 # qp-cm on the management network, every case in one boot. Each case runs
 # our cm_events (or cm_ports) natively on rxe's netdevs with the kernel CM

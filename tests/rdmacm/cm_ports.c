@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * cm_ports: an rdma_cm program of ours that binds and listens ids as its
  * arguments say and prints what each call returned, so that a test can
