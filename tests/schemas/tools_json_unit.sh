@@ -37,6 +37,21 @@ check qp-info.schema.json "$out/qp_info.json" || fail=1
 check endpoint.schema.json "$td/oob/example_endpoint.json" "$src"/oob/fuzz/corpus/dump*.json \
   "$src/oob/fuzz/corpus/rc.json" || fail=1
 
+# A RoCE v2 GID with its address's prefix length (GidEntry.prefix_length, as
+# the codec writes it for a dump on a RoCE port): taken at 24, refused past 128.
+python3 - "$td/oob/example_endpoint.json" "$out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["gid_table"][0] if "gid_table" in d else d["local"]["endpoint"]["gid_table"][0]
+e["prefix_length"] = 24
+json.dump(d, open(sys.argv[2] + "/prefix_ok.json", "w"))
+e["prefix_length"] = 129
+json.dump(d, open(sys.argv[2] + "/prefix_bad.json", "w"))
+PY
+check endpoint.schema.json "$out/prefix_ok.json" || fail=1
+check endpoint.schema.json --expect-invalid "$out/prefix_bad.json" ||
+  { echo "FAIL: the schema took a prefix length of 129"; fail=1; }
+
 # Refusals: the older Protobuf vocabulary (still read, no longer written) and
 # a document without its schema_version.
 check endpoint.schema.json --expect-invalid "$td/oob/example_endpoint_proto_names.json" \
