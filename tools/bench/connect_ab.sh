@@ -5,6 +5,7 @@
 # for the shared core.)
 #
 # Usage: tools/bench/connect_ab.sh [--mem MiB] [--out FILE] [--verify] BUILD_A BUILD_B N ROUNDS
+#        tools/bench/connect_ab.sh --from FILE   (the summary of a kept --out file)
 #   BUILD_A, BUILD_B: build directories holding tools/qp-connect/qp-connect
 #   (build only that target for an old commit: QPC_BUILD_TARGETS=qp-connect
 #   tools/dev/build.sh in a worktree of it).
@@ -15,8 +16,8 @@
 # records the client's process wall (fork to exit), its in-process time to
 # the barrier and its phases (timings_ms). A run that failed is dropped (not
 # timed) and counted; after each run no RC QP may be left. Prints every raw
-# RESULT line (also to FILE with --out), then per build the medians and the
-# ratio B / A of the walls.
+# RESULT line, then per build the medians and the ratio B / A of the walls;
+# --out FILE keeps both, with the commit each build was configured from.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,28 +71,21 @@ fi
 
 mem=1024
 out=
+from=
 proof=--no-verify
 while [[ $# -gt 0 ]]; do
   case $1 in
     --mem) mem=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --from) from=$2; shift 2 ;;
     --verify) proof=verify; shift ;;
-    -h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "connect_ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-[[ $# -eq 4 ]] || { echo "usage: connect_ab.sh [--mem MiB] [--out FILE] [--verify] BUILD_A BUILD_B N ROUNDS" >&2; exit 2; }
-a=$(cd "$1" && pwd) || exit 2
-b=$(cd "$2" && pwd) || exit 2
-n=$3 rounds=$4
-for d in "$a" "$b"; do
-  [[ -x $d/tools/qp-connect/qp-connect ]] || { echo "connect_ab.sh: no qp-connect in $d" >&2; exit 2; }
-done
-raw=$(mktemp)
-"$root/tools/lab/lab-run" --mem "$mem" --timeout 3600 -- "$0" --inside "$a" "$b" "$n" "$rounds" "$proof" | tee "$raw"
-[[ -n $out ]] && cp "$raw" "$out"
-python3 - "$raw" <<'PY'
+summary() {  # summary RAW: per build the medians of the good runs, and B / A
+  python3 - "$1" <<'PY'
 import re, statistics, sys
 runs = {"A": [], "B": []}
 failed = {"A": 0, "B": 0}
@@ -112,4 +106,31 @@ for b in "AB":
 if runs["A"] and runs["B"]:
     print("wall B / A: %.3f" % (med["B"]["wall_s"] / med["A"]["wall_s"]))
 PY
+}
+if [[ -n $from ]]; then
+  [[ -r $from ]] || { echo "connect_ab.sh: --from: cannot read '$from'" >&2; exit 2; }
+  grep -E '^# (A:|kernel)' "$from"
+  summary "$from"
+  exit 0
+fi
+[[ $# -eq 4 ]] || { echo "usage: connect_ab.sh [--mem MiB] [--out FILE] [--verify] BUILD_A BUILD_B N ROUNDS" >&2; exit 2; }
+a=$(cd "$1" && pwd) || exit 2
+b=$(cd "$2" && pwd) || exit 2
+n=$3 rounds=$4
+for d in "$a" "$b"; do
+  [[ -x $d/tools/qp-connect/qp-connect ]] || { echo "connect_ab.sh: no qp-connect in $d" >&2; exit 2; }
+done
+commit_of() {  # the commit a build directory was configured from
+  local src
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.txt" 2>/dev/null)
+  git -C "${src:-/nonexistent}" rev-parse --short HEAD 2>/dev/null || echo unknown
+}
+raw=$(mktemp)
+{
+  echo "# A: $a at $(commit_of "$a"); B: $b at $(commit_of "$b")"
+  "$root/tools/lab/lab-run" --mem "$mem" --timeout 3600 -- "$0" --inside "$a" "$b" "$n" "$rounds" "$proof"
+} | tee "$raw"
+table=$(summary "$raw")
+echo "$table"
+[[ -n $out ]] && { cat "$raw"; echo "$table" | sed 's/^/# /'; } >"$out"
 rm -f "$raw"
