@@ -34,6 +34,13 @@ int FinishJoin(Id* id, LibraryLock& lock) QPCM_NO_THREAD_SAFETY_ANALYSIS {
   return Complete(id);
 }
 
+// The log line's reason: a refusal of multicast.h's own (its operation is
+// the call's name, which the line starts with already) by its detail, a
+// platform's or device's failure whole.
+std::string Why(const qpconnect::Error& e) {
+  return e.operation.rfind("rdma_", 0) == 0 ? e.detail : e.ToString();
+}
+
 int Join(rdma_cm_id* cm_id, sockaddr* group, bool send_only, void* context, const char* call) {
   const std::string name(call);
   if (group == nullptr) return Fail(EINVAL, name + ": no group address");
@@ -42,13 +49,13 @@ int Join(rdma_cm_id* cm_id, sockaddr* group, bool send_only, void* context, cons
   Id* id = IdOf(cm_id);
   if (id == nullptr) return -1;
   if (auto ok = CheckJoinable(*id); !ok)
-    return Fail(ok.error().sys_errno, name + ": " + ok.error().detail);
+    return Fail(ok.error().sys_errno, name + ": " + Why(ok.error()));
   auto described =
       Describe(*id->device, id->pub.port_num,
                id->gid_index == kAutoGid ? std::nullopt : std::optional<uint16_t>(id->gid_index));
   if (!described) return Fail(ENODEV, name + ": " + described.error().ToString());
   auto site = PickJoinSite((*described)->endpoint, &id->pub.route.addr.src_addr, id->tos);
-  if (!site) return Fail(site.error().sys_errno, name + ": " + site.error().ToString());
+  if (!site) return Fail(site.error().sys_errno, name + ": " + Why(site.error()));
   if (!id->groups) id->groups = std::make_unique<McGroups>(HostMcPlatform());
   auto joined = id->groups->Join(group, send_only, *site, id->pub.qp);
   EventSpec spec;
@@ -65,7 +72,7 @@ int Join(rdma_cm_id* cm_id, sockaddr* group, bool send_only, void* context, cons
     spec.type = RDMA_CM_EVENT_MULTICAST_ERROR;
     spec.status = -joined.error().sys_errno;
   } else {
-    return Fail(joined.error().sys_errno, name + ": " + joined.error().ToString());
+    return Fail(joined.error().sys_errno, name + ": " + Why(joined.error()));
   }
   PostEvent(id, spec);
   return FinishJoin(id, lock);
@@ -101,7 +108,7 @@ int rdma_leave_multicast(rdma_cm_id* cm_id, sockaddr* addr) {
   if (id == nullptr) return -1;
   if (!id->groups) return Fail(EADDRNOTAVAIL, "rdma_leave_multicast: the id has joined no group");
   if (auto left = id->groups->Leave(addr); !left)
-    return Fail(left.error().sys_errno, "rdma_leave_multicast: " + left.error().ToString());
+    return Fail(left.error().sys_errno, "rdma_leave_multicast: " + Why(left.error()));
   return 0;
 }
 
