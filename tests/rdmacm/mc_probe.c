@@ -8,12 +8,14 @@
  * some answers are the library's own (a group joined twice: EADDRINUSE,
  * where the kernel's rdma_cm joins it again).
  *
- *   mc_probe -b ADDR -n NETDEV -m GROUP4 -M GROUP4B
+ *   mc_probe -b ADDR -n NETDEV -m GROUP4 -M GROUP4B [-U]
  *     ADDR an address of a RoCE device on NETDEV; GROUP4, GROUP4B two IPv4
  *     multicast groups
  *
- * Prints "ok: WHAT" or "FAIL: WHAT (why)" per check; exit 0 if all held,
- * 1 otherwise.
+ * Prints "ok: WHAT" or "FAIL: WHAT (why)" per check, and the JOIN's
+ * param.ud ("ud: qp_num ... flow_label N"); exit 0 if all held, 1 otherwise.
+ * -U: stop after that line (to compare param.ud with the kernel's rdma_cm,
+ * whose answers to the later checks differ).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -91,9 +93,9 @@ int main(int argc, char** argv) {
   struct rdma_cm_event* ev;
   struct ibv_qp_init_attr qa;
   char why[128];
-  int op, ctx = 0;
+  int op, ctx = 0, ud_only = 0;
 
-  while ((op = getopt(argc, argv, "b:n:m:M:")) != -1) {
+  while ((op = getopt(argc, argv, "b:n:m:M:U")) != -1) {
     switch (op) {
       case 'b':
         addr = optarg;
@@ -106,6 +108,9 @@ int main(int argc, char** argv) {
         break;
       case 'M':
         g2 = optarg;
+        break;
+      case 'U':
+        ud_only = 1;
         break;
       default:
         return 2;
@@ -169,6 +174,14 @@ int main(int argc, char** argv) {
           "param.ud: qp_num 0xffffff, RDMA_UDP_QKEY, a GRH, the context", why);
     check(memcmp(p->ah_attr.grh.dgid.raw, &want, 16) == 0, "the MGID is ::ffff:GROUP",
           "another dgid");
+    printf(
+        "ud: qp_num 0x%x qkey 0x%x dlid %u sl %u static_rate %u port %u is_global %u "
+        "sgid_index %u hop_limit %u traffic_class %u flow_label %u\n",
+        p->qp_num, p->qkey, p->ah_attr.dlid, p->ah_attr.sl, p->ah_attr.static_rate,
+        p->ah_attr.port_num, p->ah_attr.is_global, p->ah_attr.grh.sgid_index,
+        p->ah_attr.grh.hop_limit, p->ah_attr.grh.traffic_class, p->ah_attr.grh.flow_label);
+    fflush(stdout);
+    if (ud_only) _exit(failed);
     rdma_ack_cm_event(ev);
   }
   check(in_igmp(netdev, grp.sin_addr) == 1, "the netdev holds the IP group while joined",
