@@ -20,6 +20,7 @@
 #include "events.h"
 #include "link.h"
 #include "log.h"
+#include "multicast.h"
 #include "newer_calls.h"
 #include "ports.h"
 #include "qp.h"
@@ -228,6 +229,7 @@ void FreeId(Id* id) QPCM_REQUIRES(library_mutex) {
   if (Event* kept = id->pub.event != nullptr ? EventOf(id->pub.event) : nullptr) AckEvent(kept);
   if (id->own_channel != nullptr) FreeChannel(id->own_channel);
   std::free(id->pub.route.path_rec);
+  id->groups.reset();  // the groups left: the QP detached, the IP memberships dropped
   LeaveQpToProgram(id);
   id->magic = 0;
   delete id;
@@ -372,7 +374,9 @@ int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst, int timeo
     // warm-up (warm.h) waits for the link's first write: run now, it held
     // the link's connect back by 70 ms at N = 1 (QPCM_DEBUG timeline).
     (void)Describe(*id->device, id->pub.port_num, placed->gid_index);
-    (void)Link::Dial(dst, &id->pub.route.addr.src_addr, AnswerTimeout());
+    // A multicast group has no peer to dial (mckey resolves its group).
+    if (!IsMulticastAddress(dst))
+      (void)Link::Dial(dst, &id->pub.route.addr.src_addr, AnswerTimeout());
     (void)Transition(DefaultCmEnv(), id, CmInput::kResolveAddr);  // ADDR_RESOLVED
   }
   return Finish(id, lock);

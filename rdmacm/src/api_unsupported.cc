@@ -31,16 +31,6 @@ int NotSupported(const char* what) {
 
 extern "C" {
 
-int rdma_join_multicast(rdma_cm_id*, sockaddr*, void*) {
-  return NotSupported("rdma_join_multicast (multicast)");
-}
-int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, void*) {
-  return NotSupported("rdma_join_multicast_ex (multicast)");
-}
-int rdma_leave_multicast(rdma_cm_id*, sockaddr*) {
-  return NotSupported("rdma_leave_multicast (multicast)");
-}
-
 int rpoll(pollfd* fds, nfds_t nfds, int timeout) { return poll(fds, nfds, timeout); }
 int rselect(int nfds, fd_set* r, fd_set* w, fd_set* e, timeval* timeout) {
   return select(nfds, r, w, e, timeout);

@@ -49,8 +49,8 @@ void PostEvent(Id* id, const EventSpec& spec) {
   if (spec.arg) {
     std::memcpy(&e->ev.param, &*spec.arg, sizeof *spec.arg);
   } else if (spec.ud) {
-    e->ev.param.ud.private_data = pdata;
-    e->ev.param.ud.private_data_len = len;
+    e->ev.param.ud.private_data = spec.ud_context ? *spec.ud_context : pdata;
+    e->ev.param.ud.private_data_len = spec.ud_context ? 0 : len;
     e->ev.param.ud.ah_attr = spec.ah;
     e->ev.param.ud.qp_num = spec.qp_num;
     e->ev.param.ud.qkey = spec.qkey;

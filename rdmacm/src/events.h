@@ -44,6 +44,9 @@ struct EventSpec {
   // carries them (CONNECT_REQUEST, CONNECT_RESPONSE, the active ESTABLISHED).
   ConnParams conn = {0, 0, 0, 0, 0, 0, 0};
   ibv_ah_attr ah{};  // param.ud
+  // A multicast event's param.ud.private_data: the program's context
+  // pointer itself (rdma_join_multicast's), with private_data_len 0.
+  std::optional<const void*> ud_context;
   uint32_t qp_num = 0;
   uint32_t qkey = 0;
   // rdma_write_cm_event's value: param.arg (the newer header's; the first 8

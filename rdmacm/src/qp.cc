@@ -8,6 +8,7 @@
 #include "ece.h"
 #include "id_part.h"
 #include "log.h"
+#include "multicast.h"
 #include "path_cache.h"
 #include "qpconnect/composer.h"
 #include "qpconnect/diagnostic.h"
@@ -207,6 +208,9 @@ int CreateQpEx(Id* id, ibv_qp_init_attr_ex* attr) {
 }
 
 void DestroyQp(Id* id) {
+  // A QP still attached to a group cannot be destroyed (EBUSY): it leaves
+  // them first; the id stays a member until rdma_leave_multicast.
+  if (id->groups) id->groups->DetachQp();
   // The program's pointers first: the owners free what they point at.
   id->pub.qp = nullptr;
   id->pub.send_cq = id->pub.recv_cq = nullptr;

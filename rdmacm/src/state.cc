@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "multicast.h"
 #include "qp_resources.h"
 
 namespace qpconnect::rdmacm {

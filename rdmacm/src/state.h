@@ -40,6 +40,7 @@ namespace qpconnect::rdmacm {
 
 class CmLink;
 class Listener;
+class McGroups;  // multicast.h
 struct Device;
 struct QpResources;  // qp_resources.h
 
@@ -181,8 +182,11 @@ struct Id {
   // What rdma_create_qp made (qp_resources.h: the QP, and the CQs when it
   // made them); null without a QP.
   std::unique_ptr<QpResources> qp_owned;
+  // The multicast groups the id joined (multicast.h); null before the first
+  // join. Left (the QP detached, the IP memberships dropped) with the id.
+  std::unique_ptr<McGroups> groups QPCM_GUARDED_BY(library_mutex);
 
-  // Out of line (state.cc), where QpResources is complete.
+  // Out of line (state.cc), where QpResources and McGroups are complete.
   Id();
   ~Id();
   // When a REQ (active) or REP (passive) sent now goes unanswered, the id

@@ -63,11 +63,10 @@
 #                     before any modify: REJECTED status 28 on both ids, both
 #                     exit 3, the server's log has "validator: ...
 #                     gid-family-mismatch", the client's names it too
-#   unsupported       stock mckey (multicast) through the library: non-zero
+#   unsupported       stock rstream (rsockets) through the library: non-zero
 #                     exit (no crash, no hang) within 15 s, its log has
-#                     "rdma_join_multicast_ex (multicast) is not supported"
-#                     (rdma-core 44's mckey joins with the _ex call; the plain
-#                     rdma_join_multicast is accepted too)
+#                     "rsocket (rsockets) is not supported" (multicast, which
+#                     this case used, is supported since issue 39: mckey.sh)
 #   starved_client    stock cmtime -c 1000 through the library, both sides
 #                     with `qp-cm --timeout 2000`, the client in a cgroup
 #                     held to 20% of one vCPU (cpu.max 2000 10000): its
@@ -589,16 +588,14 @@ case_validator_reject() {
 case_unsupported() {
   local t=unsupported
   wrap "$WORK/$t.qpcm.log" "$S_MAP"
-  # mckey: joins 239.1.1.1 from 10.77.0.1 (rdma_join_multicast)
-  run_client $t 30 "${PRE[@]}" mckey -m 239.1.1.1 -b "$MGMT_IP0" -C 1
-  echo "   mckey said: $(head -n 5 "$WORK/$t.client" | tr '\n' '|')"
-  expect "mckey fails (non-zero, not killed by a signal 129-159, not the 124 timeout), got $C_RC" eval '((C_RC != 0 && C_RC != 124 && C_RC != 137 && (C_RC < 129 || C_RC > 159)))'
-  # no hang: the refusal ends mckey (run_client's limit is 30 s)
+  # rstream: a client of 10.77.0.1 over rsockets (its first rsocket call)
+  run_client $t 30 "${PRE[@]}" rstream -s "$MGMT_IP0" -C 1 -S 64
+  echo "   rstream said: $(head -n 5 "$WORK/$t.client" | tr '\n' '|')"
+  expect "rstream fails (non-zero, not killed by a signal 129-159, not the 124 timeout), got $C_RC" eval '((C_RC != 0 && C_RC != 124 && C_RC != 137 && (C_RC < 129 || C_RC > 159)))'
+  # no hang: the refusal ends rstream (run_client's limit is 30 s)
   expect "within 15 s, took $(secs "$C_US") s" between "$C_US" 0 15000000
-  # mckey of rdma-core 44 joins with rdma_join_multicast_ex (its -m path):
-  # either name is the unsupported multicast join
-  expect "the log: rdma_join_multicast[_ex] (multicast) is not supported" has_re "$WORK/$t.qpcm.log" "rdma_join_multicast(_ex)? \(multicast\) is not supported"
-  expect "mckey printed the error (ENOSYS: 'Function not implemented' or -38 or 'join')" has_re "$WORK/$t.client" "Function not implemented|-38|join"
+  expect "the log: rsocket (rsockets) is not supported" has_re "$WORK/$t.qpcm.log" "rsocket \(rsockets\) is not supported"
+  expect "rstream printed the error (ENOSYS: 'Function not implemented' or -38 or 'rsocket')" has_re "$WORK/$t.client" "Function not implemented|-38|rsocket"
   echo "   log: $(cat "$WORK/$t.qpcm.log" 2>/dev/null | tr '\n' '|')"
 }
 

@@ -22,6 +22,10 @@
 #        rxe           rxe_native, then the same command lines through the
 #                      library (no map, kernel CM removed): both work with
 #                      equal deterministic output
+#        rxe_lib       the second half of rxe alone: rxe's own addresses
+#                      through the library (no map), kernel CM removed: must
+#                      work (a case of the boot the mgmt cases share, which
+#                      removes the kernel CM anyway)
 #   --cm-events PATH   our cm_events (the kernel-CM probe of mgmt_net.sh)
 #   --qp-cm PATH       the wrapper, <build>/tools/qp-cm/qp-cm
 #   --libdir DIR       the directory holding our librdmacm.so.1,
@@ -107,7 +111,7 @@ rdmacm_args() {
   MODE=${1:-}
   shift || true
   rdmacm_options "$@"
-  case $MODE in native_fails | mgmt | mgmt_gid_removed | rxe_native | rxe) ;; *) die "MODE must be native_fails, mgmt, mgmt_gid_removed, rxe_native or rxe, not '$MODE'" ;; esac
+  case $MODE in native_fails | mgmt | mgmt_gid_removed | rxe_native | rxe | rxe_lib) ;; *) die "MODE must be native_fails, mgmt, mgmt_gid_removed, rxe_native, rxe or rxe_lib, not '$MODE'" ;; esac
   case $VIA in wrapper | libpath) ;; *) die "--via must be wrapper or libpath" ;; esac
   [[ -x $CM_EVENTS ]] || die "--cm-events: '$CM_EVENTS' is not an executable"
 }
@@ -329,6 +333,17 @@ rdmacm_main() {
       prog_pair lib "$MGMT_IP0" "$MGMT_IP1"
       if prog_ok lib; then echo "ok: through the library ($VIA) on the management network${MODE#mgmt}"; else
         bad "through the library ($VIA) on the management network"
+        show_run lib
+      fi
+      ;;
+    rxe_lib)
+      need_library
+      kernel_cm_off || die "kernel CM"
+      LAUNCH=$VIA MAP=
+      [[ $VIA == libpath ]] && check_libpath_loads "$PROG_BIN"
+      prog_pair lib "$QPC_IP0" "$QPC_IP1"
+      if prog_ok lib; then echo "ok: through the library ($VIA) on rxe's addresses, no kernel CM"; else
+        bad "through the library ($VIA) on rxe's addresses"
         show_run lib
       fi
       ;;
