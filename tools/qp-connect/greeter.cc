@@ -10,15 +10,22 @@ Greeter::Greeter(Exchanger* x, bool run, std::chrono::milliseconds timeout) : x_
     result_ = x_->Prepare(timeout);
     thread_ms_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = true;
+    ended_cv_.notify_all();
   });
 }
 
 Greeter::~Greeter() {
-  if (thread_.joinable()) Cancel("qp-connect stopped");
+  if (thread_.joinable()) Cancel("qp-connect stopped", std::chrono::milliseconds(0));
 }
 
-void Greeter::Cancel(std::string_view reason) {
+void Greeter::Cancel(std::string_view reason, std::chrono::milliseconds grace) {
   if (!thread_.joinable()) return;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ended_cv_.wait_for(lock, grace, [this] { return ended_; });
+  }
   x_->Cancel(reason);
   thread_.join();
   // A greeting that had already ended well waited for nothing the cancel

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -27,11 +29,15 @@ class Greeter {
   Greeter(const Greeter&) = delete;
   Greeter& operator=(const Greeter&) = delete;
 
-  // Ends the greeting at once and joins the thread; a peer that was reached
-  // is told `reason` (by Exchanger::Cancel() mid-wait, by Abort() after a
-  // greeting that had already ended). The exchanger is cancelled
-  // for good afterwards.
-  void Cancel(std::string_view reason);
+  // Ends the greeting and joins the thread; a peer that was reached is told
+  // `reason` (by Exchanger::Cancel() mid-wait, by Abort() after a greeting
+  // that had ended). A greeting still under way gets up to `grace` to end
+  // first: a device that fails to open can fail before the connect to a
+  // waiting server completed, which the cancel would then end with nothing
+  // sent, leaving the server to wait out its timeout. The exchanger is
+  // cancelled for good afterwards.
+  void Cancel(std::string_view reason,
+              std::chrono::milliseconds grace = std::chrono::milliseconds(1000));
 
   // Joins the greeting; its result (Ok when it did not run).
   Result<void> Wait();
@@ -42,6 +48,9 @@ class Greeter {
 
  private:
   Exchanger* x_;
+  std::mutex mu_;
+  std::condition_variable ended_cv_;
+  bool ended_ = false;  // the greeting returned (under mu_)
   std::thread thread_;
   Result<void> result_ = Ok();
   std::optional<double> ms_;
