@@ -129,16 +129,20 @@ std::string CountersLine(const ProofSide& s) {
   return line + ")";
 }
 
+// "rxe1 port 1 is DOWN (veth1 down?)" for the first of `from`, `to` whose
+// port is not ACTIVE; "" when both are (or their state is unknown).
+std::string PortNotActive(const ProofSide& from, const ProofSide* to) {
+  for (const ProofSide* side : {&from, to}) {
+    if (side == nullptr || side->port_state.empty() || side->port_state == "ACTIVE") continue;
+    return side->device + " port " + std::to_string(side->port) + " is " + side->port_state +
+           (side->netdev.empty() ? std::string() : " (" + side->netdev + " down?)");
+  }
+  return {};
+}
+
 // Why packets from `from` to `to` did not arrive, from what both know.
 std::string WhyLost(const ProofSide& from, const ProofSide* to) {
-  if (!from.port_state.empty() && from.port_state != "ACTIVE") {
-    return from.device + " port " + std::to_string(from.port) + " is " + from.port_state +
-           (from.netdev.empty() ? std::string() : " (" + from.netdev + " down?)");
-  }
-  if (to != nullptr && !to->port_state.empty() && to->port_state != "ACTIVE") {
-    return to->device + " port " + std::to_string(to->port) + " is " + to->port_state +
-           (to->netdev.empty() ? std::string() : " (" + to->netdev + " down?)");
-  }
+  if (std::string down = PortNotActive(from, to); !down.empty()) return down;
   std::string entry;
   if (!from.neighbour_state.empty()) {
     entry = "the neighbour entry for " + from.neighbour_address + " on " + from.netdev + " is " +
@@ -398,6 +402,10 @@ ProofVerdict ExplainProof(const ProofSide& local, const std::optional<ProofSide>
     } else if (where.empty() && l.sent && r.received) {
       where = local.device + " sent " + Packets(*l.sent) + " and " + remote->device + " received " +
               std::to_string(*r.received) + ": the packets arrive";
+      // A port that went down between two packets lost none, and still
+      // failed the proof: a path loss whatever the counters.
+      if (std::string down = PortNotActive(local, &*remote); !down.empty())
+        where += ", but " + down;
       if (auto d = PacketCountsOf(remote->delta).discarded; d && *d > 0) {
         where += ", and " + remote->device + " discarded " + Packets(*d) +
                  " (out of sequence or duplicate: a PSN mismatch?)";

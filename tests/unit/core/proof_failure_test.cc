@@ -203,6 +203,25 @@ TEST(ExplainProof, APortDownIsAPathLossWhateverTheStatus) {
       << v.text;
 }
 
+// As the lab saw it once: the link went down between two packets, so every
+// packet sent had arrived; the DOWN port is still the cause, and named.
+TEST(ExplainProof, APortDownIsNamedWhenEveryPacketArrived) {
+  ProofSide server = MakeProofSide(
+      ProofCause::kPeerFailed,
+      CounterDelta(Counters("rxe0", 0, 0, 0), Counters("rxe0", 4939, 4939, 1, "DOWN")),
+      ServerPath());
+  server.netdev = "veth0";
+  ProofSide client = MakeProofSide(
+      ProofCause::kLocalQpOperation,
+      CounterDelta(Counters("rxe1", 0, 0, 0), Counters("rxe1", 4939, 4939, 0, "DOWN")),
+      ClientPath("02:00:0a:63:00:01"));
+  ProofVerdict v = ExplainProof(server, client);
+  EXPECT_TRUE(v.path_broken);
+  EXPECT_NE(v.text.find("the packets arrive, but rxe0 port 1 is DOWN (veth0 down?)"),
+            std::string::npos)
+      << v.text;
+}
+
 TEST(ExplainProof, PacketsThatArriveAreNotAPathLoss) {
   ProofSide client =
       MakeProofSide(ProofCause::kRetryExceeded,
