@@ -393,8 +393,18 @@ ProofVerdict ExplainProof(const ProofSide& local, const std::optional<ProofSide>
              (to.address.empty() ? to.device : to.address) + " and " + to.device + " " + got +
              ": " + WhyLost(from, &to);
     };
-    where = direction(local, l, *remote, r);
-    if (where.empty()) where = direction(*remote, r, local, l);
+    // The direction that lost more, this side's on a tie: the other may
+    // count as lost only the few packets in flight when both stopped.
+    auto deficit = [](const PacketCounts& fc, const PacketCounts& tc) -> uint64_t {
+      if (!fc.sent || !tc.received || *tc.received >= *fc.sent) return 0;
+      return *fc.sent - *tc.received;
+    };
+    if (deficit(r, l) > deficit(l, r)) {
+      where = direction(*remote, r, local, l);
+    } else {
+      where = direction(local, l, *remote, r);
+      if (where.empty()) where = direction(*remote, r, local, l);
+    }
     if (where.empty() && l.sent && r.sent && *l.sent == 0 && *r.sent == 0) {
       lost = true;
       where = "neither " + local.device + " nor " + remote->device +

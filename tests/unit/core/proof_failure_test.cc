@@ -222,6 +222,22 @@ TEST(ExplainProof, APortDownIsNamedWhenEveryPacketArrived) {
       << v.text;
 }
 
+// As the lab saw it once: the fault is on the peer's direction (237 lost),
+// while this side's own shows the 4 packets in flight when both stopped.
+TEST(ExplainProof, NamesTheDirectionThatLostMore) {
+  ProofSide server = MakeProofSide(
+      ProofCause::kNoCompletion,
+      CounterDelta(Counters("rxe0", 0, 0, 0), Counters("rxe0", 6799, 6678, 0)), ServerPath());
+  ProofSide client =
+      MakeProofSide(ProofCause::kNoCompletion,
+                    CounterDelta(Counters("rxe1", 0, 0, 0), Counters("rxe1", 6915, 6795, 0)),
+                    ClientPath("02:00:0a:63:00:01"));
+  ProofVerdict v = ExplainProof(server, client);
+  EXPECT_NE(v.text.find("rxe1 sent 6915 packets to 10.99.0.1 and rxe0 received 6678"),
+            std::string::npos)
+      << v.text;
+}
+
 TEST(ExplainProof, PacketsThatArriveAreNotAPathLoss) {
   ProofSide client =
       MakeProofSide(ProofCause::kRetryExceeded,
