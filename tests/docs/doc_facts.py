@@ -18,6 +18,10 @@ docs that still name the old one):
            the lab harness's (tools/lab/lab-run, lab-test: kHarness=125 ...);
   path     every repository path in backquotes and every relative link
            exists (doc_paths.py);
+  outside  no relative link (from the doc's folder) and no backquoted
+           ../page.md or ../docs/ path (from the repository's root) leads
+           outside the repository, and no backquoted absolute path names
+           /work or /home (a reader has only the repository);
   anchor   every heading link, [..](file.md#anchor) or [..](#anchor), names a
            heading of that page (GitHub's anchors: lower case, punctuation
            dropped, spaces to '-', repeats -1, -2);
@@ -82,6 +86,10 @@ CALL = re.compile(r"\b(qpc_[a-z0-9_]+)\s*\(")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 LINK = re.compile(r"\]\(([^)\s]*#[^)\s]+)\)")
 OPT_OUT = "<!-- doc-facts: not-ours -->"
+RELLINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+# A page or doc referred to by a ../ path (an install-relative library path,
+# `../lib/qpconnect/`, is not a reference), or an absolute path of this host.
+DOTDOT = re.compile(r"`((?:\.\./)+[^`\s]*(?:\.md|/docs/[^`\s]*)|/(?:work|home)/[^`\s]*)`")
 HEADER = "capi/include/qpconnect/qpconnect.h"
 SKIP_DIRS = {".git", "docs", "node_modules", "__pycache__"}
 
@@ -233,7 +241,9 @@ def check(src, docs):
     funcs = header_functions(src)
     cmake_functions = cmake_function_names(src)
     env_prefixes = {e[:-1] for e in env}  # QPC_LAB_ -> any QPC_LAB_x known
-    fails, counts, cache = [], dict.fromkeys(["flag", "env", "status", "anchor", "csig"], 0), {}
+    fails, cache = [], {}
+    counts = dict.fromkeys(["flag", "env", "status", "anchor", "csig", "outside"], 0)
+    root = os.path.realpath(src)
     for doc in docs:
         path = os.path.join(src, doc)
         with open(path, encoding="utf-8") as f:
@@ -258,6 +268,19 @@ def check(src, docs):
                     counts["status"] += 1
                     if int(num) not in statuses:
                         fails.append(f"{where}: exit status {num} is not in tools/common/exit_codes.h")
+            for target in RELLINK.findall(line):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                counts["outside"] += 1
+                full = os.path.realpath(os.path.join(os.path.dirname(path), target))
+                if not (full == root or full.startswith(root + os.sep)):
+                    fails.append(f"{where}: link ({target}) leads outside the repository")
+            for word in DOTDOT.findall(line):
+                counts["outside"] += 1
+                # Backquoted paths are the repository root's: ../ leaves it.
+                full = os.path.realpath(os.path.join(root, word))
+                if word.startswith("/") or not full.startswith(root + os.sep):
+                    fails.append(f"{where}: `{word}` is outside the repository")
             for target in LINK.findall(line):
                 if re.match(r"^[a-z]+:", target):
                     continue

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Issue 40: what README.md and docs/*.md name exists in the code (flags,
 # environment variables, exit statuses, repository paths, heading links, C
-# API signatures; tests/docs/doc_facts.py), read from the tree at test time.
+# API signatures) and no link leads outside the repository
+# (tests/docs/doc_facts.py), read from the tree at test time.
 # The checker can fail: fixtures/facts_bad.md must be rejected with one
 # finding of each kind, fixtures/facts_good.md (one right name of each kind)
 # accepted.
@@ -32,11 +33,12 @@ for want in \
   "$f:7: exit status 42" "$f:8: \`tools/no-such-script.sh\` does not exist" \
   "$f:9: heading link (good.md#no-such-heading)" "$f:10: qpc_connector_open() takes 3 parameter(s)" \
   "$f:11: qpc_exchanger_barrier() takes 4 parameter(s)" "$f:12: qpc_no_such_function() is not declared" \
-  "$f:13: qpc_exchanger_barrier declared as"; do
+  "$f:13: qpc_exchanger_barrier declared as" "$f:14: link (../../../../shared/lab.md) leads outside" \
+  "$f:14: \`../shared/docs/lab.md\` is outside" "$f:14: \`/work/shared/x.md\` is outside"; do
   grep -qF -- "FAIL: $want" "$out" || { cat "$out"; bad "facts_bad.md: no finding '$want'"; }
 done
 n=$(grep -c '^FAIL: ' "$out")
-[[ $n -eq 9 ]] || { cat "$out"; bad "facts_bad.md: $n findings, want 9"; }
+[[ $n -eq 13 ]] || { cat "$out"; bad "facts_bad.md: $n findings, want 13 (line 14 also fails doc_paths)"; }
 
 # 3. One right name of each kind, none found wrong.
 $facts "$here/fixtures/facts_good.md" >"$out" 2>&1 || { cat "$out"; bad "facts_good.md rejected"; }
