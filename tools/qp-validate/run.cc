@@ -271,13 +271,12 @@ std::string RulesMarkdown() {
       md += "## " + std::string(FamilyTitle(family)) + "\n\n";
       md += "Rule file: `" + RuleFile(r) + "`.\n\n";
     }
+    // One paragraph per rule: severity, transports, attribute, what it
+    // checks, the symptom when violated, the source.
     md += "### `" + std::string(r.id) + "`\n\n";
-    md += "- **Severity:** " + std::string(SeverityName(r.severity)) + "\n";
-    md += "- **Transports:** " + r.transports.ToString() + "\n";
-    md += "- **Attribute:** `" + std::string(r.attribute) + "`\n";
-    md += "- **Checks:** " + std::string(r.checks) + "\n";
-    md += "- **Symptom when violated:** " + std::string(r.symptom) + "\n";
-    md += "- **Source:** " + std::string(r.source) + "\n\n";
+    md += "**" + std::string(SeverityName(r.severity)) + "**, " + r.transports.ToString() + ", `" +
+          std::string(r.attribute) + "`. " + std::string(r.checks) + " *Violated:* " +
+          std::string(r.symptom) + " *Source:* " + std::string(r.source) + "\n\n";
   }
   return md;
 }
