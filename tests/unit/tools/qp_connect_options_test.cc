@@ -394,7 +394,9 @@ TEST(ConnectOptions, ServeAndCountParse) {
   EXPECT_FALSE(ParseConnectOptions({"--count", "0"}));
   const std::string help = ConnectHelp();
   EXPECT_NE(help.find("--serve"), std::string::npos);
-  EXPECT_NE(help.find("130 (SIGINT)"), std::string::npos);
+  EXPECT_NE(help.find("  130  interrupted by SIGINT (128 + 2)\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("  143  interrupted by SIGTERM (128 + 15)\n"), std::string::npos);
+  EXPECT_NE(help.find("  10   the verification packets were lost"), std::string::npos);
 }
 
 // Serving is for the tcp server: anything else is a usage error (exit 2)
