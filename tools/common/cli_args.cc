@@ -23,6 +23,10 @@
 //  - `--ib-dev=` (nothing after '=') takes the next argument as its value,
 //    and is "needs a value" at the end, where it used to be the empty string.
 //
+// A deprecated short name (OptionSpec::deprecated_short) is given to CLI11 as
+// an option of its own, so that its use is seen (a note) and the later of it
+// and the option's other names wins (parse_order()).
+//
 // FormatOptions() and ParseUnsigned() stay hand-written: the --help layout is
 // the one docs/cli.md and the man pages (help2man) show, which CLI11's
 // formatter would change, and ParseUnsigned's range wording is ours.
