@@ -77,16 +77,9 @@ Result<ParsedDuration> ParseDuration(const std::string& text, const DurationOpti
   }
   ParsedDuration out;
   int64_t per_unit = unit_ns;
-  if (option.was_milliseconds && unit.empty() && !has_fraction && bare_integer_so_far &&
-      !too_large && whole >= kLegacyMillisecondsFrom) {
-    per_unit = 1'000'000;
-    const std::string secs = FormatSeconds(std::chrono::milliseconds(static_cast<int64_t>(whole)));
-    out.note = std::string(option.name) + " " + text +
-               " is read as milliseconds, as before (a bare number of " +
-               std::to_string(kLegacyMillisecondsFrom) +
-               " or more); that spelling is deprecated: write " + text + "ms or " +
-               secs.substr(0, secs.size() - 2) + "s";
-  }
+  const bool legacy = option.was_milliseconds && unit.empty() && !has_fraction &&
+                      bare_integer_so_far && !too_large && whole >= kLegacyMillisecondsFrom;
+  if (legacy) per_unit = 1'000'000;
   const Wide limit = static_cast<Wide>(INT64_MAX);
   const Wide ns =
       too_large ? limit + 1
@@ -99,6 +92,14 @@ Result<ParsedDuration> ParseDuration(const std::string& text, const DurationOpti
   if (out.value < option.min || out.value > option.max) {
     return Usage(Quoted(option.name, text) + " (" + FormatSeconds(out.value) + ") is out of range" +
                  range);
+  }
+  if (legacy) {
+    const std::string secs = FormatSeconds(out.value);  // "3 s"
+    out.note = std::string(option.name) + " " + text +
+               " is read as milliseconds, as before (a bare number of " +
+               std::to_string(kLegacyMillisecondsFrom) +
+               " or more); that spelling is deprecated: write " + text + "ms or " +
+               secs.substr(0, secs.size() - 2) + "s";
   }
   return out;
 }

@@ -104,6 +104,7 @@ TEST(DurationArg, OldMillisecondsStillReadWithANote) {
   // The old range's limit, read as milliseconds, is still in range; beyond is not.
   EXPECT_EQ(Value("600000", kWasMs), seconds(600));
   EXPECT_NE(ErrorOf("600001", kWasMs).find("out of range"), std::string::npos);
+  EXPECT_NE(ErrorOf("99999999999999", kWasMs).find("too large"), std::string::npos);
 }
 
 TEST(DurationArg, GetDurationFromParsedArgs) {
