@@ -4,6 +4,7 @@
 #include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion: constants only
 #include "qpconnect/oob/frame.h"  // kFrameVersion: a constant only
 #include "qpconnect/rdmacm/protocol_version.h"
+#include "qpconnect/version.h"  // LibraryVersion()
 
 #ifndef QPC_PROJECT_VERSION
 #error "QPC_PROJECT_VERSION is set by tools/common/CMakeLists.txt"
@@ -17,10 +18,10 @@ std::string VersionText(std::string_view tool) {
   std::string text(tool);
   text += " (qpconnect) ";
   text += ProjectVersion();
-  text += "\nEndpoint wire format " + std::to_string(oob::kWireVersion) + "." +
-          std::to_string(oob::kWireMinorVersion) + ", out-of-band frame " +
-          std::to_string(oob::kFrameVersion) + ", " + rdmacm::kProtocolName + " protocol " +
-          std::to_string(rdmacm::kProtocolVersion) + ".\n";
+  text += "\nLibrary libqpconnect " + std::string(LibraryVersion()) + ", endpoint wire format " +
+          std::to_string(oob::kWireVersion) + "." + std::to_string(oob::kWireMinorVersion) +
+          ", out-of-band frame " + std::to_string(oob::kFrameVersion) + ", " +
+          rdmacm::kProtocolName + " protocol " + std::to_string(rdmacm::kProtocolVersion) + ".\n";
   return text;
 }
 

@@ -51,6 +51,9 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
+// The statuses qp-validate exits with (exit_codes.h's table).
+constexpr ExitCode kExits[] = {kExitOk, kExitFindings, kExitUsage};
+
 std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
@@ -84,8 +87,10 @@ std::string Help() {
          "Options:\n" +
          FormatOptions(Specs()) +
          "\n"
-         "Exit status: 0 no errors (warnings and notes allowed), 1 errors found,\n"
-         "2 unusable input or command line.\n";
+         "0: no errors (warnings and notes allowed); 1: errors found; 2 also for an\n"
+         "unusable input file (the message names the file and where it is wrong).\n"
+         "\n" +
+         ExitStatusHelp(kExits);
 }
 
 // Reads `name` ("-" = `in`) whole, refusing more than kMaxInputBytes.
