@@ -18,6 +18,7 @@ pkgs=(
   # the Soft-RoCE lab (tools/lab) and the stock peers its tests run
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-utils rdma-core
   perftest rdmacm-utils
+  libfabric-bin  # tests/rdmacm/libfabric.sh: fi_pingpong and fi_info over libfabric1's verbs provider (issue 39); Debian has no fabtests package
   # the `sim` tests (tests/sim): OpenSM on an ibsim fabric, saquery to compare
   ibsim-utils libumad2sim0 opensm infiniband-diags
   # the MPI mesh (mesh/, qp-mesh) and its lab tests under mpirun
