@@ -14,7 +14,9 @@
 #     on the installed libqpconnect.so.<soversion>;
 #   - qp-cm finds the installed libqpcm: a program it starts has it mapped,
 #     and with --mode library-path rping's librdmacm.so.1 resolves to the
-#     installed compat link;
+#     installed compat link; in the Soft-RoCE lab (one boot), stock rping
+#     connects through the installed /usr/bin/qp-cm with the kernel CM
+#     removed (tests/rdmacm/rping.sh rxe_lib; the guest sees the host's /usr);
 #   - `man qp-connect` finds and formats the installed page;
 #   - `apt-get purge` leaves no file or directory of the packages behind, and
 #     ldconfig forgets the library.
@@ -22,15 +24,15 @@
 # purged on exit, so the host is left as it was.
 #
 # Usage: deb_install_test.sh BUILD_DIR
-# Needs root, apt-get and dpkg; exits 77 (skipped) without them. Exit 1 on a
-# failed check, naming it.
+# Needs root, apt-get and dpkg, and the lab for the rping part: without them
+# it exits 77 (skipped), or 1 where skips are failures (CI;
+# tools/lab/skip_or_fail.sh). Exit 1 on a failed check, naming it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
 build=$(cd "${1:?usage: deb_install_test.sh BUILD_DIR}" && pwd)
-skip() {
-  echo "deb_install_test: SKIP: $*"
-  exit 77
-}
+source "$src/tools/lab/skip_or_fail.sh"
+skip() { skip_or_fail "deb_install_test: $*"; }
 fail() {
   echo "deb_install_test: FAIL: $*" >&2
   exit 1
@@ -167,8 +169,21 @@ if rping=$(command -v rping); then
     fail "with qp-cm --mode library-path, rping's librdmacm.so.1 is '$resolved', not the installed compat link to $qpcm"
   rping_note="rping's librdmacm.so.1 -> $resolved"
 else
-  rping_note="rping not installed (rdmacm-utils): library-path mode not checked"
+  skip "rping is not installed (rdmacm-utils; tools/dev/deps.sh)"
 fi
+# A real connection: stock rping, server on rxe0 and client on rxe1, both
+# through the installed qp-cm, with the kernel CM removed so only libqpcm can
+# connect them. The guest sees the host's root (read-only, with an overlay).
+cm_events=$build/tests/rdmacm/cm_events
+[[ -x $cm_events ]] || skip "$cm_events is not built (the kernel-CM probe rping.sh needs)"
+lab_rc=0
+"$src/tools/lab/lab-run" --timeout 600 -- "$src/tests/rdmacm/rping.sh" rxe_lib \
+  --cm-events "$cm_events" --qp-cm /usr/bin/qp-cm --via wrapper >"$work/lab.log" 2>&1 || lab_rc=$?
+case $lab_rc in
+  0) rping_note+="; rping connected through /usr/bin/qp-cm in the lab" ;;
+  125) cat "$work/lab.log" >&2; skip "the lab could not run (tools/lab/lab-run exit 125)" ;;
+  *) cat "$work/lab.log" >&2; fail "rping through the installed qp-cm in the lab (exit $lab_rc, log above)" ;;
+esac
 
 # 6. The man pages.
 page=$(man -w qp-connect 2>/dev/null) || fail "man -w qp-connect finds no page"

@@ -5,8 +5,9 @@
 #   - libqpconnect.so carries the SONAME libqpconnect.so.0.<minor> for 0.x,
 #     libqpconnect.so.<major> from 1.0, and libqpcm.so libqpcm.so.<the same>,
 #     with compat/librdmacm.so.1 linking to it; <qpconnect/version.h> names both;
-#   - the CMake package accepts this major.minor and refuses the next minor
-#     (0.x) or the next major: find_package(qpconnect 0.2) fails against 0.1;
+#   - the CMake package accepts this major.minor and refuses the other minors
+#     (0.x) or majors: against 0.1, find_package(qpconnect 0.2) fails (newer)
+#     and so does find_package(qpconnect 0.0) (older: a 0.x minor is its own ABI);
 #   - a C++ consumer (find_package(qpconnect), CONSUMER_SOURCE_DIR) builds and
 #     runs twice: on qpconnect::shared, whose libqpconnect.so.<major> must
 #     resolve from the prefix through the RUNPATH CMake writes for an imported
@@ -67,10 +68,14 @@ includedir=$(cd "$(pkg-config --variable=includedir qpconnect)" && pwd)
 # The version policy (docs/packaging.md, "Versions"; cmake/QpcVersion.cmake):
 # per minor while the major is 0, per major after.
 IFS=. read -r major minor _ <<<"$version"
+# Versions find_package must refuse: the next minor (major), and the previous
+# one where there is one.
 if ((major == 0)); then
-  soversion=0.$minor next=0.$((minor + 1))
+  soversion=0.$minor refused=(0.$((minor + 1)))
+  ((minor > 0)) && refused+=(0.$((minor - 1)))
 else
-  soversion=$major next=$((major + 1)).0
+  soversion=$major refused=($((major + 1)).0)
+  ((major > 1)) && refused+=($((major - 1)).0)
 fi
 soname=libqpconnect.so.$soversion
 
@@ -106,14 +111,16 @@ expect_from_prefix() {
     fail "$1 resolves $soname to '${got:-nothing}', not $libdir/$soname"
 }
 
-# The CMake package refuses a consumer that asks for the next minor (0.x) or
-# major: its SONAME would be another one.
-if cmake -S "$consumer" -B "$work/cxx-next" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DQPC_WANT_VERSION="$next" >"$work/cxx-next.log" 2>&1; then
-  fail "find_package(qpconnect $next) accepted version $version"
-fi
-grep -q 'version: *'"$version" "$work/cxx-next.log" ||
-  { cat "$work/cxx-next.log" >&2; fail "find_package(qpconnect $next) failed, but not for the version"; }
+# The CMake package refuses a consumer that asks for another minor (0.x) or
+# major: it was built against another SONAME.
+for want in "${refused[@]}"; do
+  if cmake -S "$consumer" -B "$work/cxx-$want" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DQPC_WANT_VERSION="$want" >"$work/cxx-$want.log" 2>&1; then
+    fail "find_package(qpconnect $want) accepted version $version"
+  fi
+  grep -q 'version: *'"$version" "$work/cxx-$want.log" ||
+    { cat "$work/cxx-$want.log" >&2; fail "find_package(qpconnect $want) failed, but not for the version"; }
+done
 
 # The C++ consumer, through the CMake package.
 run cxx-configure.log cmake -S "$consumer" -B "$work/cxx" -DCMAKE_PREFIX_PATH="$prefix" \
@@ -151,7 +158,7 @@ for f in LICENSE NOTICE SECURITY.md CHANGELOG.md; do
   [[ -f "$prefix/share/doc/qpconnect/$f" ]] || fail "$f is not installed in $prefix/share/doc/qpconnect"
 done
 
-echo "package_test: ok: $soname, libqpcm.so.$soversion, find_package $major.$minor accepted and $next refused, C++ consumer (shared, static, mesh and sa), C consumer ($out)"
+echo "package_test: ok: $soname, libqpcm.so.$soversion, find_package $major.$minor accepted and ${refused[*]} refused, C++ consumer (shared, static, mesh and sa), C consumer ($out)"
 [[ -n "$keep" ]] || exit 0
 cat <<EOF
 QPC_PKG_PREFIX=$prefix
