@@ -35,8 +35,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 
 set(CPACK_DEBIAN_LIBS_PACKAGE_NAME ${QPC_DEB_LIB_PACKAGE})
 set(CPACK_DEBIAN_LIBS_PACKAGE_SECTION libs)
-# A shlibs file, so that a package built against libqpconnect gets its Depends from dpkg-shlibdeps.
-set(CPACK_DEBIAN_LIBS_PACKAGE_GENERATE_SHLIBS ON)
+# A shlibs file, so that a package built against libqpconnect gets its Depends
+# from dpkg-shlibdeps (CPack 3.25 has no per-package switch: libqpcm gets one too).
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_COMPONENT_LIBS_DESCRIPTION
     "connect RDMA queue pairs by hand - shared library\n\

@@ -102,6 +102,10 @@ depends qpconnect-tools "libqpcm \\(= $version\\)"
 depends "$lib_package" "libibverbs1 .*"  # from dpkg-shlibdeps
 depends libqpcm "libibverbs1 .*"
 depends qpconnect-tools "libc6 .*"
+# The library's shlibs file: a package built against it gets "libqpconnect<so> (>= version)".
+dpkg-deb --ctrl-tarfile "$(deb_of "$lib_package")" | tar -xO ./shlibs 2>/dev/null |
+  grep -qx "libqpconnect $soversion $lib_package (>= $version)" ||
+  fail "$lib_package has no shlibs line 'libqpconnect $soversion $lib_package (>= $version)'"
 for p in "${packages[@]}"; do
   installed "$p" && { packages=(); fail "$p is installed already: this test would remove it"; }
 done
