@@ -3,9 +3,11 @@
 # Installs the Debian packages qpconnect needs, by group. Idempotent and quiet
 # when nothing is missing.
 #
-# Usage: tools/dev/deps.sh [--group main|test] [--fuzz]
-#   --group main  what tools/dev/main.sh runs: configure the tree without tests,
-#                 build qp-info and qp-connect, boot the Soft-RoCE lab
+# Usage: tools/dev/deps.sh [--group build|lab|main|test] [--fuzz]
+#   --group build configure the tree without tests, build qp-info and qp-connect
+#   --group lab   boot the Soft-RoCE lab (tools/lab)
+#   --group main  build and lab: what tools/dev/main.sh runs (it installs the
+#                 two one after the other, the lab's while the tools compile)
 #   --group test  main, and what tools/dev/test.sh adds: the test suite, the
 #                 other tools' optional parts (MPI), man pages, the stock
 #                 peers of the lab tests, the `sim` tests, the Debian packages
@@ -14,12 +16,14 @@
 # QPC_DEPS_PRINT=1 prints the group's packages, one a line, and installs nothing.
 set -euo pipefail
 
-main=(
+build=(
   # configure (every find_package of CMakeLists.txt that is REQUIRED) and build
   cmake g++ make pkg-config libibverbs-dev libibumad-dev libmnl-dev
   libprotobuf-dev protobuf-compiler libboost-dev libssl-dev nlohmann-json3-dev
   libcli11-dev  # the tools' option parser (tools/common/cli_args.cc), header-only
   librdmacm-dev  # libqpcm (rdmacm/): librdmacm's ABI header, <rdma/rdma_cma.h>
+)
+lab=(
   # the Soft-RoCE lab (tools/lab): qemu, the guest's initramfs, ip and rdma,
   # the rxe verbs provider
   qemu-system-x86 busybox-static cpio xz-utils iproute2 ibverbs-providers
@@ -47,13 +51,15 @@ while (($#)); do
       shift 2 || true
       ;;
     --fuzz) fuzz=1 && shift ;;
-    *) echo "usage: tools/dev/deps.sh [--group main|test] [--fuzz]" >&2 && exit 2 ;;
+    *) echo "usage: tools/dev/deps.sh [--group build|lab|main|test] [--fuzz]" >&2 && exit 2 ;;
   esac
 done
 case $group in
-  main) pkgs=("${main[@]}") ;;
-  test) pkgs=("${main[@]}" "${test[@]}") ;;
-  *) echo "deps.sh: --group wants main or test, not '$group'" >&2 && exit 2 ;;
+  build) pkgs=("${build[@]}") ;;
+  lab) pkgs=("${lab[@]}") ;;
+  main) pkgs=("${build[@]}" "${lab[@]}") ;;
+  test) pkgs=("${build[@]}" "${lab[@]}" "${test[@]}") ;;
+  *) echo "deps.sh: --group wants build, lab, main or test, not '$group'" >&2 && exit 2 ;;
 esac
 ((fuzz)) && pkgs+=(clang-14 libclang-rt-14-dev)
 
