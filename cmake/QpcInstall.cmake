@@ -36,7 +36,7 @@ install(TARGETS ${QPC_EXPORTED} EXPORT qpconnectTargets
 install(DIRECTORY qpconnect/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(DIRECTORY oob/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(DIRECTORY mesh/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
-install(FILES ${QPC_VERSION_INCLUDE_DIR}/qpconnect/version.h
+install(FILES ${QPC_VERSION_INCLUDE_DIR}/qpconnect/version_numbers.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/qpconnect COMPONENT dev)
 install(EXPORT qpconnectTargets NAMESPACE qpconnect:: DESTINATION ${QPC_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(cmake/qpconnectConfig.cmake.in

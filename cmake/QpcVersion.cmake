@@ -9,8 +9,9 @@
 #                          promise: SameMinorVersion for 0.x, SameMajorVersion after.
 #   QPC_DEB_LIB_PACKAGE    the Debian package of the shared library, named after
 #                          its SONAME (Debian policy 8.1): libqpconnect0.1.
-# and the configured header <qpconnect/version.h> (version.h.in), which the
-# tools' --version and the C API's qpc_version_string() read.
+# and the configured header <qpconnect/version_numbers.h> (version_numbers.h.in),
+# which LibraryVersion(), the tools' --version and the C API's
+# qpc_version_string() read.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(QPC_SOVERSION 0.${PROJECT_VERSION_MINOR})
   set(QPC_PACKAGE_COMPAT SameMinorVersion)
@@ -20,5 +21,5 @@ else()
 endif()
 set(QPC_DEB_LIB_PACKAGE libqpconnect${QPC_SOVERSION})
 set(QPC_VERSION_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated/include)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/version.h.in
-               ${QPC_VERSION_INCLUDE_DIR}/qpconnect/version.h @ONLY)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/version_numbers.h.in
+               ${QPC_VERSION_INCLUDE_DIR}/qpconnect/version_numbers.h @ONLY)

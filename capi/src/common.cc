@@ -7,7 +7,7 @@
 
 #include "internal.h"
 #include "qpconnect/log.h"
-#include "qpconnect/version.h"  // configured by cmake/QpcVersion.cmake
+#include "qpconnect/version_numbers.h"  // configured by cmake/QpcVersion.cmake
 
 namespace qpconnect::capi {
 namespace {

@@ -34,10 +34,17 @@ namespace {
 
 bool IsAfIb(const sockaddr* addr) { return addr != nullptr && addr->sa_family == AF_IB; }
 
-// Gives `id` the device that serves its source address.
+// Gives `id` the device that serves its source address. An address no device
+// serves fails with ENODEV, as rdma_cm fails it, and is said once per address:
+// programs probe with it (libfabric's verbs provider binds every address of
+// every netdev to find which have a device).
 int Place(Id* id, const sockaddr* addr, const char* call) QPCM_REQUIRES(library_mutex) {
   auto placed = PlaceAddress(addr);
-  if (!placed) return Fail(ENODEV, std::string(call) + ": " + placed.error().detail);
+  if (!placed)
+    return Fail(
+        ENODEV,
+        std::string(call) + ": " + placed.error().detail + " (ENODEV; said once for this address)",
+        std::string(call) + " " + HostText(addr));
   id->device = placed->device;
   id->pub.verbs = placed->device->ctx;
   id->pub.port_num = placed->port;
@@ -304,7 +311,10 @@ int rdma_bind_addr(rdma_cm_id* cm_id, sockaddr* addr) {
   if (id == nullptr) return -1;
   if (id->bound || FindCmRow(id->state, CmInput::kBind) == nullptr)
     return Fail(EINVAL, "rdma_bind_addr: the id is already bound");
-  if (!IsWildcard(addr) && Place(id, addr, "rdma_bind_addr") != 0) return -1;
+  // A loopback address is bound with no device, as rdma_cm binds it (in the
+  // lab: 127.0.0.1 and ::1 bound, id->verbs NULL); libfabric's verbs
+  // provider binds "localhost" in every fi_getinfo and fails without it.
+  if (!IsWildcard(addr) && !IsLoopback(addr) && Place(id, addr, "rdma_bind_addr") != 0) return -1;
   std::memset(&id->pub.route.addr.src_storage, 0, sizeof(sockaddr_storage));
   std::memcpy(&id->pub.route.addr.src_storage, addr, AddressLength(addr));
   // A named port is a TCP port this id may listen on: taken now, so that

@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <string>
 
+#include "lock.h"
 #include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion
 #include "qpconnect/oob/frame.h"  // kFrameVersion
 #include "qpconnect/rdmacm/protocol_version.h"
@@ -31,8 +33,30 @@ void LogLine(std::string_view line) noexcept {
   }
 }
 
-int Fail(int err, std::string_view why) noexcept {
-  LogLine(why);
+namespace {
+
+// The keys Fail's once_per has named, for the process's life.
+Mutex said_mu;
+std::set<std::string, std::less<>>& Said() QPCM_REQUIRES(said_mu) {
+  static auto* said = new std::set<std::string, std::less<>>;
+  return *said;
+}
+
+// Whether `key` is named here for the first time in this process.
+bool FirstTime(std::string_view key) noexcept {
+  MutexGuard guard(said_mu);
+  if (Said().contains(key)) return false;
+  try {
+    Said().emplace(key);
+  } catch (...) {
+  }
+  return true;
+}
+
+}  // namespace
+
+int Fail(int err, std::string_view why, std::string_view once_per) noexcept {
+  if (once_per.empty() || FirstTime(once_per)) LogLine(why);
   errno = err;
   return -1;
 }

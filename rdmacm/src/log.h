@@ -15,7 +15,11 @@ void LogLine(std::string_view line) noexcept;
 
 // A failed call, as librdmacm fails one: logs `why` (one line, as LogLine),
 // sets errno to `err` and returns -1 for the entry point to return.
-int Fail(int err, std::string_view why) noexcept;
+// `once_per` not empty: the line is logged only the first time a failure
+// names that key in this process, later ones fail without a word (a probe a
+// program repeats: libfabric's verbs provider binds every interface address
+// each time it starts a lookup, and one that no device serves is no error).
+int Fail(int err, std::string_view why, std::string_view once_per = {}) noexcept;
 
 // With QPCM_DEBUG set: one line stamped "+N us" with CLOCK_MONOTONIC in
 // microseconds (comparable between the two programs of a run on one host),

@@ -104,6 +104,16 @@ bool IsWildcard(const sockaddr* addr) {
   return false;
 }
 
+bool IsLoopback(const sockaddr* addr) {
+  const sockaddr_storage plain = Unmapped(addr);
+  const auto* a = reinterpret_cast<const sockaddr*>(&plain);
+  if (a->sa_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
+  if (a->sa_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
+  return false;
+}
+
 socklen_t AddressLength(const sockaddr* addr) {
   return addr->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }

@@ -50,6 +50,8 @@ bool ParseAddress(std::string_view text, sockaddr_storage& out);
 uint32_t ScopeOf(const sockaddr* addr);
 // True for 0.0.0.0 and ::.
 bool IsWildcard(const sockaddr* addr);
+// True for 127.0.0.0/8, ::1 and ::ffff:127.x.y.z.
+bool IsLoopback(const sockaddr* addr);
 socklen_t AddressLength(const sockaddr* addr);
 uint16_t PortOf(const sockaddr* addr);  // host byte order
 void SetPort(sockaddr* addr, uint16_t port);

@@ -4,7 +4,7 @@
 # embedding qpconnect gets from it (no RDMA device needed):
 #   - libqpconnect.so carries the SONAME libqpconnect.so.0.<minor> for 0.x,
 #     libqpconnect.so.<major> from 1.0, and libqpcm.so libqpcm.so.<the same>,
-#     with compat/librdmacm.so.1 linking to it; <qpconnect/version.h> names both;
+#     with compat/librdmacm.so.1 linking to it; <qpconnect/version_numbers.h> names both;
 #   - the CMake package accepts this major.minor and refuses the other minors
 #     (0.x) or majors: against 0.1, find_package(qpconnect 0.2) fails (newer)
 #     and so does find_package(qpconnect 0.0) (older: a 0.x minor is its own ABI);
@@ -97,8 +97,8 @@ readelf -d "$qpcm" | grep -qF "Library soname: [libqpcm.so.$soversion]" ||
 # The version header names the same versions the files carry.
 for want in "QPCONNECT_VERSION_STRING \"$version\"" "QPCONNECT_LIBRARY_SONAME \"$soname\"" \
   "QPCM_LIBRARY_SONAME \"libqpcm.so.$soversion\""; do
-  grep -qF "#define $want" "$includedir/qpconnect/version.h" ||
-    fail "qpconnect/version.h does not define $want"
+  grep -qF "#define $want" "$includedir/qpconnect/version_numbers.h" ||
+    fail "qpconnect/version_numbers.h does not define $want"
 done
 
 # resolved BINARY: where the dynamic loader finds libqpconnect for BINARY.

@@ -4,7 +4,7 @@
 # (docs/rdmacm.md, "Failures, as rdma_cm reports them"), in the lab, on the
 # management network (mgmt_net.sh: 10.77.0.1 on mgmt0, 10.77.0.2 on mgmt1, no
 # RDMA device) with the kernel CM removed, every program started through the
-# wrapper `qp-cm --devices MAP --log LOG [--timeout MS] [--psk-file KEY] --`
+# wrapper `qp-cm --devices MAP --log LOG [--timeout SECONDS] [--psk-file KEY] --`
 # (MAP: 10.77.0.1=rxe0:1 for the server, 10.77.0.2=rxe1:1 for the client).
 #
 #   failures.sh CASE[,CASE...] --cm-events PATH --qp-cm PATH [--libdir DIR]
@@ -20,12 +20,12 @@
 #   stopped_peer      the server is stopped (kill -STOP) (a) while it holds
 #                     the request (cm_events -s -w 30: it sleeps before the
 #                     accept) and (b) right after it listens (its HELLO never
-#                     comes); the client, with `qp-cm --timeout 2000`, prints
+#                     comes); the client, with `qp-cm --timeout 2s`, prints
 #                     UNREACHABLE status -110 (ETIMEDOUT) and exits 3 within
 #                     2-10 s; then the server is continued and killed
 #   slow_accept       the server's program holds the request 5 s before it
 #                     accepts (cm_events -s -w 5), alive; the client, with
-#                     `qp-cm --timeout 2000`, still connects (the server's
+#                     `qp-cm --timeout 2s`, still connects (the server's
 #                     library tells it the request is held: MRA, as the IB
 #                     CM does): both exit 0 after 5-18 s, no UNREACHABLE
 #   native_peer       a native cm_events server (the kernel's rdma_cm, started
@@ -37,14 +37,14 @@
 #                     server saw no event
 #   unanswered_dreq   the server's program destroys its id on DISCONNECTED
 #                     without rdma_disconnect (cm_events -s -N); the client,
-#                     `qp-cm --timeout 8000`, still gets DISCONNECTED from the
+#                     `qp-cm --timeout 8s`, still gets DISCONNECTED from the
 #                     DREP its library sends at the destroy, both exit 0,
 #                     under 3 s after the server's destroy (not when the
 #                     server exits 6 s later, nor after the 8 s fallback),
 #                     and its log has no "no DREP from"
 #   listener_gone     the server's program destroys its listening id while a
 #                     request waits unseen (cm_events -s -L 3); the client
-#                     (`--timeout 2000`: held by MRAs meanwhile) gets REJECTED
+#                     (`--timeout 2s`: held by MRAs meanwhile) gets REJECTED
 #                     status 28 at the destroy, 2.5-10 s after its start, exit 3
 #   stray_client      while cm_events -s listens through the library, a stray
 #                     client sends "GET / HTTP/1.0" to its port and another
@@ -68,7 +68,7 @@
 #                     "rsocket (rsockets) is not supported" (multicast, which
 #                     this case used, is supported since issue 39: mckey.sh)
 #   starved_client    stock cmtime -c 1000 through the library, both sides
-#                     with `qp-cm --timeout 2000`, the client in a cgroup
+#                     with `qp-cm --timeout 2s`, the client in a cgroup
 #                     held to 20% of one vCPU (cpu.max 2000 10000): its
 #                     replies arrive faster than it can take them, so REPs
 #                     wait unread for longer than the answer timeout while
@@ -351,7 +351,7 @@ case_dead_peer() {
 
 case_stopped_peer() {
   local t=stopped_peer port st pid sub
-  CLIENT_OPTS=(--timeout 2000)
+  CLIENT_OPTS=(--timeout 2s)
   for sub in held_request listening; do
     local tag=$t.$sub
     case $sub in
@@ -396,10 +396,10 @@ case_stopped_peer() {
     st=$(event_status "$WORK/$tag.client" UNREACHABLE)
     expect "the client printed UNREACHABLE status -110 (ETIMEDOUT), got '${st}'" [ "$st" = -110 ]
     expect "the client exits 3, got $C_RC" [ "$C_RC" = 3 ]
-    # not before its --timeout 2000 (a stopped peer is not a dead one), and
+    # not before its --timeout 2s (a stopped peer is not a dead one), and
     # at it (an MRA let out before the stop adds its wait), well before
     # cm_events' own 15 s wait ends the client
-    expect "the client reported within 2-10 s (--timeout 2000), took $(secs "$C_US") s" between "$C_US" 1900000 10000000
+    expect "the client reported within 2-10 s (--timeout 2s), took $(secs "$C_US") s" between "$C_US" 1900000 10000000
     kill -CONT "$pid" 2>/dev/null
     kill -KILL "$pid" 2>/dev/null
     wait_server
@@ -408,14 +408,14 @@ case_stopped_peer() {
   CLIENT_OPTS=()
 }
 
-# pair_run TAG PORT CLIENT_TIMEOUT_MS [SERVER OPTIONS...]: a cm_events
+# pair_run TAG PORT CLIENT_TIMEOUT [SERVER OPTIONS...]: a cm_events
 # server with the options (-t 20 -d server), a client through `qp-cm
-# --timeout CLIENT_TIMEOUT_MS` (-t 20 -d client), both waited for; 1 if the
+# --timeout CLIENT_TIMEOUT` (a duration: 2s; -t 20 -d client), both waited for; 1 if the
 # server never listened.
 pair_run() {
-  local tag=$1 port=$2 ms=$3 rc=0
+  local tag=$1 port=$2 timeout=$3 rc=0
   shift 3
-  CLIENT_OPTS=(--timeout "$ms")
+  CLIENT_OPTS=(--timeout "$timeout")
   if listening_server "$tag" "$port" 60 "$@" -t 20 -d "server"; then
     client_words "$tag" "$port" -d "client" -t 20
     run_client "$tag" 30 "${WORDS[@]}"
@@ -429,7 +429,7 @@ pair_run() {
 
 case_slow_accept() {
   local t=slow_accept
-  pair_run $t 7220 2000 -w 5 || return
+  pair_run $t 7220 2s -w 5 || return
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
   expect "the client printed ESTABLISHED" has "$WORK/$t.client" "event RDMA_CM_EVENT_ESTABLISHED status 0"
   expect "no UNREACHABLE on either side" eval '! has "$WORK/$t.client" UNREACHABLE && ! has "$WORK/$t.server" UNREACHABLE'
@@ -441,7 +441,7 @@ case_slow_accept() {
 case_unanswered_dreq() {
   local t=unanswered_dreq destroyed after
   stamp_line "$WORK/$t.server" "destroying the id without rdma_disconnect" "$WORK/$t.destroyed" 60
-  pair_run $t 7222 8000 -N || return
+  pair_run $t 7222 8s -N || return
   expect "the server destroyed its id without rdma_disconnect" has "$WORK/$t.server" "destroying the id without rdma_disconnect"
   expect "the client printed DISCONNECTED status 0" [ "$(event_status "$WORK/$t.client" DISCONNECTED)" = 0 ]
   expect "both exit 0 (server $S_RC, client $C_RC)" [ "$S_RC.$C_RC" = 0.0 ]
@@ -460,7 +460,7 @@ case_unanswered_dreq() {
 
 case_listener_gone() {
   local t=listener_gone st
-  pair_run $t 7223 2000 -L 3 || return
+  pair_run $t 7223 2s -L 3 || return
   expect "the server destroyed its listening id" has "$WORK/$t.server" "destroyed the listening id, its requests unseen"
   expect "the server printed no event" hasnt "$WORK/$t.server" "event RDMA_CM_EVENT"
   st=$(event_status "$WORK/$t.client" REJECTED)
@@ -619,11 +619,11 @@ case_starved_client() {
     return
   fi
   echo "   client's cgroup: cpu.max $(cat "$CGROUP/cpu.max")"
-  wrap "$WORK/$t.server.qpcm.log" "$S_MAP" --timeout 2000
+  wrap "$WORK/$t.server.qpcm.log" "$S_MAP" --timeout 2s
   start_server $t 300 "${PRE[@]}" cmtime -b "$MGMT_IP0" -p $port
   local i
   for i in $(seq 1 200); do ss -ltn 2>/dev/null | grep -q ":$port " && break; sleep 0.05; done
-  wrap "$WORK/$t.client.qpcm.log" "$C_MAP" --timeout 2000
+  wrap "$WORK/$t.client.qpcm.log" "$C_MAP" --timeout 2s
   run_client $t 240 bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$CGROUP" \
     "${PRE[@]}" cmtime -s "$MGMT_IP0" -b "$MGMT_IP1" -p $port -c $n
   expect "the client exits 0, got $C_RC" [ "$C_RC" = 0 ]

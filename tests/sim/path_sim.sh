@@ -12,14 +12,15 @@
 #              them equals saquery's
 #   no_path    a LID nobody has: exit 8, "no path"
 #   no_sm      ibsim without OpenSM: exit 9, "no subnet manager", at once
-#              (from the port's SM LID 0, under 5 s with --timeout 10000: no
+#              (from the port's SM LID 0, under 5 s with --timeout 10s: no
 #              SA query waited out)
 #   connector  (3rd argument: peer_path_sim) the connector's path source
 #              (sa::ResolvePeerPath): its plan equals qp-info --path's values;
 #              the partition that leaves Hca5 out refuses it naming pkey
 #   sa_silent  OpenSM stopped (SIGSTOP) after MASTER: exit 9, "no reply",
-#              within the --timeout given (1000 and 6000 ms: their times
-#              differ by about 5 s, measured in the same run)
+#              within the --timeout given (1s and 6000ms: their times
+#              differ by about 5 s, measured in the same run); the old
+#              spelling --timeout 1000 is still 1 s, with its deprecation note
 #   validator  (3rd argument: sa_validate_sim) the validator's SA rules on
 #              OpenSM's paths: a 4096 plan over the 2048 path to Hca4 raises
 #              mtu-above-sa-path, a 2048 plan nothing, P_Key 0xffff against
@@ -141,31 +142,42 @@ case "$scenario" in
   no_sm)
     sim_start_fabric "$fabric" || exit 1
     start=$(date +%s%N)
-    expect_exit 9 "no subnet manager" sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout 10000
+    expect_exit 9 "no subnet manager" sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout 10s
     ms=$((($(date +%s%N) - start) / 1000000))
     # Named from the port (SM LID 0) without asking the SA: well before the
     # 10 s an unanswered query would wait; 5 s is room for a loaded host.
-    if ((ms < 5000)); then ok "named in $ms ms (--timeout 10000)"; else fail "took $ms ms"; fi
+    if ((ms < 5000)); then ok "named in $ms ms (--timeout 10s)"; else fail "took $ms ms"; fi
     ;;
   sa_silent)
     sim_start "$fabric" || exit 1
     kill -STOP "$SIM_OPENSM_PID"
     # The --timeout given is the one applied: measured against a second run
     # in this fabric with a longer one, so the host's load counts in both.
-    # 1000 and 6000 ms differ by 5 s; a run that waited the 3000 ms default
-    # instead of either makes it 3 s or less, so at least 4 s is asked
-    # (timeout 20 is the hang guard).
+    # 1 s and 6 s differ by 5 s; a run that waited the 3 s default instead
+    # of either makes it 3 s or less, so at least 4 s is asked (timeout 20
+    # is the hang guard). Two spellings of the new form: seconds, and a unit.
     declare -A took
-    for t in 1000 6000; do
+    for t in 1s 6000ms; do
       start=$(date +%s%N)
       expect_exit 9 "no reply from the SA" sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout $t
       took[$t]=$((($(date +%s%N) - start) / 1000000))
     done
-    diff=$((took[6000] - took[1000]))
+    diff=$((took[6000ms] - took[1s]))
     if ((diff >= 4000)); then
-      ok "gave up in ${took[1000]} ms (--timeout 1000) and ${took[6000]} ms (--timeout 6000): $diff ms apart"
+      ok "gave up in ${took[1s]} ms (--timeout 1s) and ${took[6000ms]} ms (--timeout 6000ms): $diff ms apart"
     else
-      fail "gave up in ${took[1000]} ms (--timeout 1000) and ${took[6000]} ms (--timeout 6000): $diff ms apart, not 4000 or more"
+      fail "gave up in ${took[1s]} ms (--timeout 1s) and ${took[6000ms]} ms (--timeout 6000ms): $diff ms apart, not 4000 or more"
+    fi
+    # The millisecond spelling of before is still read as such, with a note:
+    # 1000 is 1 s (as 1s took above), not 1000 s (the hang guard's 20 s).
+    start=$(date +%s%N)
+    expect_exit 9 "timeout 1000 is read as milliseconds" \
+      sim_run Hca2 timeout 20 "$qp_info" --path 1 --timeout 1000
+    ms=$((($(date +%s%N) - start) / 1000000))
+    if ((ms < took[6000ms])); then
+      ok "--timeout 1000 gave up in $ms ms, as 1 s"
+    else
+      fail "--timeout 1000 took $ms ms, not less than --timeout 6000ms's ${took[6000ms]} ms"
     fi
     ;;
   validator)

@@ -23,6 +23,10 @@
 //  - `--ib-dev=` (nothing after '=') takes the next argument as its value,
 //    and is "needs a value" at the end, where it used to be the empty string.
 //
+// A deprecated short name (OptionSpec::deprecated_short) is given to CLI11 as
+// an option of its own, so that its use is seen (a note) and the later of it
+// and the option's other names wins (parse_order()).
+//
 // FormatOptions() and ParseUnsigned() stay hand-written: the --help layout is
 // the one docs/cli.md and the man pages (help2man) show, which CLI11's
 // formatter would change, and ParseUnsigned's range wording is ours.
@@ -71,10 +75,12 @@ std::string MismatchText(const std::string& what, std::span<const OptionSpec> sp
                   what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0
               ? what.substr(0, what.size() - suffix.size())
               : std::string();
-      const bool ours = !name.empty() &&
-                        (name == s.long_name ||
-                         (name.size() == 1 && (name[0] == s.short_name ||
-                                               s.also_short.find(name[0]) != std::string::npos)));
+      const bool ours =
+          !name.empty() &&
+          (name == s.long_name ||
+           (name.size() == 1 &&
+            (name[0] == s.short_name || s.also_short.find(name[0]) != std::string::npos ||
+             s.deprecated_short.find(name[0]) != std::string::npos)));
       if (ours) return "option '" + dashed + "' takes no value";
     }
   }
@@ -88,6 +94,7 @@ std::optional<std::string> RepeatedName(std::span<const OptionSpec> specs) {
     std::vector<std::string> names;
     if (s.short_name != 0) names.push_back(std::string("-") + s.short_name);
     for (char c : s.also_short) names.push_back(std::string("-") + c);
+    for (char c : s.deprecated_short) names.push_back(std::string("-") + c);
     if (!s.long_name.empty()) names.push_back("--" + std::string(s.long_name));
     for (auto& n : names) {
       if (!seen.insert(n).second) return n;
@@ -116,9 +123,18 @@ bool Named(const OptionSpec& s, const std::vector<std::string>& args) {
       for (char c : s.also_short) {
         if (a.find(c, 1) != std::string::npos) return true;
       }
+      for (char c : s.deprecated_short) {
+        if (a.find(c, 1) != std::string::npos) return true;
+      }
     }
   }
   return false;
+}
+
+// The note for deprecated short name `c` of `s`.
+std::string DeprecatedNote(char c, const OptionSpec& s) {
+  return std::string("-") + c + " is deprecated (a short option means one thing in every " +
+         "qpconnect tool: docs/cli.md): write --" + std::string(s.long_name);
 }
 
 // "unknown option '--name'" for an argument CLI11 did not recognize.
@@ -151,17 +167,28 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                  "the option table names " + *twice + " twice"};
   }
   std::vector<const CLI::Option*> options(specs.size(), nullptr);
+  // A deprecated short name is an option of its own, so that its use is seen
+  // (parse_order() tells which of the two came last): spec index, letter.
+  std::vector<std::pair<size_t, char>> deprecated;
+  std::vector<const CLI::Option*> deprecated_options;
   try {
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const OptionSpec& s = specs[i];
-      if (!Named(s, args)) continue;
-      CLI::Option* o = s.takes_value ? app.add_option(NamesOf(s)) : app.add_flag(NamesOf(s));
+    auto add = [&app](const OptionSpec& s, const std::string& names) {
+      CLI::Option* o = s.takes_value ? app.add_option(names) : app.add_flag(names);
       if (s.takes_value) {
         o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
       } else {
         o->disable_flag_override();
       }
-      options[i] = o;
+      return o;
+    };
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const OptionSpec& s = specs[i];
+      if (!Named(s, args)) continue;
+      options[i] = add(s, NamesOf(s));
+      for (char c : s.deprecated_short) {
+        deprecated.emplace_back(i, c);
+        deprecated_options.push_back(add(s, std::string("-") + c));
+      }
     }
     app.add_option("positionals", out.positionals)->expected(0, -1);
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's order
@@ -183,6 +210,18 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
     const CLI::Option& o = *options[i];
     if (o.count() == 0) continue;
     out.values[std::string(specs[i].long_name)] = specs[i].takes_value ? o.results().back() : "";
+  }
+  for (size_t k = 0; k < deprecated.size(); ++k) {
+    const CLI::Option& o = *deprecated_options[k];
+    if (o.count() == 0) continue;
+    const OptionSpec& s = specs[deprecated[k].first];
+    out.notes.push_back(DeprecatedNote(deprecated[k].second, s));
+    // The value of whichever spelling came last.
+    const CLI::Option* last = nullptr;
+    for (const CLI::Option* p : app.parse_order()) {
+      if (p == &o || p == options[deprecated[k].first]) last = p;
+    }
+    if (last == &o) out.values[std::string(s.long_name)] = s.takes_value ? o.results().back() : "";
   }
   return out;
 }

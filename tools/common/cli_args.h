@@ -31,11 +31,18 @@ struct OptionSpec {
   // More short names for the same option, as users of other tools type them
   // (perftest's -x for -g).
   std::string_view also_short = {};
+  // Short names this option had before a letter was given one meaning across
+  // the tools (docs/cli.md, "Short options"): still read, never shown in
+  // --help, each use adding a deprecation note (ParsedArgs::notes).
+  std::string_view deprecated_short = {};
 };
 
 struct ParsedArgs {
   std::map<std::string, std::string> values;  // long name -> last value ("" for flags)
   std::vector<std::string> positionals;
+  // Deprecation notes for stderr ("-l is deprecated: write --sl ..."), one per
+  // deprecated spelling used; the tool prints each as "TOOL: NOTE".
+  std::vector<std::string> notes;
 
   bool Has(const std::string& long_name) const { return values.count(long_name) != 0; }
   std::optional<std::string> Get(const std::string& long_name) const;
@@ -50,7 +57,7 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
 // saying what is wrong (the tools print the detail alone).
 Error Usage(std::string detail);
 
-// "  -d, --ib-dev NAME      help" lines for --help.
+// "  -d, --ib-dev NAME      help" lines for --help (deprecated_short not shown).
 std::string FormatOptions(std::span<const OptionSpec> specs);
 
 // Parses an unsigned integer (decimal, or 0x hex) within [min, max].

@@ -1,7 +1,28 @@
 // SPDX-License-Identifier: MIT
 #include "exit_codes.h"
 
+#include <cstdio>
+
 namespace qpconnect::tools {
+
+std::string_view ExitMeaning(int status) {
+  for (const ExitStatusRow& row : kExitStatuses) {
+    if (row.status == status) return row.meaning;
+  }
+  return "";
+}
+
+std::string ExitStatusHelp(std::span<const ExitCode> used) {
+  std::string text = "Exit status:\n";
+  for (ExitCode c : used) {
+    char number[16];
+    std::snprintf(number, sizeof number, "  %-5d", static_cast<int>(c));
+    text += number;
+    text += ExitMeaning(c);
+    text += '\n';
+  }
+  return text;
+}
 
 int ExitStatus(ExitStage stage, const Error& e) {
   // Buffers the host cannot give for the sizes the user asked: no verbs call

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Exit statuses shared by every qpconnect tool (documented in docs/cli.md),
+// Exit statuses shared by every qpconnect tool, with their one table of
+// meanings (kExitStatuses: --help, the man pages and docs/cli.md),
 // and the one map from a failed call's error to a status: which stage of a
 // tool's work failed, and the error's code, decide it (kExitTable). No tool
 // maps error codes to statuses itself.
@@ -8,6 +9,9 @@
 
 #include <array>
 #include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "qpconnect/result.h"
 
@@ -18,20 +22,54 @@ enum ExitCode : int {
   kExitFindings = 1,    // qp-validate: the endpoints have errors
   kExitUsage = 2,       // bad option or argument, or unusable input file
   kExitNoDevice = 3,    // no RDMA device, or the named device/port does not exist
-  kExitExchange = 4,    // out-of-band exchange failed (peer, channel, format, auth)
+  kExitExchange = 4,    // the exchange with the peer(s) failed (also an MPI collective)
   kExitValidation = 5,  // qp-connect: the validator found errors before any modify
-  kExitVerbs = 6,       // a verbs call failed (open, create, modify, ...)
+  kExitVerbs = 6,       // a verbs call failed (open, create, modify, ...), or a kernel query
   kExitTraffic = 7,     // verification traffic failed (completion error, mismatch)
   kExitNoPath = 8,     // qp-info --path, qp-connect --path sa: no path, or the partition refuses it
   kExitSa = 9,         // the same: no SM, the SA did not answer, or answered wrongly
   kExitPathLoss = 10,  // qp-connect: the proof's packets were lost on the path (named)
+  kExitCannotRun = 126,  // qp-cm, qp-trace: PROGRAM cannot be run (as env(1))
+  kExitNotFound = 127,   // qp-cm, qp-trace: PROGRAM not found (as env(1))
+  kExitSigint = 130,     // qp-connect --serve: interrupted by SIGINT (128 + 2)
+  kExitSigterm = 143,    // qp-connect --serve: interrupted by SIGTERM (128 + 15)
 };
 
-// Every status above, in order (docs/cli.md's table lists exactly these).
-inline constexpr ExitCode kExitCodes[] = {
-    kExitOk,    kExitFindings, kExitUsage,  kExitNoDevice, kExitExchange, kExitValidation,
-    kExitVerbs, kExitTraffic,  kExitNoPath, kExitSa,       kExitPathLoss,
+// One row of the exit-status table: the status and what it means, one line
+// of at most 72 characters in plain ASCII (no quote or backslash), as every
+// tool's --help prints it under "Exit status:" (ExitStatusHelp), help2man
+// copies it into the man pages and docs/cli.md's table holds it; the test
+// exit_codes_test checks all three against this table.
+struct ExitStatusRow {
+  ExitCode status;
+  std::string_view meaning;
 };
+
+// Every status a qpconnect tool exits with, in order.
+inline constexpr ExitStatusRow kExitStatuses[] = {
+    {kExitOk, "success"},
+    {kExitFindings, "the judged descriptions, traces or snapshots have errors"},
+    {kExitUsage, "usage: a bad option or argument, or an unusable input the user named"},
+    {kExitNoDevice, "no RDMA device, or the named device, port or GID does not exist"},
+    {kExitExchange, "the exchange with the peer failed (channel, format, key, deadline, MPI)"},
+    {kExitValidation, "the validator found errors before any ibv_modify_qp"},
+    {kExitVerbs, "a verbs call or a kernel RDMA query failed"},
+    {kExitTraffic, "the verification traffic failed (completion error, mismatch, deadline)"},
+    {kExitNoPath, "the subnet administrator has no path to the destination in the P_Key"},
+    {kExitSa, "no subnet manager, or the SA did not answer or answered with an error"},
+    {kExitPathLoss, "the verification packets were lost on the path (counters say where)"},
+    {kExitCannotRun, "PROGRAM was found but cannot be run"},
+    {kExitNotFound, "PROGRAM was not found"},
+    {kExitSigint, "interrupted by SIGINT (128 + 2)"},
+    {kExitSigterm, "interrupted by SIGTERM (128 + 15)"},
+};
+
+// The meaning of `status` in kExitStatuses ("" for a status not in it).
+std::string_view ExitMeaning(int status);
+
+// A tool's "Exit status:" section of --help: the heading, then one line
+// "  N    MEANING" per status of `used`, in the table's words.
+std::string ExitStatusHelp(std::span<const ExitCode> used);
 
 // The stage of a tool's work that failed: with the error's code, it decides
 // the exit status.

@@ -24,7 +24,10 @@ bool IsFile(const std::string& path) {
 bool TakesNextWord(const std::string& word, std::span<const OptionSpec> specs) {
   for (const OptionSpec& s : specs) {
     if (!s.takes_value) continue;
-    if (word.size() == 2 && word[0] == '-' && s.short_name != 0 && word[1] == s.short_name)
+    if (word.size() == 2 && word[0] == '-' &&
+        ((s.short_name != 0 && word[1] == s.short_name) ||
+         s.also_short.find(word[1]) != std::string_view::npos ||
+         s.deprecated_short.find(word[1]) != std::string_view::npos))
       return true;
     if (word.size() > 2 && word.compare(0, 2, "--") == 0 && word.substr(2) == s.long_name)
       return true;
@@ -126,6 +129,7 @@ int RunLauncher(const std::string& tool, const std::vector<std::string>& args,
     if (e.code == ErrorCode::kInvalidArgument) err << "Try '" << tool << " --help'.\n";
     return kExitUsage;
   }
+  PrintNotes(tool, launch->notes, err);
   return ExecProgram(tool, launch->argv, launch->env, out, err);
 }
 

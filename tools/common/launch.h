@@ -25,12 +25,10 @@
 #include <vector>
 
 #include "cli_args.h"
+#include "exit_codes.h"  // kExitCannotRun, kExitNotFound
 #include "qpconnect/result.h"
 
 namespace qpconnect::tools {
-
-inline constexpr int kExitCannotRun = 126;
-inline constexpr int kExitNotFound = 127;
 
 // Splits args into the tool's options (with their values, per `specs`) and
 // PROGRAM [ARGS...].
@@ -61,6 +59,7 @@ int ExecProgram(const std::string& tool, std::vector<std::string> argv,
 struct Launch {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // in the order set
+  std::vector<std::string> notes;  // deprecation notes, written to stderr before the exec
 };
 
 // The start of a launcher's PrepareLaunch(): splits `args` (SplitProgram)

@@ -11,6 +11,10 @@ int UsageError(std::string_view tool, std::ostream& err, std::string_view what) 
   return kExitUsage;
 }
 
+void PrintNotes(std::string_view tool, const std::vector<std::string>& notes, std::ostream& err) {
+  for (const std::string& n : notes) err << tool << ": " << n << "\n";
+}
+
 std::optional<int> AnswerHelpOrVersion(const ParsedArgs& args, std::string_view tool,
                                        const std::function<std::string()>& help,
                                        std::ostream& out) {

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli_args.h"
 
@@ -21,6 +22,10 @@ namespace qpconnect::tools {
 
 // Writes "TOOL: WHAT" and "Try 'TOOL --help'." to `err`; returns kExitUsage.
 int UsageError(std::string_view tool, std::ostream& err, std::string_view what);
+
+// Writes each note (a deprecated spelling used: ParsedArgs::notes,
+// duration_arg.h) as "TOOL: NOTE" to `err`.
+void PrintNotes(std::string_view tool, const std::vector<std::string>& notes, std::ostream& err);
 
 // When `args` asks for --help: writes help() to `out`; else for --version:
 // VersionText(tool) (version.h). Either returns kExitOk; nullopt when `args`

@@ -34,6 +34,7 @@ test=(
   help2man  # man pages of the tools, generated from their --help and --version
   # the stock peers the lab tests run (ibv_*_pingpong, perftest, rping, ...)
   ibverbs-utils rdma-core perftest rdmacm-utils
+  libfabric-bin  # tests/rdmacm/libfabric.sh: fi_pingpong and fi_info over libfabric1's verbs provider (issue 39); Debian has no fabtests package
   # the `sim` tests (tests/sim): OpenSM on an ibsim fabric, saquery to compare
   ibsim-utils libumad2sim0 opensm infiniband-diags
   # the MPI mesh (mesh/, qp-mesh) and its lab tests under mpirun

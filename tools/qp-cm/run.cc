@@ -4,12 +4,14 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli_args.h"
+#include "duration_arg.h"
 #include "exit_codes.h"
 #include "launch.h"
 #include "version.h"
@@ -18,26 +20,55 @@ namespace qpconnect::tools::qp_cm {
 namespace {
 
 constexpr OptionSpec kSpecs[] = {
-    {'D', "devices", true, "ADDR=DEV[:PORT[:GID]],...",
+    {0,
+     "devices",
+     true,
+     "ADDR=DEV[:PORT[:GID]],...",
      "the RDMA device (port, default 1; GID index, default chosen) serving each local address "
-     "that is not on an RDMA netdev (sets QPCM_DEVICES)"},
+     "that is not on an RDMA netdev (sets QPCM_DEVICES)",
+     {},
+     "D"},
     {'c', "config", true, "FILE",
      "a file of 'ADDR DEV[:PORT[:GID]]' lines, '#' comments (sets QPCM_CONFIG)"},
     {'k', "psk-file", true, "FILE",
      "a pre-shared key both sides hold (qp-connect --gen-psk makes one): the exchange is "
      "authenticated and encrypted (QPCM_PSK_FILE)"},
-    {'l', "log", true, "FILE", "append the library's messages to FILE, not stderr (QPCM_LOG)"},
-    {'t', "timeout", true, "MS",
-     "how long a connection request or reply waits for its answer (QPCM_TIMEOUT_MS; default "
-     "10000)"},
-    {'m', "mode", true, "preload|library-path",
+    {0,
+     "log",
+     true,
+     "FILE",
+     "append the library's messages to FILE, not stderr (QPCM_LOG)",
+     {},
+     "l"},
+    {0,
+     "timeout",
+     true,
+     "SECONDS",
+     "how long a connection request or reply waits for its answer (sets QPCM_TIMEOUT_MS; "
+     "default 10; 0.001..3600; a bare number of 100 or more is read as milliseconds, "
+     "deprecated)",
+     {},
+     "t"},
+    {0,
+     "mode",
+     true,
+     "preload|library-path",
      "how PROGRAM gets the library: LD_PRELOAD (default) or LD_LIBRARY_PATH with "
-     "compat/librdmacm.so.1"},
+     "compat/librdmacm.so.1",
+     {},
+     "m"},
     {'h', "help", false, "", "show this help and exit"},
     VersionOption(),
 };
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
+
+// qp-cm's own statuses (exit_codes.h's table); otherwise PROGRAM's.
+constexpr ExitCode kExits[] = {kExitUsage, kExitCannotRun, kExitNotFound};
+
+// --timeout: milliseconds before issue 40, hence was_milliseconds.
+constexpr DurationOption kTimeout{"--timeout", std::chrono::milliseconds(1), std::chrono::hours(1),
+                                  true};
 
 std::string Help() {
   return "Usage: qp-cm [OPTIONS] [--] PROGRAM [ARGS...]\n"
@@ -55,11 +86,15 @@ std::string Help() {
          "Options:\n" +
          FormatOptions(Specs()) +
          "\n"
+         "Durations are seconds, with a fraction or a unit: 2, 0.5, 500ms, 1m.\n"
+         "\n"
          "Environment: QPCM_LIBRARY overrides the path of libqpcm.so; QPCM_DEVICES already\n"
          "set is kept after --devices.\n"
          "\n"
-         "Exit status: PROGRAM's own; qp-cm's: 2 bad command line or no library,\n"
-         "126 PROGRAM cannot be run, 127 PROGRAM not found.\n";
+         "qp-cm execs PROGRAM, which keeps qp-cm's pid and exits with its own status; qp-cm\n"
+         "itself exits only when it cannot (2: a bad command line or no library).\n"
+         "\n" +
+         ExitStatusHelp(kExits);
 }
 
 // Any numeric spelling the library reads (rdmacm/src/sockaddr.h's
@@ -125,6 +160,7 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
   Launch launch;
   Result<ParsedArgs> parsed = ParseLauncherArgs(args, Specs(), "run", launch);
   if (!parsed) return parsed.error();
+  launch.notes = parsed->notes;
 
   std::string mode = parsed->Get("mode").value_or("preload");
   if (mode != "preload" && mode != "library-path")
@@ -153,10 +189,13 @@ Result<Launch> PrepareLaunch(const std::vector<std::string>& args, const LaunchC
     if (log->empty()) return Usage("--log needs a file name");
     launch.env.emplace_back("QPCM_LOG", std::filesystem::absolute(*log).string());
   }
-  if (auto timeout = parsed->Get("timeout")) {
-    auto ms = ParseUnsigned(*timeout, "--timeout", 1, 3600000);
-    if (!ms) return ms.error();
-    launch.env.emplace_back("QPCM_TIMEOUT_MS", std::to_string(*ms));
+  auto timeout = GetDuration(*parsed, kTimeout, launch.notes);
+  if (!timeout) return timeout.error();
+  if (*timeout) {
+    // The library reads whole milliseconds: a fraction of one rounds up.
+    launch.env.emplace_back(
+        "QPCM_TIMEOUT_MS",
+        std::to_string(std::chrono::ceil<std::chrono::milliseconds>(**timeout).count()));
   }
   if (mode == "preload") {
     launch.env.emplace_back("LD_PRELOAD", PrependPath(*library, context.ld_preload.c_str()));

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "options.h"
 
+#include <chrono>
 #include <cstdlib>
 
 #include "cli_args.h"
+#include "duration_arg.h"
+#include "exit_codes.h"
 #include "qpconnect/verbs/provider_cache.h"
 #include "version.h"
 
@@ -24,8 +27,8 @@ constexpr OptionSpec kSpecs[] = {
     {'s', "size", true, "BYTES", "message size (default 4096, UD 1024)"},
     {'n', "iters", true, "N", "ping-pong iterations (default 1000)"},
     {'D', "duration", true, "SECONDS",
-     "run the ping-pong for this long instead of -n iterations (the server follows the "
-     "client's last round; not with --wire pingpong)"},
+     "run the ping-pong for this long (1..86400) instead of -n iterations (the server "
+     "follows the client's last round; not with --wire pingpong)"},
     {'a', "all", false, "",
      "size sweep: ping-pong at every power of two from 2 to --size bytes, each reported "
      "(both sides; as perftest's -a)"},
@@ -51,10 +54,10 @@ constexpr OptionSpec kSpecs[] = {
     {0, "gen-psk", true, "FILE",
      "write a fresh random 32-byte key to FILE (mode 0600; never overwrites) and exit"},
     {0, "timeout", true, "SECONDS",
-     "deadline of the exchange, the barrier and each wait (default 30)"},
+     "deadline of the exchange, the barrier and each wait (default 30; 1..86400)"},
     {0, "psn", true, "PSN", "force the first send PSN (default random)"},
     {0, "qkey", true, "QKEY", "UD Q_Key (default 0x11111111)"},
-    {'l', "sl", true, "SL", "service level (default 0)"},
+    {0, "sl", true, "SL", "service level (default 0)", {}, "l"},
     {0, "tclass", true, "TC",
      "GRH traffic class, 0..255 (DSCP << 2 | ECN; RoCE lossless classes; default 0)"},
     {0, "flow-label", true, "LABEL", "GRH flow label, 0..0xfffff (default 0)"},
@@ -77,6 +80,14 @@ constexpr OptionSpec kSpecs[] = {
 };
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
+
+// The statuses qp-connect exits with (exit_codes.h's table).
+constexpr ExitCode kExits[] = {kExitOk,         kExitUsage,    kExitNoDevice, kExitExchange,
+                               kExitValidation, kExitVerbs,    kExitTraffic,  kExitNoPath,
+                               kExitSa,         kExitPathLoss, kExitSigint,   kExitSigterm};
+
+constexpr DurationOption kTimeout{"--timeout", std::chrono::seconds(1), std::chrono::hours(24)};
+constexpr DurationOption kDuration{"--duration", std::chrono::seconds(1), std::chrono::hours(24)};
 
 struct HostPort {
   std::string host;
@@ -180,8 +191,9 @@ Result<void> ParseNumbers(const ParsedArgs& p, ConnectOptions& o) {
                  [&](unsigned long v) { s.rx_depth = static_cast<uint32_t>(v); }));
   QPC_TRY(Number(p, "qps", 1, 1UL << 20,
                  [&](unsigned long v) { s.num_qps = static_cast<uint32_t>(v); }));
-  QPC_TRY(Number(p, "timeout", 1, 86400,
-                 [&](unsigned long v) { o.timeout = std::chrono::seconds(v); }));
+  auto timeout = GetDuration(p, kTimeout, o.notes);
+  if (!timeout) return std::move(timeout).error();
+  if (*timeout) o.timeout = std::chrono::ceil<std::chrono::milliseconds>(**timeout);
   QPC_TRY(
       Number(p, "psn", 0, kPsnMask, [&](unsigned long v) { s.psn = static_cast<uint32_t>(v); }));
   QPC_TRY(Number(p, "qkey", 0, 0xffffffffUL,
@@ -201,8 +213,9 @@ Result<void> ParseNumbers(const ParsedArgs& p, ConnectOptions& o) {
 // (QPC_PROVIDER_CACHE), then what of the shape excludes what.
 Result<void> ParseTrafficShape(const ParsedArgs& p, ConnectOptions& o) {
   auto& s = o.session;
-  QPC_TRY(Number(p, "duration", 1, 86400,
-                 [&](unsigned long v) { o.duration = std::chrono::seconds(v); }));
+  auto duration = GetDuration(p, kDuration, o.notes);
+  if (!duration) return std::move(duration).error();
+  if (*duration) o.duration = std::chrono::ceil<std::chrono::milliseconds>(**duration);
   o.sweep = p.Has("all");
   s.completion_events = p.Has("events");
   if (auto cache = ProviderCacheFromEnv(); !cache) {
@@ -372,13 +385,13 @@ std::string ConnectHelp() {
          "  qp-connect --gen-psk qpc.key               # then copy qpc.key to the peer; both\n"
          "  qp-connect --psk-file qpc.key ...          # sides: authenticated and encrypted\n"
          "  mpirun -np 4 qp-connect --oob mpi --devices rxe0,rxe1   # an all-to-all mesh\n\n"
-         "Exit status: 0 connected (and traffic verified), 2 usage, 3 no such device/port/GID,\n"
-         "4 exchange failed, 5 validation failed, 6 verbs call failed, 7 traffic failed,\n"
-         "8 --path sa: the SA has no path or the partition refuses it, 9 --path sa: no subnet\n"
-         "manager or the SA did not answer. --serve/--count: 0 if every peer succeeded, else\n"
-         "the first failed peer's status; 130 (SIGINT) or 143 (SIGTERM) when interrupted.\n\n"
+         "Durations are seconds, with a fraction or a unit: 2, 0.5, 500ms, 1m.\n\n"
          "Environment: QPC_PROVIDER_CACHE=PATH|off, the file that remembers each device's\n"
-         "libibverbs provider so that it loads first (default ~/.cache/qpconnect/providers).\n";
+         "libibverbs provider so that it loads first (default ~/.cache/qpconnect/providers).\n\n"
+         "0: connected (and traffic verified); 8, 9: with --path sa. --serve/--count: 0 if\n"
+         "every peer succeeded, else the first failed peer's status; 130 or 143 when\n"
+         "interrupted.\n\n" +
+         ExitStatusHelp(kExits);
 }
 
 Result<std::string> ProviderCacheFromEnv() { return verbs::ProviderCacheFromEnvironment(); }
@@ -390,6 +403,7 @@ Result<ConnectOptions> ParseConnectOptions(const std::vector<std::string>& args)
   if (!parsed) return std::move(parsed).error();
   const ParsedArgs& p = *parsed;
   ConnectOptions o;
+  o.notes = p.notes;
   if (p.Has("help")) {
     o.help = true;
     return o;

@@ -40,9 +40,9 @@ struct ConnectOptions {
   std::optional<std::string> gen_psk;  // --gen-psk FILE: write a key and exit
   std::chrono::milliseconds timeout{30000};
   uint32_t iters = 1000;
-  std::optional<std::chrono::seconds> duration;  // -D: instead of iters
-  bool sweep = false;                            // -a: sizes 2..message_size
-  bool report_gbits = false;                     // bandwidth in Gb/s, not MB/s
+  std::optional<std::chrono::milliseconds> duration;  // -D: instead of iters
+  bool sweep = false;                                 // -a: sizes 2..message_size
+  bool report_gbits = false;                          // bandwidth in Gb/s, not MB/s
   std::optional<std::string> dump_file;
   bool json = false;
   bool validate = true;
@@ -54,6 +54,8 @@ struct ConnectOptions {
   std::optional<uint32_t> count;
   bool help = false;
   bool version = false;  // --version: print ConnectVersion() and exit
+  // Deprecation notes (a deprecated spelling used) for stderr, "qp-connect: NOTE".
+  std::vector<std::string> notes;
 };
 
 // kInvalidArgument naming the option for anything unusable.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "duration_arg.h"  // FormatSeconds
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "gid_report.h"
@@ -491,7 +492,7 @@ class Runner {
   std::optional<int> ProveWithTraffic(const EndpointInfo& remote, TrafficTimes& times) {
     verbs::Session& session = *connector_->session();
     Step("traffic: " +
-         (o_.duration ? std::to_string(o_.duration->count()) + " s of rounds"
+         (o_.duration ? FormatSeconds(*o_.duration) + " of rounds"
                       : std::to_string(o_.iters) + " round(s)") +
          (o_.sweep ? " per size" : "") + " on each of " + std::to_string(session.num_qps()) +
          " QP(s)");
@@ -629,7 +630,14 @@ class Runner {
     if (o_.json) {
       ordered_json j = TrafficSummaryJson(tr, t.size, f);
       j["mode"] = o_.duration ? "duration" : "iters";
-      if (o_.duration) j["duration_s"] = o_.duration->count();
+      if (o_.duration) {
+        // A whole number of seconds stays an integer, as before fractions were read.
+        if (o_.duration->count() % 1000 == 0) {
+          j["duration_s"] = o_.duration->count() / 1000;
+        } else {
+          j["duration_s"] = std::chrono::duration<double>(*o_.duration).count();
+        }
+      }
       j["sweep"] = o_.sweep;
       j["rdma_write_checked"] = tr.rdma_write_checked;
       j["rdma_read_checked"] = tr.rdma_read_checked;
@@ -690,6 +698,7 @@ int RunQpConnect(const std::vector<std::string>& args, std::ostream& out, std::o
     out << ConnectVersion();
     return kExitOk;
   }
+  PrintNotes("qp-connect", o->notes, err);
   if (o->gen_psk) {
     if (auto w = oob::GeneratePskFile(*o->gen_psk); !w) {
       err << "qp-connect: --gen-psk: " << w.error().ToString() << "\n";

@@ -82,7 +82,7 @@ int ServePeers(const ConnectOptions& o, std::ostream& out, std::ostream& err,
       err << "qp-connect: " << ServeSignalName(sig) << ": stopped serving after " << served
           << " peer(s), " << failed << " failed; every QP released\n";
     }
-    return 128 + sig;
+    return sig == SIGTERM ? kExitSigterm : kExitSigint;  // 128 + the signal
   }
   if (!o.json) {
     out << "qp-connect: served " << served << " peer(s), " << failed << " failed\n";

@@ -5,14 +5,20 @@
 #include <cstdio>
 #include <sstream>
 
+#include "duration_arg.h"
 #include "exit_codes.h"
 #include "hex_text.h"
 #include "json_document.h"
 #include "qpconnect/sa/umad_channel.h"
 #include "sa_report.h"
+#include "usage.h"
 
 namespace qpconnect::tools {
 namespace {
+
+// --timeout: milliseconds before issue 40, hence was_milliseconds.
+constexpr DurationOption kTimeout{"--timeout", std::chrono::milliseconds(10),
+                                  std::chrono::seconds(600), true};
 
 const char* SelectorName(uint8_t s) {
   switch (s) {
@@ -90,13 +96,15 @@ int RunPathQuery(const ParsedArgs& args, std::ostream& out, std::ostream& err) {
     query->sl = static_cast<uint8_t>(*v);
   }
   sa::ResolveOptions options;
-  if (auto p = args.Get("timeout")) {
-    auto v = ParseUnsigned(*p, "--timeout", 10, 600000);
-    if (!v) {
-      err << "qp-info: " << v.error().detail << "\n";
-      return kExitUsage;
-    }
-    options.deadline = std::chrono::milliseconds(*v);
+  std::vector<std::string> notes;
+  auto timeout = GetDuration(args, kTimeout, notes);
+  if (!timeout) {
+    err << "qp-info: " << timeout.error().detail << "\n";
+    return kExitUsage;
+  }
+  PrintNotes("qp-info", notes, err);
+  if (*timeout) {
+    options.deadline = std::chrono::ceil<std::chrono::milliseconds>(**timeout);
     options.try_timeout = std::max(std::chrono::milliseconds(10), options.deadline / options.tries);
   }
   // A fresh TID per run, so a late reply to an earlier run is never taken.

@@ -29,12 +29,18 @@ constexpr OptionSpec kSpecs[] = {
      "GID); needs libibumad only"},
     {0, "pkey", true, "PKEY", "with --path: the partition the path must be in"},
     {0, "sl", true, "SL", "with --path: the service level the path must have"},
-    {0, "timeout", true, "MS", "with --path: give up after MS milliseconds (default 3000)"},
+    {0, "timeout", true, "SECONDS",
+     "with --path: give up after this long (default 3; 0.01..600; a bare number of 100 or more "
+     "is read as milliseconds, deprecated)"},
     {'h', "help", false, "", "show this help"},
     VersionOption(),
 };
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
+
+// The statuses qp-info exits with (exit_codes.h's table).
+constexpr ExitCode kExits[] = {kExitOk,    kExitUsage,  kExitNoDevice,
+                               kExitVerbs, kExitNoPath, kExitSa};
 
 std::string Help() {
   return "Usage: qp-info [options]\n\n"
@@ -46,9 +52,8 @@ std::string Help() {
          "\nWith --path DEST, prints the subnet administrator's PathRecord from the local\n"
          "port (-d, -i; under ibsim the umad CA ibsim0) to DEST instead: SL, MTU, rate,\n"
          "packet lifetime, P_Key, hop limit, flow label, traffic class. InfiniBand only.\n"
-         "\nExit status: 0 ok, 2 usage, 3 no RDMA device (or no such device/port), 6 a\n"
-         "verbs query failed, 8 the SA has no path to DEST (or the partition refuses it),\n"
-         "9 no subnet manager or the SA did not answer in time.\n";
+         "\nDurations are seconds, with a fraction or a unit: 2, 0.5, 500ms, 1m.\n\n" +
+         ExitStatusHelp(kExits);
 }
 
 }  // namespace
@@ -57,6 +62,7 @@ int RunQpInfo(const std::vector<std::string>& args, std::ostream& out, std::ostr
   auto parsed = ParseArgs(args, Specs());
   if (!parsed) return UsageError(kTool, err, parsed.error().detail);
   if (auto answered = AnswerHelpOrVersion(*parsed, kTool, Help, out)) return *answered;
+  PrintNotes(kTool, parsed->notes, err);
   if (parsed->Has("path")) return RunPathQuery(*parsed, out, err);
   for (const char* only_with_path : {"pkey", "sl", "timeout"}) {
     if (parsed->Has(only_with_path)) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli_args.h"
+#include "duration_arg.h"
 #include "exit_codes.h"
 #include "qpconnect/observe/sampling.h"
 #include "qpconnect/observe/snapshot_json.h"
@@ -44,10 +45,10 @@ constexpr OptionSpec kSpecs[] = {
     {'o', "output", true, "FILE",
      "write a snapshot of two samples --interval apart to FILE, for qp-validate"},
     {0, "interval", true, "SECONDS",
-     "seconds between two samples (default 1 with -o; alone: show both)"},
+     "time between two samples (0.01..3600; default 1 with -o; alone: show both)"},
     {0, "at", true, "TIME",
      "take the first sample at TIME: seconds since the epoch (agreed by every node: "
-     "--at $(($(date +%s) + 10))) or +SECONDS from now"},
+     "--at $(($(date +%s) + 10))) or +DURATION from now (up to a day: +10, +500ms)"},
     {0, "host", true, "NAME",
      "name this host in the snapshot (default: its hostname; %r: the MPI rank)"},
     {'h', "help", false, "", "show this help and exit"},
@@ -56,7 +57,16 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
-std::string Help() {
+// The statuses qp-inspect exits with (exit_codes.h's table); qp-inspect-mpi
+// also 4, when a barrier or the gather fails.
+constexpr ExitCode kExits[] = {kExitOk, kExitUsage, kExitNoDevice, kExitVerbs};
+constexpr ExitCode kMpiExits[] = {kExitOk, kExitUsage, kExitNoDevice, kExitExchange, kExitVerbs};
+
+constexpr DurationOption kInterval{"--interval", std::chrono::milliseconds(10),
+                                   std::chrono::hours(1)};
+constexpr DurationOption kAtOffset{"--at", std::chrono::seconds(0), std::chrono::hours(24)};
+
+std::string Help(bool mpi) {
   return "Usage: qp-inspect [-d NAME,...] [--pid PID,...] [--comm NAME,...] [--json]\n"
          "                  [-o FILE] [--interval SECONDS] [--at TIME] [--host NAME]\n"
          "\n"
@@ -83,10 +93,13 @@ std::string Help() {
          "mounted with hidepid hides other users' processes: their command and state\n"
          "show as unknown, with a note. What is hidden is said, never an empty list.\n"
          "\n"
-         "Exit status: 0 listed (also when nothing matches a filter; stderr says so),\n"
-         "2 bad usage or an unwritable -o file, 3 no RDMA netlink, no device or no such\n"
-         "device, 4 (qp-inspect-mpi) a barrier or the gather failed, 6 a kernel query\n"
-         "failed.\n";
+         "Durations are seconds, with a fraction or a unit: 2, 0.5, 500ms, 1m.\n"
+         "\n"
+         "0: listed, also when nothing matches a filter (stderr says so); 2 also for an\n"
+         "unwritable -o file; 3 also for no RDMA netlink; 6: a kernel query failed.\n" +
+         (mpi ? "qp-inspect-mpi: 4 when a barrier or the gather fails.\n" : "") + "\n" +
+         ExitStatusHelp(mpi ? std::span<const ExitCode>(kMpiExits)
+                            : std::span<const ExitCode>(kExits));
 }
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -144,15 +157,17 @@ std::string Expand(const std::string& pattern, const std::string& host, int rank
   return out;
 }
 
-// --at: seconds since the epoch, or "+SECONDS" from `now`.
+// --at: seconds since the epoch, or "+DURATION" from `now` (duration_arg.h).
 std::optional<double> ParseAt(const std::string& v, double now) {
-  const bool relative = !v.empty() && v[0] == '+';
-  const std::string num = relative ? v.substr(1) : v;
+  if (!v.empty() && v[0] == '+') {
+    Result<ParsedDuration> d = ParseDuration(v.substr(1), kAtOffset);
+    if (!d) return std::nullopt;
+    return now + std::chrono::duration<double>(d->value).count();
+  }
   char* end = nullptr;
   errno = 0;
-  const double x = std::strtod(num.c_str(), &end);
-  if (num.empty() || *end != '\0' || errno != 0 || !(x >= 0)) return std::nullopt;
-  if (relative) return x <= 86400 ? std::optional<double>(now + x) : std::nullopt;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno != 0 || !(x >= 0)) return std::nullopt;
   return x > 1e9 && x < 1e11 ? std::optional<double>(x) : std::nullopt;
 }
 
@@ -225,10 +240,16 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 int Run(const std::vector<std::string>& args, const Environment& env, std::ostream& out,
         std::ostream& err) {
+  const std::string_view tool = env.job != nullptr ? "qp-inspect-mpi" : kTool;
   Result<ParsedArgs> parsed = ParseArgs(args, Specs());
-  if (!parsed) return UsageError(kTool, err, parsed.error().detail);
+  if (!parsed) return UsageError(tool, err, parsed.error().detail);
   const ParsedArgs& a = *parsed;
-  if (auto answered = AnswerHelpOrVersion(a, kTool, Help, out)) return *answered;
+  const bool mpi = env.job != nullptr;
+  if (auto answered = AnswerHelpOrVersion(
+          a, tool, [mpi] { return Help(mpi); }, out)) {
+    return *answered;
+  }
+  PrintNotes(tool, a.notes, err);
   if (!a.positionals.empty())
     return UsageError(kTool, err, "unexpected argument '" + a.positionals[0] + "'");
 
@@ -246,7 +267,9 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     if (!at) {
       return UsageError(
           kTool, err,
-          "--at must be seconds since the epoch or +SECONDS (up to a day), not '" + *v + "'");
+          "--at must be seconds since the epoch or +DURATION (up to a day: +10, +0.5, +500ms), "
+          "not '" +
+              *v + "'");
     }
   }
   if (auto p = a.Get("pid")) {
@@ -268,16 +291,10 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
   if (env.job != nullptr && !output) return UsageError(kTool, err, "qp-inspect-mpi needs -o FILE");
   const bool writes = output && (env.job == nullptr || rank == 0);
   std::optional<double> interval;
-  if (auto i = a.Get("interval")) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(i->c_str(), &end);
-    if (i->empty() || *end != '\0' || errno != 0 || !(v >= 0.01 && v <= 3600)) {
-      return UsageError(
-          kTool, err, "--interval must be a number of seconds from 0.01 to 3600, not '" + *i + "'");
-    }
-    interval = v;
-  }
+  std::vector<std::string> notes;
+  auto given = GetDuration(a, kInterval, notes);
+  if (!given) return UsageError(kTool, err, given.error().detail);
+  if (*given) interval = std::chrono::duration<double>(**given).count();
   if (output && !interval) interval = kDefaultInterval;
   if (writes) {
     // Fail now rather than after the samples.

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "options.h"
 
+#include <chrono>
 #include <sstream>
 
 #include "cli_args.h"
+#include "duration_arg.h"
+#include "exit_codes.h"
 #include "qpconnect/verbs/provider_cache.h"
 #include "version.h"
 
@@ -24,13 +27,19 @@ constexpr OptionSpec kSpecs[] = {
     {'n', "iters", true, "N", "ping-pong round trips per edge (default 10)"},
     {'s', "size", true, "BYTES", "message size (default 4096)"},
     {0, "no-verify", false, "", "connect only: no traffic on the edges"},
-    {0, "timeout", true, "SECONDS", "per wait of the traffic (default 10)"},
+    {0, "timeout", true, "SECONDS", "per wait of the traffic (default 10; 1..3600)"},
     {0, "json", false, "", "one JSON document per rank on stdout"},
     {'h', "help", false, "", "this text"},
     VersionOption(),
 };
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
+
+// The statuses qp-mesh exits with (exit_codes.h's table).
+constexpr ExitCode kExits[] = {kExitOk,         kExitUsage, kExitNoDevice, kExitExchange,
+                               kExitValidation, kExitVerbs, kExitTraffic};
+
+constexpr DurationOption kTimeout{"--timeout", std::chrono::seconds(1), std::chrono::hours(1)};
 
 }  // namespace
 
@@ -43,10 +52,10 @@ std::string MeshHelpText() {
          "rank; rank 0 prints a summary of the whole mesh (docs/mesh.md).\n\n"
          "Options:\n"
       << FormatOptions(Specs())
-      << "\nExit status: 0 every edge connected (and passed traffic) on every rank;\n"
-         "2 usage; 3 no such device, port or GID; 4 the MPI exchange failed or a\n"
-         "description did not decode; 5 a pair failed validation (every rank exits 5);\n"
-         "6 a verbs call failed on some rank; 7 traffic failed on some edge.\n";
+      << "\nDurations are seconds, with a fraction or a unit: 2, 0.5, 500ms, 1m.\n"
+         "\n0: every edge connected (and passed traffic) on every rank; a pair that fails\n"
+         "validation makes every rank exit 5.\n\n"
+      << ExitStatusHelp(kExits);
   return out.str();
 }
 
@@ -118,7 +127,7 @@ Result<void> ParseQps(const ParsedArgs& a, MeshOptions& m) {
 }
 
 // The ping-pong on every edge: rounds, size (UD: one MTU), deadline.
-Result<void> ParseTraffic(const ParsedArgs& a, MeshOptions& m) {
+Result<void> ParseTraffic(const ParsedArgs& a, MeshOptions& m, std::vector<std::string>& notes) {
   if (auto v = a.Get("iters")) {
     auto n = ParseUnsigned(*v, "--iters", 1, 1000000);
     if (!n) return std::move(n).error();
@@ -136,11 +145,9 @@ Result<void> ParseTraffic(const ParsedArgs& a, MeshOptions& m) {
     m.session.message_size = m.traffic_size = a.Has("size") ? m.traffic_size : 1024;
   }
   m.connect.plan.message_size = m.session.message_size;  // the UD rule checks it
-  if (auto v = a.Get("timeout")) {
-    auto n = ParseUnsigned(*v, "--timeout", 1, 3600);
-    if (!n) return std::move(n).error();
-    m.traffic_timeout = std::chrono::seconds(*n);
-  }
+  auto timeout = GetDuration(a, kTimeout, notes);
+  if (!timeout) return std::move(timeout).error();
+  if (*timeout) m.traffic_timeout = std::chrono::ceil<std::chrono::milliseconds>(**timeout);
   return Ok();
 }
 
@@ -161,7 +168,8 @@ Result<MeshCliOptions> ParseMeshOptions(const std::vector<std::string>& args) {
   }
   QPC_TRY(ParseDevices(a, o.mesh));
   QPC_TRY(ParseQps(a, o.mesh));
-  QPC_TRY(ParseTraffic(a, o.mesh));
+  QPC_TRY(ParseTraffic(a, o.mesh, o.notes));
+  o.notes.insert(o.notes.begin(), a.notes.begin(), a.notes.end());
   return o;
 }
 

@@ -16,6 +16,7 @@ struct MeshCliOptions {
   bool json = false;
   bool help = false;
   bool version = false;
+  std::vector<std::string> notes;  // deprecation notes for stderr (usage.h PrintNotes)
 };
 
 // kInvalidArgument naming the option for a bad or unknown option.

@@ -45,6 +45,7 @@ int RunQpMesh(const std::vector<std::string>& args, std::ostream& out, std::ostr
     out << VersionText("qp-mesh");
     return kExitOk;
   }
+  PrintNotes("qp-mesh", parsed->notes, err);
   MPI_Init(nullptr, nullptr);
   const int status = ConnectWorld(*parsed, out, err);
   MPI_Finalize();

@@ -30,6 +30,9 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
+// qp-trace's own statuses (exit_codes.h's table); otherwise PROGRAM's.
+constexpr ExitCode kExits[] = {kExitUsage, kExitCannotRun, kExitNotFound};
+
 std::string Help() {
   return "Usage: qp-trace [-o FILE] [--] PROGRAM [ARGS...]\n"
          "\n"
@@ -48,9 +51,11 @@ std::string Help() {
          "\n"
          "Environment: QP_TRACE_PRELOAD overrides the path of libqptrace.so.\n"
          "\n"
-         "Exit status: PROGRAM's own; qp-trace's: 2 bad command line, no preload\n"
-         "library or an unwritable output directory, 126 PROGRAM cannot be run,\n"
-         "127 PROGRAM not found.\n";
+         "qp-trace execs PROGRAM, which keeps qp-trace's pid and exits with its own status;\n"
+         "qp-trace itself exits only when it cannot (2: a bad command line, no preload\n"
+         "library or an unwritable output directory).\n"
+         "\n" +
+         ExitStatusHelp(kExits);
 }
 
 Result<std::string> FindPreload(const LaunchContext& c) {

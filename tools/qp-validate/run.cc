@@ -51,6 +51,9 @@ constexpr OptionSpec kSpecs[] = {
 
 std::span<const OptionSpec> Specs() { return kSpecs; }
 
+// The statuses qp-validate exits with (exit_codes.h's table).
+constexpr ExitCode kExits[] = {kExitOk, kExitFindings, kExitUsage};
+
 std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
@@ -84,8 +87,10 @@ std::string Help() {
          "Options:\n" +
          FormatOptions(Specs()) +
          "\n"
-         "Exit status: 0 no errors (warnings and notes allowed), 1 errors found,\n"
-         "2 unusable input or command line.\n";
+         "0: no errors (warnings and notes allowed); 1: errors found; 2 also for an\n"
+         "unusable input file (the message names the file and where it is wrong).\n"
+         "\n" +
+         ExitStatusHelp(kExits);
 }
 
 // Reads `name` ("-" = `in`) whole, refusing more than kMaxInputBytes.
@@ -271,13 +276,12 @@ std::string RulesMarkdown() {
       md += "## " + std::string(FamilyTitle(family)) + "\n\n";
       md += "Rule file: `" + RuleFile(r) + "`.\n\n";
     }
+    // One paragraph per rule: severity, transports, attribute, what it
+    // checks, the symptom when violated, the source.
     md += "### `" + std::string(r.id) + "`\n\n";
-    md += "- **Severity:** " + std::string(SeverityName(r.severity)) + "\n";
-    md += "- **Transports:** " + r.transports.ToString() + "\n";
-    md += "- **Attribute:** `" + std::string(r.attribute) + "`\n";
-    md += "- **Checks:** " + std::string(r.checks) + "\n";
-    md += "- **Symptom when violated:** " + std::string(r.symptom) + "\n";
-    md += "- **Source:** " + std::string(r.source) + "\n\n";
+    md += "**" + std::string(SeverityName(r.severity)) + "**, " + r.transports.ToString() + ", `" +
+          std::string(r.attribute) + "`. " + std::string(r.checks) + " *Violated:* " +
+          std::string(r.symptom) + " *Source:* " + std::string(r.source) + "\n\n";
   }
   return md;
 }

@@ -172,6 +172,25 @@ TEST(QpInspect, IntervalTakesTwoSamplesAndShowsMovement) {
   }
 }
 
+// Issue 40: --interval and the +DURATION of --at are durations
+// (duration_arg.h): a unit is read, a bad one named.
+TEST(QpInspect, IntervalAndAtTakeUnits) {
+  Harness h;
+  const Outcome o = h.Run({"--interval", "250ms"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(h.sleeps, std::vector<double>{0.25});
+  const Outcome bad = h.Run({"--interval", "2x"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--interval: '2x': unknown unit 'x'"), std::string::npos) << bad.err;
+  Harness at;
+  at.wall = true;
+  const Outcome a = at.Run({"--at", "+1.5m"});
+  EXPECT_EQ(a.code, 0) << a.err;
+  ASSERT_FALSE(at.sleeps.empty());
+  EXPECT_DOUBLE_EQ(at.sleeps.front(), 90.0);
+  EXPECT_EQ(at.Run({"--at", "+25h"}).code, 2);
+}
+
 TEST(QpInspect, OutputWritesTwoSamplesOneSecondApart) {
   Harness h;
   const std::string path = Temp("out.json");

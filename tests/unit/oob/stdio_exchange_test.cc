@@ -443,7 +443,8 @@ TEST(StdioExchanger, ExchangesOverOneSocketBothWays) {
   ::close(sv[1]);
 }
 
-// Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.
+// A measurement, not a check (no doc quotes its figures): time and bytes of
+// an exchange of up to 2^20 QPs; run with --gtest_also_run_disabled_tests.
 TEST_F(StdioPair, DISABLED_MeasureMillionQps) {
   auto e = MakeEndpoint("x", 1u << 20);
   for (uint32_t i = 0; i < e.qps.size(); ++i) e.qps[i].qpn = (i * 2654435761u + 1) & kQpnMask;

@@ -924,7 +924,8 @@ TEST(TcpExchanger, BusyPortIsAnIoError) {
   EXPECT_EQ(second.error().sys_errno, EADDRINUSE);
 }
 
-// Figures for docs/oob.md: run with --gtest_also_run_disabled_tests.
+// A measurement, not a check (no doc quotes its figures): time and bytes of
+// an exchange of up to 2^20 QPs; run with --gtest_also_run_disabled_tests.
 TEST(TcpExchanger, DISABLED_MeasureMillionQps) {
   for (uint32_t n : {1u, 10000u, 1u << 20, 0u}) {
     const bool consecutive = n == 0;  // last round: 2^20 consecutive QPNs

@@ -63,6 +63,16 @@ TEST(SameAddress, MatchesSpellingsAndScopesAsRdmaCmDoes) {
   EXPECT_FALSE(SameAddress(Sa(Sock("10.0.0.1")), Sa(Sock("::a00:1"))));  // not mapped
 }
 
+// rdma_bind_addr binds these with no device, as rdma_cm (issue 39 item 3:
+// libfabric's verbs provider binds "localhost").
+TEST(IsLoopback, Ipv4LoopbackNetIpv6LoopbackAndTheirMappedSpelling) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"})
+    EXPECT_TRUE(IsLoopback(Sa(Sock(host)))) << host;
+  for (const char* host :
+       {"10.77.0.1", "0.0.0.0", "::", "fe80::1", "::ffff:10.77.0.1", "128.0.0.1"})
+    EXPECT_FALSE(IsLoopback(Sa(Sock(host)))) << host;
+}
+
 TEST(ParseAddress, ReadsEverySpellingAndUnmaps) {
   sockaddr_storage a{};
   ASSERT_TRUE(ParseAddress("::ffff:10.77.0.1", a));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -37,10 +38,11 @@ class QpCmCli : public ::testing::Test {
 TEST_F(QpCmCli, PreloadsTheLibraryAndPassesTheMapAndProgram) {
   ctx_.ld_preload = "/other.so";
   ctx_.devices = "10.0.0.9=mlx5_0";
-  auto l = PrepareLaunch({"-D", "10.77.0.1=rxe0:1:0,10.77.0.2=rxe1:1", "--timeout", "2500", "--",
-                          "rping", "-s", "-a", "10.77.0.1"},
+  auto l = PrepareLaunch({"--devices", "10.77.0.1=rxe0:1:0,10.77.0.2=rxe1:1", "--timeout", "2.5",
+                          "--", "rping", "-s", "-a", "10.77.0.1"},
                          ctx_);
   ASSERT_TRUE(l) << l.error().ToString();
+  EXPECT_TRUE(l->notes.empty());
   EXPECT_EQ(l->argv, (std::vector<std::string>{"rping", "-s", "-a", "10.77.0.1"}));
   EXPECT_EQ(Env(*l, "LD_PRELOAD"), (dir_ / "libqpcm.so").string() + ":/other.so");
   EXPECT_EQ(Env(*l, "QPCM_DEVICES"), "10.77.0.1=rxe0:1:0,10.77.0.2=rxe1:1,10.0.0.9=mlx5_0");
@@ -52,7 +54,7 @@ TEST_F(QpCmCli, TakesEverySpellingOfAnAddressTheLibraryReads) {
   // Issue 39: IPv4-mapped, IPv6 in capitals or brackets, link-local scopes.
   const std::string map =
       "::ffff:10.77.0.1=rxe0,FD77:0::1=rxe0:1,[fd77::2]=rxe1:1,fe80::1%lo=rxe0,fe80::2%1=rxe1";
-  auto l = PrepareLaunch({"-D", map, "--", "rping", "-s"}, ctx_);
+  auto l = PrepareLaunch({"--devices", map, "--", "rping", "-s"}, ctx_);
   ASSERT_TRUE(l) << l.error().ToString();
   EXPECT_EQ(Env(*l, "QPCM_DEVICES"), map);
 }
@@ -73,13 +75,16 @@ TEST_F(QpCmCli, RefusesWhatItCannotUseNamingIt) {
   } cases[] = {
       {{"rping"}, ""},  // the only good one
       {{}, "missing the PROGRAM"},
-      {{"-D", "10.77.0.1", "rping"}, "not ADDR=DEV"},
-      {{"-D", "host=rxe0", "rping"}, "not an IPv4 or IPv6 address"},
-      {{"-D", "10.77.0.1=rxe0:0", "rping"}, "port of 10.77.0.1"},
-      {{"-D", "10.77.0.1=:1", "rping"}, "no device name"},
-      {{"-D", "10.77.0.1=rxe0:1:300", "rping"}, "GID index of 10.77.0.1"},
+      {{"--devices", "10.77.0.1", "rping"}, "not ADDR=DEV"},
+      {{"--devices", "host=rxe0", "rping"}, "not an IPv4 or IPv6 address"},
+      {{"--devices", "10.77.0.1=rxe0:0", "rping"}, "port of 10.77.0.1"},
+      {{"--devices", "10.77.0.1=:1", "rping"}, "no device name"},
+      {{"--devices", "10.77.0.1=rxe0:1:300", "rping"}, "GID index of 10.77.0.1"},
       {{"--mode", "ld", "rping"}, "preload or library-path"},
       {{"--timeout", "0", "rping"}, "--timeout"},
+      {{"--timeout", "-1", "rping"}, "--timeout: '-1' is negative"},
+      {{"--timeout", "2 s", "rping"}, "--timeout: '2 s': unknown unit"},
+      {{"--timeout", "2h", "rping"}, "out of range [0.001 s, 3600 s]"},
       {{"--config", "/nonexistent/qpcm.conf", "rping"}, "cannot read"},
       {{"--bogus", "rping"}, "bogus"},
   };
@@ -91,6 +96,44 @@ TEST_F(QpCmCli, RefusesWhatItCannotUseNamingIt) {
     }
     ASSERT_FALSE(l) << c.says;
     EXPECT_NE(l.error().ToString().find(c.says), std::string::npos) << l.error().ToString();
+  }
+}
+
+// Before issue 40: -D, -l, -t, -m, and --timeout in milliseconds. Still read,
+// each with a note; a duration with a fraction of a millisecond rounds up.
+TEST_F(QpCmCli, OldSpellingsStillWorkWithNotes) {
+  auto l = PrepareLaunch({"-D", "10.77.0.1=rxe0", "-l", "qpcm.log", "-t", "2500", "-m", "preload",
+                          "--", "rping", "-s"},
+                         ctx_);
+  ASSERT_TRUE(l) << l.error().ToString();
+  EXPECT_EQ(Env(*l, "QPCM_DEVICES"), "10.77.0.1=rxe0");
+  EXPECT_EQ(Env(*l, "QPCM_LOG"), std::filesystem::absolute("qpcm.log").string());
+  EXPECT_EQ(Env(*l, "QPCM_TIMEOUT_MS"), "2500");
+  EXPECT_EQ(l->argv, (std::vector<std::string>{"rping", "-s"}));
+  ASSERT_EQ(l->notes.size(), 5u);
+  EXPECT_NE(l->notes[0].find("-D is deprecated"), std::string::npos) << l->notes[0];
+  EXPECT_NE(l->notes[4].find("--timeout 2500 is read as milliseconds"), std::string::npos);
+  auto fine = PrepareLaunch({"--timeout", "0.0015", "rping"}, ctx_);
+  ASSERT_TRUE(fine) << fine.error().ToString();
+  EXPECT_EQ(Env(*fine, "QPCM_TIMEOUT_MS"), "2");
+  auto unit = PrepareLaunch({"--timeout", "500ms", "rping"}, ctx_);
+  ASSERT_TRUE(unit);
+  EXPECT_EQ(Env(*unit, "QPCM_TIMEOUT_MS"), "500");
+  // The notes reach stderr before the exec (which fails here: no program).
+  // The exec sets its variables in this process first: put them back.
+  const char* preload = std::getenv("LD_PRELOAD");
+  const std::string saved = preload != nullptr ? preload : "";
+  ::setenv("QPCM_LIBRARY", ctx_.library_override.c_str(), 1);
+  std::ostringstream out, err;
+  EXPECT_EQ(qp_cm::Run({"-t", "2500", "/nonexistent/program"}, out, err), 127);
+  EXPECT_NE(err.str().find("qp-cm: -t is deprecated"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("qp-cm: --timeout 2500 is read as milliseconds"), std::string::npos);
+  ::unsetenv("QPCM_LIBRARY");
+  ::unsetenv("QPCM_TIMEOUT_MS");
+  if (preload != nullptr) {
+    ::setenv("LD_PRELOAD", saved.c_str(), 1);
+  } else {
+    ::unsetenv("LD_PRELOAD");
   }
 }
 

@@ -177,5 +177,48 @@ TEST(CliArgs, FormatsHelpWithEveryShortName) {
   EXPECT_NE(help.find("      --json"), std::string::npos) << help;
 }
 
+// A short name kept only for old command lines: read as its option, with a
+// note, never shown in --help, the later of two spellings winning.
+TEST(CliArgs, DeprecatedShortNameIsReadWithANoteAndHidden) {
+  const std::vector<OptionSpec> specs = {
+      {0, "sl", true, "SL", "service level", {}, "l"},
+      {0, "log", true, "FILE", "log", {}, "L"},
+      {'v', "verbose", false, "", "verbose"},
+      {0, "quiet", false, "", "quiet", {}, "q"},
+  };
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-l", "5"}, {"-l5"}}) {
+    auto p = ParseArgs(args, specs);
+    ASSERT_TRUE(p) << p.error().ToString();
+    EXPECT_EQ(p->Get("sl"), "5");
+    ASSERT_EQ(p->notes.size(), 1u);
+    EXPECT_EQ(p->notes[0],
+              "-l is deprecated (a short option means one thing in every qpconnect tool: "
+              "docs/cli.md): write --sl");
+  }
+  auto grouped = ParseArgs({"-vq"}, specs);
+  ASSERT_TRUE(grouped) << grouped.error().ToString();
+  EXPECT_TRUE(grouped->Has("verbose"));
+  EXPECT_TRUE(grouped->Has("quiet"));
+  EXPECT_EQ(grouped->notes.size(), 1u);
+  auto later_old = ParseArgs({"--sl", "1", "-l", "2"}, specs);
+  ASSERT_TRUE(later_old);
+  EXPECT_EQ(later_old->Get("sl"), "2");
+  auto later_new = ParseArgs({"-l", "2", "--sl", "3"}, specs);
+  ASSERT_TRUE(later_new);
+  EXPECT_EQ(later_new->Get("sl"), "3");
+  auto modern = ParseArgs({"--sl", "4"}, specs);
+  ASSERT_TRUE(modern);
+  EXPECT_TRUE(modern->notes.empty());
+  const std::string help = FormatOptions(specs);
+  EXPECT_EQ(help.find(" -l"), std::string::npos) << help;
+  EXPECT_NE(help.find("      --sl SL"), std::string::npos) << help;
+  // The table still refuses a deprecated letter that is another option's.
+  const std::vector<OptionSpec> clash = {{'l', "list", false, "", ""},
+                                         {0, "sl", true, "SL", "", {}, "l"}};
+  auto c = ParseArgs({}, clash);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().detail, "the option table names -l twice");
+}
+
 }  // namespace
 }  // namespace qpconnect::tools

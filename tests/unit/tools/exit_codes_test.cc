@@ -28,6 +28,29 @@ std::string ReadFile(const std::filesystem::path& path) {
   return s.str();
 }
 
+// docs/cli.md's table "| status | meaning |" as the table would write it.
+std::string TableMarkdown() {
+  std::string t = "| status | meaning |\n|---|---|\n";
+  for (const ExitStatusRow& r : kExitStatuses) {
+    t += "| " + std::to_string(r.status) + " | " + std::string(r.meaning) + " |\n";
+  }
+  return t;
+}
+
+// The rows of docs/cli.md's table "| status | meaning |", as written.
+std::string DocumentedTable() {
+  std::istringstream doc(ReadFile(kSourceDir + "/docs/cli.md"));
+  std::string table, line;
+  bool in_table = false;
+  while (std::getline(doc, line)) {
+    if (line == "| status | meaning |") in_table = true;
+    if (!in_table) continue;
+    if (line.empty() || line[0] != '|') break;
+    table += line + "\n";
+  }
+  return table;
+}
+
 // The statuses of docs/cli.md's table "| status | meaning |".
 std::vector<int> DocumentedStatuses() {
   std::istringstream doc(ReadFile(kSourceDir + "/docs/cli.md"));
@@ -53,11 +76,42 @@ Error Err(ErrorCode code, std::string attribute = "", std::string operation = "o
   return Error(code, 0, std::move(operation), std::move(attribute), "detail");
 }
 
-TEST(ExitCodes, CliDocTableListsExactlyTheExitCodes) {
+TEST(ExitCodes, CliDocTableIsTheTable) {
   std::vector<int> want;
-  for (ExitCode c : kExitCodes) want.push_back(c);
+  for (const ExitStatusRow& r : kExitStatuses) want.push_back(r.status);
   EXPECT_EQ(DocumentedStatuses(), want) << "docs/cli.md's exit status table and "
                                            "tools/common/exit_codes.h disagree";
+  EXPECT_EQ(DocumentedTable(), TableMarkdown())
+      << "docs/cli.md's exit status table is not kExitStatuses (tools/common/exit_codes.h); "
+         "paste the expected table above in its place";
+}
+
+// The table's words fit the --help line and the man page that copies it.
+TEST(ExitCodes, EveryMeaningIsOnePlainLine) {
+  std::set<int> seen;
+  int previous = -1;
+  for (const ExitStatusRow& r : kExitStatuses) {
+    EXPECT_TRUE(seen.insert(r.status).second) << r.status << " twice";
+    EXPECT_GT(r.status, previous) << "the table is in order";
+    previous = r.status;
+    EXPECT_FALSE(r.meaning.empty());
+    EXPECT_LE(r.meaning.size(), 72u) << r.meaning;
+    for (char c : r.meaning) {
+      EXPECT_TRUE(c >= ' ' && c <= '~' && c != '"' && c != '\'' && c != '\\')
+          << "'" << c << "' in: " << r.meaning;
+    }
+  }
+  EXPECT_EQ(ExitMeaning(143), "interrupted by SIGTERM (128 + 15)");
+  EXPECT_EQ(ExitMeaning(11), "");
+}
+
+TEST(ExitCodes, HelpSectionIsTheTablesLines) {
+  constexpr ExitCode used[] = {kExitOk, kExitUsage, kExitNotFound};
+  EXPECT_EQ(ExitStatusHelp(used),
+            "Exit status:\n"
+            "  0    success\n"
+            "  2    usage: a bad option or argument, or an unusable input the user named\n"
+            "  127  PROGRAM was not found\n");
 }
 
 TEST(ExitCodes, EveryCellIsADocumentedStatusAndEveryFailureStatusIsReached) {
@@ -74,10 +128,12 @@ TEST(ExitCodes, EveryCellIsADocumentedStatusAndEveryFailureStatusIsReached) {
       reached.insert(status);
     }
   }
-  // The attribute rules of kPath reach 8; 0 and 1 are no error's.
+  // The attribute rules of kPath reach 8; 0, 1 and 126 and up are no error's.
   reached.insert(ExitStatus(ExitStage::kPath, Err(ErrorCode::kNotFound, "path")));
   for (int s : docs) {
-    if (s == kExitOk || s == kExitFindings) continue;
+    // No error's: success, qp-validate's verdict, the launchers' exec and
+    // the signals that stop qp-connect --serve.
+    if (s == kExitOk || s == kExitFindings || s >= kExitCannotRun) continue;
     EXPECT_TRUE(reached.count(s)) << "documented status " << s << " comes from no error";
   }
 }

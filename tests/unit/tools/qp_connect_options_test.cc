@@ -274,7 +274,9 @@ TEST(ConnectOptions, HostTakesAPortAndBracketsAnIpv6Address) {
 }
 
 // Issue 14: the short options RDMA users type from other tools: -x (perftest's
-// GID index) as -g, -l (ibv_rc_pingpong's SL).
+// GID index) as -g, -l (ibv_rc_pingpong's SL). Issue 40: -l is qp-info's
+// --list in every tool, so -l for --sl is deprecated: still read, with a
+// note, and no longer in --help.
 TEST(ConnectOptions, PerftestAndPingpongShortOptionsWork) {
   auto o = ParseConnectOptions({"-x", "3", "-l", "5", "hostA"});
   ASSERT_TRUE(o) << o.error().ToString();
@@ -282,8 +284,39 @@ TEST(ConnectOptions, PerftestAndPingpongShortOptionsWork) {
   EXPECT_EQ(*o->session.gid.index, 3);
   EXPECT_EQ(o->session.sl, 5);
   EXPECT_TRUE(o->sl_given);
+  ASSERT_EQ(o->notes.size(), 1u);
+  EXPECT_NE(o->notes[0].find("-l is deprecated"), std::string::npos) << o->notes[0];
+  EXPECT_NE(o->notes[0].find("write --sl"), std::string::npos) << o->notes[0];
   EXPECT_NE(ConnectHelp().find("-g, -x, --gid-idx"), std::string::npos) << ConnectHelp();
-  EXPECT_NE(ConnectHelp().find("-l, --sl"), std::string::npos);
+  EXPECT_NE(ConnectHelp().find("      --sl SL"), std::string::npos) << ConnectHelp();
+  EXPECT_EQ(ConnectHelp().find("-l, --sl"), std::string::npos);
+  auto modern = ParseConnectOptions({"--sl", "5", "hostA"});
+  ASSERT_TRUE(modern);
+  EXPECT_TRUE(modern->notes.empty());
+}
+
+// Issue 40: --timeout and -D take durations (duration_arg.h): fractions and
+// units; qp-connect's were seconds before, so a bare 3000 is 3000 s.
+TEST(ConnectOptions, TimeoutAndDurationTakeDurations) {
+  auto o = ParseConnectOptions({"--timeout", "1.5", "-D", "2m", "hostA"});
+  ASSERT_TRUE(o) << o.error().ToString();
+  EXPECT_EQ(o->timeout, std::chrono::milliseconds(1500));
+  ASSERT_TRUE(o->duration);
+  EXPECT_EQ(*o->duration, std::chrono::minutes(2));
+  EXPECT_TRUE(o->notes.empty());
+  auto bare = ParseConnectOptions({"--timeout", "3000", "hostA"});
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->timeout, std::chrono::seconds(3000));
+  EXPECT_TRUE(bare->notes.empty());
+  auto ms = ParseConnectOptions({"--timeout", "2500ms", "hostA"});
+  ASSERT_TRUE(ms);
+  EXPECT_EQ(ms->timeout, std::chrono::milliseconds(2500));
+  for (const Args& bad : {Args{"--timeout", "500ms"}, Args{"--timeout", "25h"},
+                          Args{"--timeout", "-1"}, Args{"-D", "0.5"}}) {
+    auto r = ParseConnectOptions(bad);
+    ASSERT_FALSE(r) << bad[1];
+    EXPECT_NE(r.error().detail.find("'" + bad[1] + "'"), std::string::npos) << r.error().detail;
+  }
 }
 
 // Issue 14: the perftest-grade report's options: -D, -a, --report-gbits,
@@ -294,7 +327,7 @@ TEST(ConnectOptions, DurationSweepAndGbitsParse) {
   ASSERT_TRUE(o) << o.error().ToString();
   EXPECT_TRUE(o->session.completion_events);
   ASSERT_TRUE(o->duration.has_value());
-  EXPECT_EQ(o->duration->count(), 5);
+  EXPECT_EQ(*o->duration, std::chrono::seconds(5));
   EXPECT_TRUE(o->sweep);
   EXPECT_TRUE(o->report_gbits);
   auto d = ParseConnectOptions({});
@@ -361,7 +394,9 @@ TEST(ConnectOptions, ServeAndCountParse) {
   EXPECT_FALSE(ParseConnectOptions({"--count", "0"}));
   const std::string help = ConnectHelp();
   EXPECT_NE(help.find("--serve"), std::string::npos);
-  EXPECT_NE(help.find("130 (SIGINT)"), std::string::npos);
+  EXPECT_NE(help.find("  130  interrupted by SIGINT (128 + 2)\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("  143  interrupted by SIGTERM (128 + 15)\n"), std::string::npos);
+  EXPECT_NE(help.find("  10   the verification packets were lost"), std::string::npos);
 }
 
 // Serving is for the tcp server: anything else is a usage error (exit 2)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The --version contract every tool keeps (docs/packaging.md): exit 0, nothing
 // on stderr, first line "<tool> (qpconnect) X.Y.Z" (the line help2man reads for
-// the man page), second line every wire version; and --help lists --version.
+// the man page), second line the library's version and every wire version;
+// and --help lists --version.
 #pragma once
 
 #include <gmock/gmock.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/version.h"
 #include "version.h"
 
 namespace qpconnect::tools {
@@ -30,8 +32,13 @@ inline void ExpectVersionContract(const std::string& tool, const ToolRun& run) {
   std::getline(lines, rest, '\0');
   EXPECT_EQ(first, tool + " (qpconnect) " + std::string(ProjectVersion()));
   EXPECT_THAT(std::string(ProjectVersion()), testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+"));
-  EXPECT_THAT(second, testing::MatchesRegex("Endpoint wire format [0-9]+\\.[0-9]+, out-of-band "
-                                            "frame [0-9]+, qpcm protocol [0-9]+\\."));
+  // The four versions: the tool's (first line), the library's, the endpoint
+  // format's and the qpcm wire protocol's.
+  EXPECT_THAT(second,
+              testing::MatchesRegex("Library libqpconnect [0-9]+\\.[0-9]+\\.[0-9]+, endpoint "
+                                    "wire format [0-9]+\\.[0-9]+, out-of-band frame "
+                                    "[0-9]+, qpcm protocol [0-9]+\\."));
+  EXPECT_THAT(second, testing::HasSubstr("libqpconnect " + std::string(LibraryVersion()) + ","));
   EXPECT_EQ(rest, "");
 
   std::ostringstream help, help_err;
