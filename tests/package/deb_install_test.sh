@@ -63,6 +63,8 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM  # ctest's timeout, a kill: still purge (through the EXIT trap)
+trap 'exit 130' INT
 # run LOG CMD...: runs CMD quietly; on failure shows its output.
 run() {
   local log=$1
