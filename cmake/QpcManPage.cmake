@@ -6,8 +6,14 @@
 # page carries every option --help lists. Without help2man (tools/dev/deps.sh
 # installs it) there are no man pages, and configure says so once.
 find_program(QPC_HELP2MAN help2man)
+# A warning where the tests would check the pages; a status line for a build
+# without tests (tools/dev/main.sh, which installs no help2man).
 if(NOT QPC_HELP2MAN)
-  message(WARNING "help2man not found: the tools' man pages are not built (tools/dev/deps.sh)")
+  if(QPCONNECT_BUILD_TESTS)
+    message(WARNING "help2man not found: the tools' man pages are not built (tools/dev/deps.sh)")
+  else()
+    message(STATUS "help2man not found: the tools' man pages are not built")
+  endif()
 endif()
 
 function(qpc_man_page tool description)
@@ -23,7 +29,7 @@ function(qpc_man_page tool description)
     VERBATIM)
   add_custom_target(${tool}_man ALL DEPENDS ${page})
   if(QPCONNECT_INSTALL)
-    install(FILES ${page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+    install(FILES ${page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
   endif()
   if(QPCONNECT_BUILD_TESTS)
     add_test(NAME man_${tool}

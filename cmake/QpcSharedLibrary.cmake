@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # qpc_add_shared_library(target OUTPUT_NAME name PARTS part...): one shared
-# library, lib<name>.so.<major> (SONAME from PROJECT_VERSION_MAJOR), linked
+# library, lib<name>.so.<QPC_SOVERSION> (the SONAME: cmake/QpcVersion.cmake), linked
 # from the object files of the static PARTS. The parts stay as they are (the
 # tools and tests link them); they are compiled as position-independent code so
 # the same objects serve both.
@@ -19,7 +19,7 @@ function(qpc_add_shared_library target)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${arg_OUTPUT_NAME}
     VERSION ${PROJECT_VERSION}
-    SOVERSION ${PROJECT_VERSION_MAJOR})
+    SOVERSION ${QPC_SOVERSION})
   set(public "")
   set(private "")
   foreach(part IN LISTS arg_PARTS)

@@ -7,10 +7,7 @@
 
 #include "internal.h"
 #include "qpconnect/log.h"
-
-#ifndef QPC_PROJECT_VERSION
-#error "QPC_PROJECT_VERSION is set by capi/CMakeLists.txt"
-#endif
+#include "qpconnect/version_numbers.h"  // configured by cmake/QpcVersion.cmake
 
 namespace qpconnect::capi {
 namespace {
@@ -101,7 +98,7 @@ using qpconnect::capi::StatusOf;
 
 extern "C" {
 
-const char* qpc_version_string(void) { return QPC_PROJECT_VERSION; }
+const char* qpc_version_string(void) { return QPCONNECT_VERSION_STRING; }
 
 const char* qpc_status_name(qpc_status status) {
   switch (status) {

@@ -4,15 +4,12 @@
 #include "qpconnect/oob/codec.h"  // kWireVersion, kWireMinorVersion: constants only
 #include "qpconnect/oob/frame.h"  // kFrameVersion: a constant only
 #include "qpconnect/rdmacm/protocol_version.h"
-#include "qpconnect/version.h"  // LibraryVersion()
-
-#ifndef QPC_PROJECT_VERSION
-#error "QPC_PROJECT_VERSION is set by tools/common/CMakeLists.txt"
-#endif
+#include "qpconnect/version.h"          // LibraryVersion()
+#include "qpconnect/version_numbers.h"  // configured by cmake/QpcVersion.cmake
 
 namespace qpconnect::tools {
 
-std::string_view ProjectVersion() { return QPC_PROJECT_VERSION; }
+std::string_view ProjectVersion() { return QPCONNECT_VERSION_STRING; }
 
 std::string VersionText(std::string_view tool) {
   std::string text(tool);

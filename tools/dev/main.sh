@@ -7,10 +7,19 @@
 # both devices with their GIDs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-tools/dev/deps.sh
-# Only the two tools run below (and the libraries they link), not the test
-# suite: tools/dev/test.sh builds the whole tree.
-QPC_BUILD_TARGETS="qp-info qp-connect" tools/dev/build.sh
+# Only what runs below: the packages of the `build` and `lab` groups (no test
+# suite, MPI, man pages or stock peers), the tree configured without tests and
+# examples (no GoogleTest needed), and only the two tools with the libraries
+# they link. The lab's packages install while the tools compile (apt waits on
+# the network and the disk, the compiler on the CPUs). tools/dev/test.sh later
+# reconfigures the same build/ with everything (build.sh turns tests and
+# examples back on unless told otherwise) and reuses what is built.
+tools/dev/deps.sh --group build
+tools/dev/deps.sh --group lab &
+lab_deps=$!
+QPC_BUILD_TARGETS="qp-info qp-connect" tools/dev/build.sh \
+  -DQPCONNECT_BUILD_TESTS=OFF -DQPCONNECT_BUILD_EXAMPLES=OFF
+wait "$lab_deps" || { echo "main.sh: installing the lab's packages failed (tools/dev/deps.sh --group lab)" >&2; exit 1; }
 exec tools/lab/lab-run -- bash -c '
   set -u
   bin=$PWD/build/tools

@@ -12,11 +12,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/lab/skip_or_fail.sh  # qpc_skips_are_failures
-tools/dev/deps.sh --fuzz
+tools/dev/deps.sh --group test --fuzz
 unset QPC_BUILD_TARGETS  # the whole tree (main.sh builds only its two tools)
 werror=OFF
 [[ "${CI:-}" == "true" ]] && werror=ON
-tools/dev/build.sh -DQPCONNECT_WERROR="$werror"
+# Installed under /usr, the Debian packages (ctest label `deb`) get Debian's
+# layout: libraries in lib/<multiarch> (cmake/QpcPackaging.cmake).
+tools/dev/build.sh -DQPCONNECT_WERROR="$werror" -DCMAKE_INSTALL_PREFIX=/usr
 
 # Each ctest run writes its results as JUnit XML for the summary; a failing
 # run does not stop the next, the exit status says it at the end.

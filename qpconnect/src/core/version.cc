@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "qpconnect/version.h"
 
-#ifndef QPC_PROJECT_VERSION
-#error "QPC_PROJECT_VERSION is set by qpconnect/CMakeLists.txt"
-#endif
+#include "qpconnect/version_numbers.h"  // configured by cmake/QpcVersion.cmake
 
 namespace qpconnect {
 
-std::string_view LibraryVersion() { return QPC_PROJECT_VERSION; }
+std::string_view LibraryVersion() { return QPCONNECT_VERSION_STRING; }
 
 }  // namespace qpconnect
