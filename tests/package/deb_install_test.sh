@@ -65,15 +65,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM  # ctest's timeout, a kill: still purge (through the EXIT trap)
 trap 'exit 130' INT
-# run LOG CMD...: runs CMD quietly; on failure shows its output.
-run() {
-  local log=$1
-  shift
-  "$@" >"$work/$log" 2>&1 || {
-    cat "$work/$log" >&2
-    fail "$* (log above)"
-  }
-}
+source "$here/run_quietly.sh"  # run LOG CMD...
 
 # 1. The packages.
 [[ -f $build/CPackConfig.cmake ]] || fail "$build has no CPackConfig.cmake (configured without QPCONNECT_INSTALL?)"

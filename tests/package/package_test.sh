@@ -47,15 +47,7 @@ fail() {
   echo "package_test: FAIL: $*" >&2
   exit 1
 }
-# run LOG CMD...: runs CMD quietly; on failure shows its output.
-run() {
-  local log=$1
-  shift
-  "$@" >"$work/$log" 2>&1 || {
-    cat "$work/$log" >&2
-    fail "$* (log above)"
-  }
-}
+source "$(dirname "$0")/run_quietly.sh"  # run LOG CMD...
 
 run install.log cmake --install "$build" --prefix "$prefix"
 
