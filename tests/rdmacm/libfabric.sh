@@ -216,13 +216,7 @@ probe_main() {
       probes_quiet "$WORK/fi_info.qpcm.log" || bad "fi_info's log is not quiet"
       ;;
   esac
-  check_no_qps "end of $MODE"
-  echo "total $(since "$t0") s"
-  if ((fail)); then
-    echo "FAIL ($MODE)"
-    exit 1
-  fi
-  echo "PASS ($MODE)"
+  mode_end "$t0"
 }
 
 case ${1:-} in

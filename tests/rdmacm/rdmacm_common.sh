@@ -305,6 +305,18 @@ remove_client_ipv4() {
   ((v0 >= 1 && v1 == 0)) || die "removing $QPC_IP1 did not leave $QPC_DEV1 without an IPv4 GID"
 }
 
+# mode_end T0: the end of a mode: no QP may be left, the time since T0, and
+# PASS or FAIL (exit 1) from the mode's `fail` flag.
+mode_end() {
+  check_no_qps "end of $MODE"
+  echo "total $(since "$1") s"
+  if ((fail)); then
+    echo "FAIL ($MODE)"
+    exit 1
+  fi
+  echo "PASS ($MODE)"
+}
+
 rdmacm_main() {
   rdmacm_args "$@"
   : "${PROG_BIN:=$CM_EVENTS}" # the program whose librdmacm the libpath mode checks
@@ -393,11 +405,5 @@ rdmacm_main() {
   local p
   for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
   sleep 0.3
-  check_no_qps "end of $MODE"
-  echo "total $(since "$t0") s"
-  if ((fail)); then
-    echo "FAIL ($MODE)"
-    exit 1
-  fi
-  echo "PASS ($MODE)"
+  mode_end "$t0"
 }
