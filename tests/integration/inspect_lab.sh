@@ -12,14 +12,23 @@
 #   peer_killed   ib_send_bw receiver killed: exit 1, peer-qp-gone
 #   write_bw_ok   ib_write_bw pair: exit 0
 #   rping_ok      rping pair (rdma_cm): exit 0
+#   rdmacm_by_gid rping and cmtime (8 connections; the client stopped by
+#                 PAUSE_SHIM at its first rdma_disconnect, all connected), both
+#                 servers on QPC_IP0 (QPC_DEV0), clients bound to QPC_IP1
+#                 (QPC_DEV1); each device snapshotted as a "host" (node-a,
+#                 node-b); `qp-validate --json` pairs every connection by the
+#                 GID its cm_id's destination names ("gid" in the pair's how),
+#                 none ambiguous; the same snapshots without the cm_id addresses
+#                 pair none by GID (the control: the GIDs come from the cm_ids)
 #   unprivileged  what a user without privileges sees: the same QPs as root;
 #                 with /proc hidepid=2 a note instead of process names; from
 #                 another PID namespace a note on the pids the kernel withholds
 set -uo pipefail
 
-tools=${1:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO}
-shim=${2:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO}
-scenario=${3:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO}
+tools=${1:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO [PAUSE_SHIM]}
+shim=${2:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO [PAUSE_SHIM]}
+scenario=${3:?usage: inspect_lab.sh TOOLS_DIR SHIM SCENARIO [PAUSE_SHIM]}
+pause_shim=${4:-}
 qi=$tools/qp-inspect/qp-inspect
 qv=$tools/qp-validate/qp-validate
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
@@ -179,6 +188,70 @@ case $scenario in
     snapshot
     judge 0
     expect "$w/validate.out" "): sound" "pid $server rping" "pid $client rping"
+    ;;
+  rdmacm_by_gid)
+    [[ -f $pause_shim ]] || fail "no PAUSE_SHIM given (the fourth argument)"
+    cm_listening() {  # ADDR:PORT
+      for ((i = 0; ; i++)); do
+        rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr $1" && return 0
+        ((i < 200)) || fail "nothing listens on $1 (rdma_cm) after 20 s"
+        sleep 0.1
+      done
+    }
+    start rping_server rping -s -a "$QPC_IP0" -C 100000000
+    cm_listening "$QPC_IP0:7174"
+    start rping_client rping -c -a "$QPC_IP0" -I "$QPC_IP1" -C 100000000
+    start cmtime_server cmtime -b "$QPC_IP0"
+    cm_listening "$QPC_IP0:7471"
+    start cmtime_client env LD_PRELOAD="$pause_shim" cmtime -s "$QPC_IP0" -b "$QPC_IP1" -c 8
+    cmtime_client=$last
+    for ((i = 0; ; i++)); do
+      [[ $(awk '{print $3}' "/proc/$cmtime_client/stat" 2>/dev/null) == T ]] && break
+      ((i < 600)) || fail "cmtime's client did not reach its first rdma_disconnect in 60 s"
+      sleep 0.1
+    done
+    wait_rc 18
+    sleep 1
+    mkdir "$w/snaps"
+    at=$(($(date +%s) + 2))
+    "$qi" -d "$QPC_DEV0" --host node-a --at "$at" -o "$w/snaps/node-a.json" >"$w/a.out" 2>&1 &
+    a=$!
+    "$qi" -d "$QPC_DEV1" --host node-b --at "$at" -o "$w/snaps/node-b.json" >"$w/b.out" 2>&1 &
+    b=$!
+    wait "$a" || fail "qp-inspect on node-a exited $?"
+    wait "$b" || fail "qp-inspect on node-b exited $?"
+    grep -h '"dst_addr"' "$w/snaps/node-a.json" | head -n 2
+    "$qv" --json "$w/snaps" >"$w/validate.json" 2>"$w/validate.err"
+    # The control: the same snapshots without the cm_ids' addresses.
+    mkdir "$w/bare"
+    for f in node-a node-b; do
+      sed -E 's/,"src_addr":"[^"]*"//; s/,"dst_addr":"[^"]*"//' "$w/snaps/$f.json" >"$w/bare/$f.json"
+    done
+    "$qv" --json "$w/bare" >"$w/bare.json" 2>"$w/bare.err"
+    # By command, not pid: the tracker names the thread that made a QP
+    # (cmtime makes its QPs on worker threads).
+    python3 - "$w/validate.json" "$w/bare.json" <<'PY' || fail "the rdma_cm connections are not all paired by gid"
+import json, sys
+doc, bare = (json.load(open(f)) for f in sys.argv[1:3])
+ours = ("rping", "cmtime")
+def mine(d):
+    return [p for p in d["pairs"] if p["a"]["comm"] in ours or p["b"]["comm"] in ours]
+pairs = mine(doc)
+for p in pairs:
+    print(f"{p['a']['host']} {p['a']['comm']} {p['a']['pid']} QP {p['a']['qpn']} <-> "
+          f"{p['b']['host']} {p['b']['comm']} {p['b']['pid']} QP {p['b']['qpn']}: {p['how']}")
+comms = sorted((p["a"]["comm"], p["b"]["comm"]) for p in pairs)
+assert comms == [("cmtime", "cmtime")] * 8 + [("rping", "rping")], comms
+assert all("gid" in p["how"] for p in pairs), [p["how"] for p in pairs]
+assert all({p["a"]["host"], p["b"]["host"]} == {"node-a", "node-b"} for p in pairs)
+lone = [w for w in doc["without_peer"] if w["qp"]["comm"] in ours]
+assert not lone, lone
+assert doc["job_summary"]["ambiguous"] == 0, doc["job_summary"]
+control = mine(bare)
+assert control and not any("gid" in p["how"] for p in control), [p["how"] for p in control]
+print(f"{len(pairs)} rdma_cm pairs, every one by gid; without the cm_id addresses "
+      f"{len(control)} pairs, none by gid")
+PY
     ;;
   unprivileged)
     pingpong_pair

@@ -10,11 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "qpconnect/observe/kernel_paths.h"
 #include "qpconnect/verbs/port_counters.h"
@@ -177,11 +180,16 @@ class NetlinkReader : public KernelReader {
     if (Result<void> r = Connect(); !r) return r.error();
     KernelSample sample;
     for (const NlDevice& d : devices) {
+      const size_t first = sample.qps.size();
       Result<void> r = socket_->Transact(
           RDMA_NLDEV_CMD_RES_QP_GET, true, d.index, std::nullopt,
           [&](const nlmsghdr* m) { ParseQpMessage(m, &sample.qps); },
           "RDMA_NLDEV_CMD_RES_QP_GET (QPs of " + d.name + ")");
       if (!r) return r.error();
+      std::span<KernelQp> qps(sample.qps.begin() + static_cast<std::ptrdiff_t>(first),
+                              sample.qps.end());
+      CmIds(d, qps, notes);
+      RawContexts(d, qps, notes);
       for (uint32_t port = 1; port <= d.ports; ++port)
         sample.ports.push_back(Counters(d, port, notes));
     }
@@ -200,6 +208,59 @@ class NetlinkReader : public KernelReader {
     if (Result<void> r = s->Open(); !r) return r;
     socket_ = std::move(s);
     return Ok();
+  }
+
+  // The rdma_cm ids of `d`: their addresses onto the QPs they carry.
+  void CmIds(const NlDevice& d, std::span<KernelQp> qps, std::vector<std::string>* notes) {
+    std::vector<KernelCmId> cm_ids;
+    Result<void> r = socket_->Transact(
+        RDMA_NLDEV_CMD_RES_CM_ID_GET, true, d.index, std::nullopt,
+        [&](const nlmsghdr* m) { ParseCmIdMessage(m, &cm_ids); },
+        "RDMA_NLDEV_CMD_RES_CM_ID_GET (rdma_cm ids of " + d.name + ")");
+    if (!r) {
+      if (warned_.insert("cm_id/" + d.name).second) {
+        notes->push_back("the rdma_cm ids of " + d.name + " could not be read (" +
+                         r.error().ToString() + "): its rdma_cm QPs have no destination address");
+      }
+      return;
+    }
+    AttachCmIds(cm_ids, qps);
+  }
+
+  // The raw QP contexts of `d`, when raw_qp.h decodes its driver's: each
+  // QP's remote GID and LID.
+  void RawContexts(const NlDevice& d, std::span<KernelQp> qps, std::vector<std::string>* notes) {
+    auto [it, inserted] = driver_of_.try_emplace(d.name);
+    if (inserted) it->second = ReadSysfsDriver(d.name);
+    const RawQpDriver* driver = FindRawQpDriver(it->second);
+    if (driver == nullptr || qps.empty()) return;
+    std::vector<RawQpDestination> found;
+    Result<void> r = socket_->Transact(
+        RDMA_NLDEV_CMD_RES_QP_GET_RAW, true, d.index, std::nullopt,
+        [&](const nlmsghdr* m) { ParseQpRawMessage(m, driver->decode, &found); },
+        "RDMA_NLDEV_CMD_RES_QP_GET_RAW (raw QP contexts of " + d.name + ")");
+    if (!r) {
+      if (warned_.insert("raw/" + d.name).second) {
+        notes->push_back("the raw QP contexts of " + d.name + " (" + std::string(driver->driver) +
+                         ") could not be read (" + r.error().ToString() +
+                         "; they need CAP_NET_ADMIN): its QPs' destinations come from rdma_cm "
+                         "ids only");
+      }
+      return;
+    }
+    std::map<uint32_t, const RawQpDestination*> by_qpn;
+    for (const RawQpDestination& f : found) by_qpn[f.lqpn] = &f;
+    size_t refused = 0;
+    for (KernelQp& q : qps) {
+      auto f = by_qpn.find(q.lqpn);
+      if (f != by_qpn.end() && !ApplyRawDestination(*f->second, &q)) ++refused;
+    }
+    if (refused != 0 && warned_.insert("raw-refused/" + d.name).second) {
+      notes->push_back(std::to_string(refused) + " raw QP context(s) of " + d.name +
+                       " name another remote QP than the tracker's rqpn: not used (the "
+                       "driver's layout is not the one decoded: " +
+                       std::string(driver->layout) + ")");
+    }
   }
 
   KernelPortCounters Counters(const NlDevice& d, uint32_t port, std::vector<std::string>* notes) {
@@ -244,6 +305,7 @@ class NetlinkReader : public KernelReader {
   }
 
   std::unique_ptr<NetlinkSocket> socket_;
+  std::map<std::string, std::string> driver_of_;  // device -> kernel driver
   std::set<std::string> warned_;
   bool hidden_noted_ = false;
 };
@@ -295,6 +357,50 @@ void ParseStatMessage(const nlmsghdr* nlh, KernelPortCounters* out) {
     const std::optional<uint64_t> value = e.U64(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE);
     if (!name.empty() && value) out->counters.push_back({std::move(name), *value});
   }
+}
+
+void ParseCmIdMessage(const nlmsghdr* nlh, std::vector<KernelCmId>* out) {
+  const Attrs a = ParseMessage(nlh);
+  const std::string device = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
+  auto address = [](const Attrs& e, int id) {
+    const nlattr* x = e.Get(id, MNL_TYPE_BINARY);
+    return x != nullptr ? SockaddrText(mnl_attr_get_payload(x), mnl_attr_get_payload_len(x))
+                        : std::string();
+  };
+  for (const nlattr* entry : Entries(a, RDMA_NLDEV_ATTR_RES_CM_ID)) {
+    const Attrs e = ParseNest(entry);
+    KernelCmId c;
+    c.device = device;
+    c.lqpn = e.U32(RDMA_NLDEV_ATTR_RES_LQPN).value_or(0);
+    c.pid = static_cast<int>(e.U32(RDMA_NLDEV_ATTR_RES_PID).value_or(0));
+    if (auto st = e.U8(RDMA_NLDEV_ATTR_RES_STATE)) c.state = CmIdStateName(*st);
+    c.src_addr = address(e, RDMA_NLDEV_ATTR_RES_SRC_ADDR);
+    c.dst_addr = address(e, RDMA_NLDEV_ATTR_RES_DST_ADDR);
+    out->push_back(std::move(c));
+  }
+}
+
+void ParseQpRawMessage(const nlmsghdr* nlh, RawQpDecoder decode,
+                       std::vector<RawQpDestination>* out) {
+  const Attrs a = ParseMessage(nlh);
+  for (const nlattr* entry : Entries(a, RDMA_NLDEV_ATTR_RES_QP)) {
+    const Attrs e = ParseNest(entry);
+    const nlattr* raw = e.Get(RDMA_NLDEV_ATTR_RES_RAW, MNL_TYPE_BINARY);
+    if (raw == nullptr) continue;
+    const auto* bytes = static_cast<const uint8_t*>(mnl_attr_get_payload(raw));
+    if (auto d = decode(std::span<const uint8_t>(bytes, mnl_attr_get_payload_len(raw)))) {
+      out->push_back(*d);
+    }
+  }
+}
+
+// enum rdma_cm_state of the kernel (drivers/infiniband/core/cma_priv.h), in
+// its order.
+std::string CmIdStateName(uint8_t state) {
+  static const char* const kStates[] = {
+      "IDLE",       "ADDR_QUERY", "ADDR_RESOLVED", "ROUTE_QUERY",    "ROUTE_RESOLVED", "CONNECT",
+      "DISCONNECT", "ADDR_BOUND", "LISTEN",        "DEVICE_REMOVAL", "DESTROYING"};
+  return state < std::size(kStates) ? kStates[state] : "STATE_" + std::to_string(state);
 }
 
 // enum ib_qp_type and enum ib_qp_state of the kernel (include/rdma/ib_verbs.h),
@@ -359,6 +465,13 @@ std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(const std::strin
                                                                 const std::string& sysfs_root) {
   // The one sysfs reader of port counters, also the traffic proof's.
   return verbs::ReadSysfsPortCounters(device, port, sysfs_root + "/class/infiniband").values;
+}
+
+std::string ReadSysfsDriver(const std::string& device, const std::string& sysfs_root) {
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::read_symlink(
+      sysfs_root + "/class/infiniband/" + device + "/device/driver", ec);
+  return ec ? std::string() : target.filename().string();
 }
 
 PortIdentity ReadSysfsPortIdentity(const std::string& device, uint32_t port,

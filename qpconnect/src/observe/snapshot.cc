@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
+
+#include "qpconnect/observe/cm_id.h"
 
 namespace qpconnect {
 namespace {
@@ -72,6 +75,13 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
   if (out->qps.capacity() < out->qps.size() + most) {
     out->qps.reserve(std::max(out->qps.size() + most, out->qps.capacity() * 2));
   }
+  // The GIDs of a port of this host (its identity), for cm_id destinations.
+  auto own_gids = [&](const std::string& device, uint8_t port) -> std::span<const Gid> {
+    for (const PortIdentity& p : snapshot.identity) {
+      if (p.device == device && p.port == port) return p.gids;
+    }
+    return {};
+  };
   const size_t last = snapshot.samples.empty() ? 0 : snapshot.samples.size() - 1;
   std::vector<bool> in_last;
   for (size_t s = 0; s < snapshot.samples.size(); ++s) {
@@ -101,6 +111,9 @@ void AddSnapshot(const Snapshot& snapshot, const std::string& origin, Observatio
       if (connected_type && PastInit(k.state) && k.rqpn && *k.rqpn != 0) q.dest_qpn = *k.rqpn;
       q.dest_gid = k.dgid;
       q.dest_lid = k.dlid;
+      if (!k.dgid && connected_type && !k.dst_addr.empty()) {
+        q.dest_gid = DestinationGidOfCmId(k.src_addr, k.dst_addr, own_gids(k.device, q.port));
+      }
       ObservedSample observed;
       observed.at_seconds = sample.at_seconds;
       observed.state = k.state;

@@ -33,6 +33,8 @@ void AppendQp(const KernelQp& q, std::string* out) {
           ",\"comm\":" + Quote(q.comm) + ",\"process_state\":" + Quote(q.process_state);
   if (q.dgid) *out += ",\"dgid\":" + Quote(GidToString(*q.dgid));
   if (q.dlid) *out += ",\"dlid\":" + std::to_string(*q.dlid);
+  if (!q.src_addr.empty()) *out += ",\"src_addr\":" + Quote(q.src_addr);
+  if (!q.dst_addr.empty()) *out += ",\"dst_addr\":" + Quote(q.dst_addr);
   *out += "}";
 }
 
@@ -207,6 +209,8 @@ KernelQp ReadQp(Reader& r, const json& j, const std::string& path) {
     if (!q.dgid) r.Fail(path + "dgid", "not a GID");
   }
   if (auto dlid = r.Unsigned(j, path, "dlid", 0xffff, true)) q.dlid = static_cast<uint16_t>(*dlid);
+  q.src_addr = r.String(j, path, "src_addr");
+  q.dst_addr = r.String(j, path, "dst_addr");
   return q;
 }
 

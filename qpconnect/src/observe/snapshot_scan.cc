@@ -239,6 +239,8 @@ bool ReadQp(Scanner& s, KernelQp* q) {
     if (key == "comm"sv) return OptionalString(s, &q->comm);
     if (key == "process_state"sv) return OptionalString(s, &q->process_state);
     if (key == "dgid"sv) return Address(s, &q->dgid);
+    if (key == "src_addr"sv) return OptionalString(s, &q->src_addr);
+    if (key == "dst_addr"sv) return OptionalString(s, &q->dst_addr);
     if (key == "dlid"sv) {
       if (s.Null()) return true;
       uint16_t lid = 0;

@@ -6,6 +6,12 @@
 //   RDMA_NLDEV_CMD_GET (dump)         devices: index, name, number of ports
 //   RDMA_NLDEV_CMD_RES_QP_GET (dump)  every QP of a device: port, lqpn, rqpn,
 //                                     type, state, sq/rq PSN, pid or kernel owner
+//   RDMA_NLDEV_CMD_RES_CM_ID_GET (dump)  every rdma_cm id of a device (`rdma
+//                                     res show cm_id`): its QP's number, source
+//                                     and destination addresses (cm_id.h)
+//   RDMA_NLDEV_CMD_RES_QP_GET_RAW (dump)  the driver's raw QP contexts (`rdma
+//                                     res show qp -r`), for drivers raw_qp.h
+//                                     decodes; needs CAP_NET_ADMIN
 //   RDMA_NLDEV_CMD_STAT_GET           a port's hw counters (`rdma statistic`);
 //                                     /sys/class/infiniband/DEV/ports/N/hw_counters
 //                                     when the kernel or driver lacks it
@@ -25,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "qpconnect/observe/cm_id.h"
+#include "qpconnect/observe/raw_qp.h"
 #include "qpconnect/observe/snapshot.h"
 #include "qpconnect/result.h"
 
@@ -47,6 +55,20 @@ void ParseQpMessage(const nlmsghdr* nlh, std::vector<KernelQp>* out);
 // One RDMA_NLDEV_CMD_STAT_GET reply: appends the counters to `out`.
 void ParseStatMessage(const nlmsghdr* nlh, KernelPortCounters* out);
 
+// One RDMA_NLDEV_CMD_RES_CM_ID_GET reply: appends its rdma_cm ids to `out`
+// (device name from the message; addresses as SockaddrText()).
+void ParseCmIdMessage(const nlmsghdr* nlh, std::vector<KernelCmId>* out);
+
+// One RDMA_NLDEV_CMD_RES_QP_GET_RAW reply: appends what `decode` reads from
+// each QP entry's RDMA_NLDEV_ATTR_RES_RAW blob (entries it cannot decode
+// are skipped).
+void ParseQpRawMessage(const nlmsghdr* nlh, RawQpDecoder decode,
+                       std::vector<RawQpDestination>* out);
+
+// "CONNECT", "LISTEN", ... for the kernel's enum rdma_cm_state value, as
+// iproute2's `rdma res show cm_id` names them.
+std::string CmIdStateName(uint8_t state);
+
 // "RC", "UC", "UD", "GSI", ... for the kernel's enum ib_qp_type value.
 std::string QpTypeName(uint8_t type);
 // "RESET" ... "ERR" for the kernel's enum ib_qp_state value.
@@ -67,6 +89,10 @@ Result<ProcessInfo> ReadProcess(int pid, const std::string& proc_root = "/proc")
 std::vector<std::pair<std::string, uint64_t>> ReadSysfsCounters(
     const std::string& device, uint32_t port, const std::string& sysfs_root = "/sys");
 
+// The kernel driver of a device: the name SYSFS_ROOT/class/infiniband/DEV/
+// device/driver links to ("mlx5_core"); "" when there is none (rxe).
+std::string ReadSysfsDriver(const std::string& device, const std::string& sysfs_root = "/sys");
+
 // The identity of a port from SYSFS_ROOT/class/infiniband/DEV/ports/N: its
 // link layer (`link_layer`), LID (`lid`, hex), LMC (`lid_mask_count`), the
 // SM's LID (`sm_lid`, hex), the valid entries of its GID table (`gids/K` by
@@ -85,7 +111,9 @@ class KernelReader {
   // query fails.
   virtual Result<std::vector<NlDevice>> Devices() = 0;
   // Every QP and port counter of `devices` now, with each owner's command and
-  // process state. Notes on what could not be seen go to `notes`.
+  // process state, and each QP's destination where the kernel shows it (its
+  // rdma_cm id's addresses; the remote GID and LID of a raw context that
+  // raw_qp.h decodes). Notes on what could not be seen go to `notes`.
   virtual Result<KernelSample> Sample(const std::vector<NlDevice>& devices,
                                       std::vector<std::string>* notes) = 0;
   // The identity of every port of `devices` (the host identity a snapshot

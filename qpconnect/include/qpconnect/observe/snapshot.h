@@ -39,11 +39,16 @@ struct KernelQp {
   std::string path_mig_state;      // "MIGRATED", "REARM", "ARMED"; "" when not reported
   int pid = 0;                     // owning process; 0 for a kernel QP
   std::string comm;                // the process's command, or the kernel owner ("ib_core")
-  // The destination address in the QP's context, when the kernel exposes it
-  // (nullopt otherwise, which is the rule for rxe and for the tracker's
-  // plain attributes).
+  // The destination address in the QP's context, when the kernel exposes it:
+  // a driver's raw QP context (raw_qp.h; mlx5). nullopt otherwise, which is
+  // the rule for rxe and for the tracker's plain attributes.
   std::optional<Gid> dgid;
   std::optional<uint16_t> dlid;
+  // The QP's rdma_cm id, when it has one (cm_id.h): its source and
+  // destination addresses as read ("10.99.0.1:7174", "[fe80::1]:7174"); ""
+  // for a QP not made through rdma_cm.
+  std::string src_addr;
+  std::string dst_addr;
   // /proc/PID/stat field 3: "R" running, "S" sleeping, "D" disk sleep, "T"
   // stopped, "t" traced, "Z" zombie, ...; "" when unknown (kernel QP, or
   // /proc hides the process).
@@ -105,7 +110,10 @@ double SnapshotSkewSeconds(const std::vector<Snapshot>& snapshots);
 // (device, lqpn, pid) across the samples. Each gets one ObservedSample per
 // sample it appears in; its state, port, type and dest_qpn are those of its
 // last sample. dest_qpn is set for RC and UC QPs past INIT (RTR, RTS, SQD,
-// SQE, ERR) whose rqpn is not 0. A QP present in an earlier sample but not in
+// SQE, ERR) whose rqpn is not 0. dest_gid and dest_lid are the QP's dgid and
+// dlid; without a dgid, an RC or UC QP's cm_id destination gives dest_gid
+// where the snapshot's identity shows that its port's addresses are its GIDs
+// (DestinationGidOfCmId, cm_id.h). A QP present in an earlier sample but not in
 // the last one is marked `destroyed` (it was destroyed, or its process
 // exited, during the interval). Each port's counters become one
 // ObservedPortCounters with its first and last values and the interval. The

@@ -34,7 +34,8 @@
 //                 "lid": 0, "lmc": 0, "sm_lid": 0,
 //                 "subnet_prefix": "0xfe80000000000000",
 //                 "gids": ["fe80::...", "::ffff:10.99.0.1"]}]
-// and a QP's destination address "dgid"/"dlid" where the kernel shows it.
+// a QP's destination address "dgid"/"dlid" where the kernel shows it; and
+// "src_addr"/"dst_addr", the addresses of the QP's rdma_cm id (cm_id.h).
 //
 // A kernel QP has pid 0 and its owner module as comm; a value the kernel does
 // not report is null. Readers ignore unknown keys, so members can be added
