@@ -198,20 +198,27 @@ int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output
     return kExitExchange;
   }
   if (job.rank != 0) return kExitOk;
+  // Each rank's host, start and QP count, not its snapshot: rank 0 holds
+  // every rank's text already, and a job of a thousand nodes is gigabytes.
   std::vector<Snapshot> parsed;
+  size_t qps = 0;
   for (const std::string& text : *all) {
-    if (Result<Snapshot> s = SnapshotFromJson(text)) parsed.push_back(std::move(*s));
+    if (Result<Snapshot> s = SnapshotFromJson(text)) {
+      qps += s->samples.back().qps.size();
+      Snapshot header;
+      header.host = s->host;
+      header.started_epoch = s->started_epoch;
+      parsed.push_back(std::move(header));
+    }
   }
   std::ofstream f(output, std::ios::trunc);
-  f << JobSnapshotsToText(*all);
+  WriteJobSnapshots(*all, f);
   f.close();
   if (!f) {
     const int e = errno;
     err << "qp-inspect-mpi: cannot write " << output << ": " << std::strerror(e) << "\n";
     return kExitUsage;
   }
-  size_t qps = 0;
-  for (const Snapshot& s : parsed) qps += s.samples.back().qps.size();
   char skew[64];
   std::snprintf(skew, sizeof skew, "%.3f ms", SnapshotSkewSeconds(parsed) * 1000);
   out << "job snapshot of " << all->size() << " rank(s), " << qps << " QPs, written to " << output

@@ -12,6 +12,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
+#include <sstream>
 #include <streambuf>
 
 namespace qpconnect {
@@ -364,16 +366,21 @@ bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshot
 
 bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
 
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
-  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) +
-                    ", \"version\": 1,\n \"snapshots\": [\n";
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out) {
+  out << "{\"format\": " << Quote(std::string(kJobSnapshotsFormat))
+      << ", \"version\": 1,\n \"snapshots\": [\n";
   for (size_t i = 0; i < snapshot_texts.size(); ++i) {
     std::string_view t = snapshot_texts[i];
     while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
-    out += std::string(t) + (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
+    out << t << (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
   }
-  out += " ]}\n";
-  return out;
+  out << " ]}\n";
+}
+
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
+  std::ostringstream out;
+  WriteJobSnapshots(snapshot_texts, out);
+  return std::move(out).str();
 }
 
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text) {

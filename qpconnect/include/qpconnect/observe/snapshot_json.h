@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <functional>
 #include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,8 @@ size_t SnapshotHeadQps(std::string_view head);
 // "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
 inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
 std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+// The same text written to `out` as it goes (no copy of the whole job).
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out);
 bool LooksLikeJobSnapshots(std::string_view text);
 // kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
