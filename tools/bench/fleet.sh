@@ -12,10 +12,12 @@
 #    rxe's resource tracker shows).
 # 2. qp-validate on all of them under `taskset -c 0` and /usr/bin/time -v,
 #    text output (the summary and the unsound pairs): wall time, CPU time,
-#    peak RSS; the goal is under 10 s and 2 GiB.
-# 3. qp-validate --json on them again (not timed for the goal, its time is
-#    printed) and fleet_check.py: pairs with the wrong peer, healthy pairs
-#    accused, every planted fault found.
+#    peak RSS, and qp-validate's own split by stage (its closing progress
+#    line: read, pair and judge, sum up, print; wall and CPU); the goal is
+#    under 10 s and 2 GiB.
+# 3. qp-validate --json on them again, timed the same way (the goal holds
+#    for it too), and fleet_check.py: pairs with the wrong peer, healthy
+#    pairs accused, every planted fault found.
 # The machine's load is printed first: time figures are worth what the load
 # lets them be. Record the output in docs/inspect.md ("Scale").
 set -euo pipefail
@@ -35,22 +37,25 @@ echo "fleet: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 
 echo "fleet: snapshots $(du -sh "$w/job" | cut -f1) in $(ls "$w/job" | grep -c '^node-') files"
 cat "$w"/job/node-*.json > /dev/null  # in the page cache, as a second read would be
 
-status=0
-/usr/bin/time -v taskset -c 0 "$qv" "$w"/job/node-*.json > "$w/verdict.txt" 2> "$w/time.txt" ||
-  status=$?
-wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$w/time.txt")
-user=$(sed -n 's/.*User time (seconds): //p' "$w/time.txt")
-sys=$(sed -n 's/.*System time (seconds): //p' "$w/time.txt")
-rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$w/time.txt")
-echo "fleet: qp-validate (text) on one core: exit $status, wall $wall, user $user s, sys $sys s," \
-  "peak RSS $((rss / 1024)) MiB"
+# timed OUTPUT [qp-validate options]: one run on one core, its figures printed.
+timed() {
+  local out=$1 status=0
+  shift
+  /usr/bin/time -v taskset -c 0 "$qv" "$@" "$w"/job/node-*.json > "$out" 2> "$w/time.txt" ||
+    status=$?
+  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$w/time.txt")
+  user=$(sed -n 's/.*User time (seconds): //p' "$w/time.txt")
+  sys=$(sed -n 's/.*System time (seconds): //p' "$w/time.txt")
+  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$w/time.txt")
+  echo "fleet: qp-validate ${*:-(text)} on one core: exit $status, wall $wall, user $user s," \
+    "sys $sys s, peak RSS $((rss / 1024)) MiB, $(du -h "$out" | cut -f1)"
+  grep '^qp-validate: done in' "$w/time.txt" | sed 's/^/  | /' || true
+}
+
+timed "$w/verdict.txt"
 echo "fleet: its summary:"
 sed -n '1,/^$/p' "$w/verdict.txt" | sed 's/^/  | /'
-
-s=$(date +%s%N)
-"$qv" --json "$w"/job/node-*.json > "$w/verdict.json" || true
-e=$(date +%s%N)
-echo "fleet: qp-validate --json: $(((e - s) / 1000000)) ms, $(du -h "$w/verdict.json" | cut -f1)"
+timed "$w/verdict.json" --json
 check_opts=()
 [[ $dest_opt == --no-dest ]] && check_opts=(--allow-ambiguous)
 python3 "$here/fleet_check.py" "${check_opts[@]}" "$w/job/truth.json" "$w/verdict.json"

@@ -171,6 +171,23 @@ std::optional<double> ParseAt(const std::string& v, double now) {
   return x > 1e9 && x < 1e11 ? std::optional<double>(x) : std::nullopt;
 }
 
+// `epoch` (seconds) as UTC "10:32:05", with its milliseconds when it has
+// some ("10:32:05.500"), and its date when it is `wait` > 12 h away.
+std::string UtcClock(double epoch, double wait) {
+  const auto whole = static_cast<std::time_t>(epoch);
+  std::tm tm{};
+  gmtime_r(&whole, &tm);
+  char buf[48];
+  std::strftime(buf, sizeof buf, wait > 12 * 3600 ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
+  std::string out = buf;
+  const auto ms = static_cast<int>((epoch - static_cast<double>(whole)) * 1000 + 0.5);
+  if (ms > 0 && ms < 1000) {
+    std::snprintf(buf, sizeof buf, ".%03d", ms);
+    out += buf;
+  }
+  return out;
+}
+
 // qp-inspect-mpi: every rank's snapshot to rank 0, which writes the job file
 // and says how far apart the ranks' first samples started.
 int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output, std::ostream& out,
@@ -181,20 +198,27 @@ int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output
     return kExitExchange;
   }
   if (job.rank != 0) return kExitOk;
+  // Each rank's host, start and QP count, not its snapshot: rank 0 holds
+  // every rank's text already, and a job of a thousand nodes is gigabytes.
   std::vector<Snapshot> parsed;
+  size_t qps = 0;
   for (const std::string& text : *all) {
-    if (Result<Snapshot> s = SnapshotFromJson(text)) parsed.push_back(std::move(*s));
+    if (Result<Snapshot> s = SnapshotFromJson(text)) {
+      qps += s->samples.back().qps.size();
+      Snapshot header;
+      header.host = s->host;
+      header.started_epoch = s->started_epoch;
+      parsed.push_back(std::move(header));
+    }
   }
   std::ofstream f(output, std::ios::trunc);
-  f << JobSnapshotsToText(*all);
+  WriteJobSnapshots(*all, f);
   f.close();
   if (!f) {
     const int e = errno;
     err << "qp-inspect-mpi: cannot write " << output << ": " << std::strerror(e) << "\n";
     return kExitUsage;
   }
-  size_t qps = 0;
-  for (const Snapshot& s : parsed) qps += s.samples.back().qps.size();
   char skew[64];
   std::snprintf(skew, sizeof skew, "%.3f ms", SnapshotSkewSeconds(parsed) * 1000);
   out << "job snapshot of " << all->size() << " rank(s), " << qps << " QPs, written to " << output
@@ -339,6 +363,14 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
   if (at && env.wall_seconds) {
     const double wait = *at - env.wall_seconds();
     if (wait > 0) {
+      // Said, not slept silently (under MPI by rank 0 only: one line per job).
+      if (rank == 0) {
+        char in[32];
+        std::snprintf(in, sizeof in, "%.1f s", wait);
+        err << tool << ": sampling at " << UtcClock(*at, wait) << " UTC as agreed (--at), in " << in
+            << " ...\n"
+            << std::flush;
+      }
       env.sleep(wait);
     } else if (wait < -0.1) {
       char late[64];

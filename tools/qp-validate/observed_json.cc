@@ -4,45 +4,84 @@
 #include <cctype>
 #include <string>
 
+#include "json_text.h"
 #include "qpconnect/verbs/qp_attrs.h"
 
 namespace qpconnect::tools::qp_validate {
 
 using Json = nlohmann::ordered_json;
 
-Json ObservedQpJson(const ObservedQp& q) {
+void AppendObservedQpJson(const ObservedQp& q, std::string* out) {
+  auto key = [&](std::string_view k) {
+    out->push_back(',');
+    AppendJsonKey(k, out);
+  };
+  *out += "{";
+  AppendJsonKey("file", out);
+  AppendJsonString(q.origin, out);
+  key("source");
+  AppendJsonString(ObservedSourceName(q.source), out);
+  key("host");
+  AppendJsonString(q.host, out);
+  key("pid");
+  AppendJsonNumber(q.pid, out);
+  key("comm");
+  AppendJsonString(q.comm, out);
+  key("device");
+  AppendJsonString(q.device, out);
+  key("port");
+  AppendJsonNumber(q.port, out);
+  key("qpn");
+  AppendJsonNumber(q.qpn, out);
+  key("transport");
   std::string transport = q.type_name;
   for (char& c : transport) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  Json transitions = Json::array();
-  for (const ObservedTransition& t : q.transitions) {
-    transitions.push_back({{"from", t.from},
-                           {"to", t.to},
-                           {"mask", verbs::DecodeMask(t.mask)},
-                           {"result", t.result},
-                           {"errno", t.sys_errno}});
+  AppendJsonString(transport, out);
+  key("state");
+  AppendJsonString(q.state, out);
+  key("destroyed");
+  AppendJsonBool(q.destroyed, out);
+  key("creation_seen");
+  AppendJsonBool(!q.creation_unseen, out);
+  key("dest_qpn");
+  AppendJsonOptional(q.dest_qpn, out);
+  key("transitions");
+  out->push_back('[');
+  for (size_t i = 0; i < q.transitions.size(); ++i) {
+    const ObservedTransition& t = q.transitions[i];
+    if (i != 0) out->push_back(',');
+    out->push_back('{');
+    AppendJsonKey("from", out);
+    AppendJsonString(t.from, out);
+    key("to");
+    AppendJsonString(t.to, out);
+    key("mask");
+    AppendJsonString(verbs::DecodeMask(t.mask), out);
+    key("result");
+    AppendJsonNumber(t.result, out);
+    key("errno");
+    AppendJsonNumber(t.sys_errno, out);
+    out->push_back('}');
   }
-  Json j = {{"file", q.origin},
-            {"source", ObservedSourceName(q.source)},
-            {"host", q.host},
-            {"pid", q.pid},
-            {"comm", q.comm},
-            {"device", q.device},
-            {"port", q.port},
-            {"qpn", q.qpn},
-            {"transport", transport},
-            {"state", q.state},
-            {"destroyed", q.destroyed},
-            {"creation_seen", !q.creation_unseen},
-            {"dest_qpn", q.dest_qpn ? Json(*q.dest_qpn) : Json()},
-            {"transitions", std::move(transitions)}};
+  out->push_back(']');
   if (!q.samples.empty()) {
     const ObservedSample& s = q.samples.back();
-    j["sq_psn"] = s.sq_psn ? Json(*s.sq_psn) : Json();
-    j["rq_psn"] = s.rq_psn ? Json(*s.rq_psn) : Json();
-    j["process_state"] = s.process_state;
-    j["samples"] = q.samples.size();
+    key("sq_psn");
+    AppendJsonOptional(s.sq_psn, out);
+    key("rq_psn");
+    AppendJsonOptional(s.rq_psn, out);
+    key("process_state");
+    AppendJsonString(s.process_state, out);
+    key("samples");
+    AppendJsonNumber(q.samples.size(), out);
   }
-  return j;
+  out->push_back('}');
+}
+
+Json ObservedQpJson(const ObservedQp& q) {
+  std::string text;
+  AppendObservedQpJson(q, &text);
+  return Json::parse(text);
 }
 
 }  // namespace qpconnect::tools::qp_validate

@@ -4,10 +4,11 @@
 // trace and snapshot modes both print it (docs/json.md,
 // docs/schemas/qp-validate.schema.json "observed_qp").
 //
-// Thread-safety: pure function.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "qpconnect/observe/observed.h"
 
@@ -19,5 +20,9 @@ namespace qpconnect::tools::qp_validate {
 // order), and from the last kernel sample, if any: sq_psn, rq_psn (null if
 // unknown), process_state and samples (their count).
 nlohmann::ordered_json ObservedQpJson(const ObservedQp& q);
+
+// The same object as compact JSON text appended to `out` (what
+// ObservedQpJson(q).dump() writes, without the tree: a job's million QPs).
+void AppendObservedQpJson(const ObservedQp& q, std::string* out);
 
 }  // namespace qpconnect::tools::qp_validate

@@ -46,6 +46,8 @@ constexpr OptionSpec kSpecs[] = {
     {0, "markdown", false, "", "with --list-rules: Markdown, as in docs/rules.md"},
     {0, "svg", true, "FILE",
      "snapshots: also write the host-by-host matrix of verdicts to FILE (SVG)"},
+    {0, "quiet", false, "",
+     "snapshots: no progress lines on stderr (otherwise a line a second after the first 2 s)"},
     VersionOption(),
 };
 
@@ -58,7 +60,7 @@ std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
          "       qp-validate [--json] TRACE TRACE [TRACE...]\n"
-         "       qp-validate [--json] [--svg FILE] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
+         "       qp-validate [--json] [--svg FILE] [--quiet] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
          "       qp-validate --list-rules [--json | --markdown]\n"
          "\n"
          "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
@@ -341,6 +343,7 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     SnapshotModeOptions options;
     options.json = json;
     options.svg = svg.value_or("");
+    options.progress = !a.Has("quiet");
     return RunSnapshotMode(
         files, options, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
   }

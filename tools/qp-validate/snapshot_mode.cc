@@ -2,17 +2,24 @@
 #include "snapshot_mode.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "exit_codes.h"
 #include "findings_json.h"
 #include "findings_text.h"
 #include "json_document.h"
+#include "json_text.h"
 #include "observed_json.h"
+#include "progress.h"
 #include "qpconnect/observe/dump.h"
 #include "qpconnect/observe/job_summary.h"
 #include "qpconnect/observe/judge.h"
@@ -45,12 +52,23 @@ std::string Seconds(double s) {
   return buf;
 }
 
-Json LiveFindingJson(const Observation& obs, const LiveFinding& f) {
-  Json j = FindingToJson(f.finding);
-  j["qp"] = ObservedQpJson(obs.qps[f.qp]);
-  j["peer"] = f.peer ? ObservedQpJson(obs.qps[*f.peer]) : Json();
-  j["evidence"] = f.evidence;
-  return j;
+// A live finding as compact JSON text: the finding's members
+// (findings_json.h), then the QP, its peer and the evidence.
+void AppendLiveFindingJson(const Observation& obs, const LiveFinding& f, std::string* out) {
+  std::string finding = FindingToJson(f.finding).dump();
+  finding.pop_back();  // its closing brace: the members below follow
+  *out += finding;
+  *out += ",\"qp\":";
+  AppendObservedQpJson(obs.qps[f.qp], out);
+  *out += ",\"peer\":";
+  if (f.peer) {
+    AppendObservedQpJson(obs.qps[*f.peer], out);
+  } else {
+    *out += "null";
+  }
+  *out += ",\"evidence\":";
+  *out += Json(f.evidence).dump();
+  out->push_back('}');
 }
 
 std::string QpLine(const ObservedQp& q, bool with_host) {
@@ -227,19 +245,59 @@ Json SummaryJson(const JobSummary& s) {
           {"text", SummaryText(s)}};
 }
 
-// The document is written member by member and each pair on a line of its
-// own, so that a million QPs never make one JSON tree in memory.
-void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observation& obs,
+// Text appended to a buffer and written to the stream a megabyte at a time.
+class Sink {
+ public:
+  explicit Sink(std::ostream& out) : out_(out) { buf_.reserve(kFlushAt + (kFlushAt >> 2)); }
+  ~Sink() { Flush(); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  std::string* text() { return &buf_; }
+  Sink& operator<<(std::string_view s) {
+    buf_ += s;
+    return *this;
+  }
+  // Writes the buffer once it holds a megabyte.
+  void Spill() {
+    if (buf_.size() >= kFlushAt) Flush();
+  }
+  void Flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushAt = size_t{1} << 20;
+  std::ostream& out_;
+  std::string buf_;
+};
+
+// The document is written as it is produced, member by member and each
+// pair on a line of its own, through a buffer of a megabyte: a million QPs
+// never make a JSON tree, nor the whole text, in memory.
+void PrintJson(std::ostream& os, const std::vector<Input>& inputs, const Observation& obs,
                const Pairing& pairing, const LiveReport& live, const OfflineJudgement& offline,
-               size_t errors, size_t warnings, size_t infos, int code, const JobSummary& summary) {
+               size_t errors, size_t warnings, size_t infos, int code, const JobSummary& summary,
+               Progress& progress) {
+  Sink out(os);
+  std::string* text = out.text();
   Json in = Json::array();
   for (const Input& i : inputs) {
     in.push_back({{"file", i.name}, {"kind", i.kind}, {"summary", i.what}, {"num_qps", i.qps}});
   }
-  std::unordered_map<size_t, std::vector<const LiveFinding*>> findings_of;
-  for (const LiveFinding& f : live.findings) {
-    findings_of[f.qp].push_back(&f);
-  }
+  // The findings of each QP, in order: a QP's are a run of indexes.
+  std::vector<size_t> order(live.findings.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return live.findings[x].qp < live.findings[y].qp; });
+  auto findings_of = [&](size_t qp) {
+    auto first = std::lower_bound(order.begin(), order.end(), qp,
+                                  [&](size_t i, size_t q) { return live.findings[i].qp < q; });
+    auto last = first;
+    while (last != order.end() && live.findings[*last].qp == qp) ++last;
+    return std::pair{first, last};
+  };
   const Json head = JsonDocument();
   out << "{\n";
   for (auto it = head.begin(); it != head.end(); ++it) {
@@ -248,44 +306,67 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
   out << "\"inputs\": " << in.dump() << ",\n\"notes\": " << Json(obs.notes).dump()
       << ",\n\"job_summary\": " << SummaryJson(summary).dump() << ",\n\"pairs\": [";
   size_t pair_count = 0;
-  auto emit = [&](const Json& j) { out << (pair_count++ == 0 ? "\n" : ",\n") << j.dump(); };
+  const size_t all_pairs = live.pairs.size() + (offline.present ? offline.verdict.pairs.size() : 0);
+  auto next = [&] {
+    out << (pair_count++ == 0 ? "\n" : ",\n");
+    if (pair_count % 8192 == 0) {
+      progress.Detail(std::to_string(pair_count) + " of " + std::to_string(all_pairs) + " pairs");
+    }
+  };
   for (const LivePairVerdict& v : live.pairs) {
     if (v.progress.rfind("not judged live", 0) == 0) continue;
-    Json findings = Json::array();
+    next();
+    *text += "{\"how\":";
+    AppendJsonString(v.pair.how, text);
+    *text += ",\"unique\":";
+    AppendJsonBool(v.pair.unique, text);
+    *text += ",\"candidates\":";
+    AppendJsonNumber(v.pair.candidates, text);
+    *text += ",\"judged_by\":\"live rules\",\"sound\":";
+    AppendJsonBool(v.sound, text);
+    *text += ",\"progress\":";
+    AppendJsonString(v.progress, text);
+    *text += ",\"a\":";
+    AppendObservedQpJson(obs.qps[v.pair.a], text);
+    *text += ",\"b\":";
+    AppendObservedQpJson(obs.qps[v.pair.b], text);
+    *text += ",\"findings\":[";
+    bool first = true;
     for (size_t side : {v.pair.a, v.pair.b}) {
-      auto it = findings_of.find(side);
-      if (it == findings_of.end()) continue;
-      for (const LiveFinding* f : it->second) findings.push_back(LiveFindingJson(obs, *f));
+      auto [from, to] = findings_of(side);
+      for (auto it = from; it != to; ++it) {
+        if (!first) text->push_back(',');
+        first = false;
+        AppendLiveFindingJson(obs, live.findings[*it], text);
+      }
     }
-    emit({{"how", v.pair.how},
-          {"unique", v.pair.unique},
-          {"candidates", v.pair.candidates},
-          {"judged_by", "live rules"},
-          {"sound", v.sound},
-          {"progress", v.progress},
-          {"a", ObservedQpJson(obs.qps[v.pair.a])},
-          {"b", ObservedQpJson(obs.qps[v.pair.b])},
-          {"findings", std::move(findings)}});
+    *text += "]}";
+    out.Spill();
   }
   if (offline.present) {
     for (const trace::PairVerdict& p : offline.verdict.pairs) {
       const size_t e = CountSeverity(p.findings, Severity::kError) + p.failures.size();
-      emit({{"how", p.pair.how},
-            {"unique", p.pair.unique},
-            {"candidates", p.pair.candidates},
-            {"judged_by", "validator rules"},
-            {"sound", e == 0},
-            {"progress", ""},
-            {"a", ObservedQpJson(offline.obs.qps[p.pair.a])},
-            {"b", ObservedQpJson(offline.obs.qps[p.pair.b])},
-            {"notes", p.notes},
-            {"num_failed_transitions", p.failures.size()},
-            {"findings", FindingsToJson(p.findings)}});
+      next();
+      out << Json{{"how", p.pair.how},
+                  {"unique", p.pair.unique},
+                  {"candidates", p.pair.candidates},
+                  {"judged_by", "validator rules"},
+                  {"sound", e == 0},
+                  {"progress", ""},
+                  {"a", ObservedQpJson(offline.obs.qps[p.pair.a])},
+                  {"b", ObservedQpJson(offline.obs.qps[p.pair.b])},
+                  {"notes", p.notes},
+                  {"num_failed_transitions", p.failures.size()},
+                  {"findings", FindingsToJson(p.findings)}}
+                 .dump();
+      out.Spill();
     }
   }
   out << "\n],\n\"live_findings\": [";
   for (size_t i = 0; i < live.findings.size(); ++i) {
-    out << (i == 0 ? "\n" : ",\n") << LiveFindingJson(obs, live.findings[i]).dump();
+    out << (i == 0 ? "\n" : ",\n");
+    AppendLiveFindingJson(obs, live.findings[i], text);
+    out.Spill();
   }
   out << "\n],\n\"without_peer\": [";
   size_t lone = 0;
@@ -293,8 +374,10 @@ void PrintJson(std::ostream& out, const std::vector<Input>& inputs, const Observ
        {std::pair{&pairing.dangling, "dangling"}, std::pair{&pairing.unpaired, "unpaired"},
         std::pair{&pairing.ambiguous, "ambiguous"}}) {
     for (size_t i : *list) {
-      out << (lone++ == 0 ? "\n" : ",\n")
-          << Json{{"status", status}, {"qp", ObservedQpJson(obs.qps[i])}}.dump();
+      out << (lone++ == 0 ? "\n" : ",\n") << "{\"status\":\"" << status << "\",\"qp\":";
+      AppendObservedQpJson(obs.qps[i], text);
+      out << "}";
+      out.Spill();
     }
   }
   const Json totals = {{"pairs", pair_count},
@@ -317,13 +400,35 @@ bool WantsSnapshotMode(const std::vector<std::string>& files) {
 int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOptions& options,
                     const ReadInputFn& read, std::ostream& out, std::ostream& err) {
   if (!StdinAtMostOnce(files, err)) return kExitUsage;
+  // Progress lines (progress.h) come from another thread: until it stops,
+  // what reading has to say waits in `said`.
+  Progress progress("qp-validate", options.progress ? &err : nullptr);
+  std::ostringstream said;
+  auto fail = [&] {
+    progress.Stop();
+    err << said.str();
+    return kExitUsage;
+  };
   Observation obs;
   // Size the QP table once from the files' heads (a million QPs moved at
-  // each doubling cost more than reading them).
+  // each doubling cost more than reading them); the heads also tell a job
+  // file, read as a stream, from the others, read whole.
+  std::vector<std::string> heads;  // by file; "" for standard input
   size_t declared = 0;
-  for (const std::string& head : FileHeads(files, kSnapshotHeadBytes)) {
-    declared += SnapshotHeadQps(head);
+  uint64_t total_bytes = 0;
+  for (const std::string& f : files) {
+    heads.push_back(f == "-" ? std::string() : FileHeads({f}, kSnapshotHeadBytes).front());
+    declared += SnapshotHeadQps(heads.back());
+    std::error_code ec;
+    if (f != "-") total_bytes += std::filesystem::file_size(f, ec);
   }
+  auto megabytes = [](uint64_t bytes) {
+    return std::to_string((bytes + 500000) / 1000000) + " MB";
+  };
+  progress.Stage("read", "reading " + std::to_string(files.size()) +
+                             (files.size() == 1 ? " file (" : " files (") + megabytes(total_bytes) +
+                             ")");
+  uint64_t bytes_read = 0;
   obs.qps.reserve(std::min<size_t>(declared, size_t{1} << 26));
   std::vector<Input> inputs;
   std::vector<Snapshot> snapshots;  // headers only (host, start): for the skew
@@ -333,43 +438,66 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     header.started_epoch = s.started_epoch;
     snapshots.push_back(std::move(header));
   };
-  for (const std::string& f : files) {
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const std::string& f = files[fi];
+    progress.Detail(std::to_string(fi) + " of " + std::to_string(files.size()) + " read, " +
+                    megabytes(bytes_read));
     Input in;
     in.name = InputName(f);
-    std::optional<std::string> text = ReadOrSay(read, f, err);
-    if (!text) return kExitUsage;
-    const size_t before = obs.qps.size();
-    if (LooksLikeJobSnapshots(*text)) {
-      // qp-inspect-mpi's job file: every rank's snapshot, each one input.
-      Result<std::vector<Snapshot>> job = JobSnapshotsFromJson(*text);
-      if (!job) {
-        err << "qp-validate: " << in.name
-            << ": not a usable job snapshot file: " << job.error().detail
-            << (job.error().attribute.empty() ? "" : " (field " + job.error().attribute + ")")
-            << "\n";
-        return kExitUsage;
+    // qp-inspect-mpi's job file (every rank's snapshot, each one input) is
+    // read as a stream, at any size; from standard input, read whole first.
+    std::unique_ptr<std::istream> job;
+    std::optional<std::string> text;
+    if (f != "-" && LooksLikeJobSnapshots(heads[fi])) {
+      job = std::make_unique<std::ifstream>(f, std::ios::binary);
+      if (!*job) {
+        const int e = errno;
+        said << "qp-validate: " << in.name << ": cannot open: " << std::strerror(e) << "\n";
+        return fail();
       }
-      for (size_t r = 0; r < job->size(); ++r) {
+    } else {
+      text = ReadOrSay(read, f, said);
+      if (!text) return fail();
+      bytes_read += text->size();
+      if (LooksLikeJobSnapshots(*text))
+        job = std::make_unique<std::istringstream>(std::move(*text));
+    }
+    const size_t before = obs.qps.size();
+    if (job) {
+      Result<size_t> ranks = ReadJobSnapshots(*job, [&](size_t r, Snapshot&& s) {
         Input part;
         part.name = in.name + "[" + std::to_string(r) + "]";
         part.kind = "snapshot";
         const size_t from = obs.qps.size();
-        AddSnapshot((*job)[r], part.name, &obs);
+        AddSnapshot(s, part.name, &obs);
         part.qps = obs.qps.size() - from;
-        part.what = "host " + (*job)[r].host + ", rank " + std::to_string(r) + ", " +
+        part.what = "host " + s.host + ", rank " + std::to_string(r) + ", " +
                     std::to_string(part.qps) + (part.qps == 1 ? " QP" : " QPs");
         inputs.push_back(std::move(part));
-        remember_start((*job)[r]);
+        remember_start(s);
+        if (r % 16 == 15) {
+          progress.Detail(in.name + ": " + std::to_string(r + 1) + " snapshots, " +
+                          std::to_string(obs.qps.size()) + " QPs read");
+        }
+      });
+      if (!ranks) {
+        said << "qp-validate: " << in.name
+             << ": not a usable job snapshot file: " << ranks.error().detail
+             << (ranks.error().attribute.empty() ? "" : " (field " + ranks.error().attribute + ")")
+             << "\n";
+        return fail();
       }
+      std::error_code ec;
+      if (f != "-") bytes_read += std::filesystem::file_size(f, ec);
       continue;
     }
     if (LooksLikeSnapshot(*text)) {
       in.kind = "snapshot";
       Result<Snapshot> s = SnapshotFromJson(*text);
       if (!s) {
-        err << "qp-validate: " << in.name << ": not a usable snapshot: " << s.error().detail
-            << (s.error().attribute.empty() ? "" : " (field " + s.error().attribute + ")") << "\n";
-        return kExitUsage;
+        said << "qp-validate: " << in.name << ": not a usable snapshot: " << s.error().detail
+             << (s.error().attribute.empty() ? "" : " (field " + s.error().attribute + ")") << "\n";
+        return fail();
       }
       AddSnapshot(*s, in.name, &obs);
       for (const std::string& n : s->notes) obs.notes.push_back(in.name + ": " + n);
@@ -388,8 +516,8 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
       in.kind = "trace";
       Result<trace::TraceHeader> h = trace::ReadTrace(*text, in.name, obs);
       if (!h) {
-        err << "qp-validate: " << in.name << ": " << h.error().detail << "\n";
-        return kExitUsage;
+        said << "qp-validate: " << in.name << ": " << h.error().detail << "\n";
+        return fail();
       }
       in.what = (h->comm.empty() ? "?" : h->comm) + " pid " + std::to_string(h->pid) +
                 (h->host.empty() ? "" : " on " + h->host);
@@ -397,9 +525,9 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
       in.kind = "dump";
       Result<oob::Dump> d = oob::DecodeDumpJson(*text);
       if (!d) {
-        err << "qp-validate: " << in.name
-            << ": not a snapshot, a trace or an endpoint/dump file: " << d.error().detail << "\n";
-        return kExitUsage;
+        said << "qp-validate: " << in.name
+             << ": not a snapshot, a trace or an endpoint/dump file: " << d.error().detail << "\n";
+        return fail();
       }
       AddDump(d->local.endpoint, d->local.plan, in.name, &obs);
       const EndpointInfo& e = d->local.endpoint;
@@ -418,29 +546,35 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
                         " of each other (their hosts' wall clocks)");
   }
   if (obs.qps.empty()) {
-    err << "qp-validate: the inputs hold no QP (was the snapshot taken while the job ran?)\n";
-    return kExitUsage;
+    said << "qp-validate: the inputs hold no QP (was the snapshot taken while the job ran?)\n";
+    return fail();
   }
 
+  progress.Stage("pair and judge",
+                 "pairing and judging " + std::to_string(obs.qps.size()) + " QPs");
   const ObservationVerdict v = JudgeObserved(obs);
+  progress.Stage("sum up", "summing up " + std::to_string(v.live.pairs.size()) + " pairs");
   const JobSummary summary = SummarizeJob(obs, v);
+  progress.Stage("print", options.json ? "writing the JSON verdict" : "writing the verdict");
   const int code = v.errors != 0 ? kExitFindings : kExitOk;
   if (!options.svg.empty()) {
     std::ofstream svg(options.svg, std::ios::binary | std::ios::trunc);
     svg << VerdictMatrixSvg(obs, v, summary);
     svg.close();
     if (!svg) {
-      err << "qp-validate: " << options.svg << ": cannot write the matrix\n";
-      return kExitUsage;
+      said << "qp-validate: " << options.svg << ": cannot write the matrix\n";
+      return fail();
     }
   }
   if (options.json) {
     PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code,
-              summary);
+              summary, progress);
   } else {
     PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos,
               summary);
   }
+  out.flush();
+  progress.Stop();
   return code;
 }
 

@@ -13,6 +13,9 @@
 // most kListAllPairs, else the pairs that are not sound (the sound ones are
 // counted). --json: everything, every pair included, with the summary.
 // --svg FILE: the host-by-host matrix (qpconnect/observe/verdict_svg.h).
+// A job file of qp-inspect-mpi named on the command line is read as a
+// stream, one rank at a time, at any size (ReadJobSnapshots); the JSON
+// verdict is written as it is produced, never held whole.
 //
 // Exit status: 0 every pair sound (warnings and notes allowed), 1 an error
 // finding, 2 unusable input (unreadable, not a snapshot/trace/dump, malformed,
@@ -40,6 +43,9 @@ inline constexpr size_t kListAllPairs = 64;
 struct SnapshotModeOptions {
   bool json = false;
   std::string svg;  // the matrix's file; "" none
+  // Progress lines on stderr after 2 s, a line a second (tools/common/
+  // progress.h); off with --quiet.
+  bool progress = false;
 };
 
 // Runs the snapshot mode over `files` and returns the exit status.

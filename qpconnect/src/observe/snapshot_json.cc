@@ -7,10 +7,14 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <istream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
+#include <sstream>
+#include <streambuf>
 
 namespace qpconnect {
 namespace {
@@ -366,46 +370,36 @@ bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshot
 
 bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
 
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
-  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) +
-                    ", \"version\": 1,\n \"snapshots\": [\n";
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out) {
+  out << "{\"format\": " << Quote(std::string(kJobSnapshotsFormat))
+      << ", \"version\": 1,\n \"snapshots\": [\n";
   for (size_t i = 0; i < snapshot_texts.size(); ++i) {
     std::string_view t = snapshot_texts[i];
     while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
-    out += std::string(t) + (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
+    out << t << (i + 1 < snapshot_texts.size() ? ",\n" : "\n");
   }
-  out += " ]}\n";
-  return out;
+  out << " ]}\n";
+}
+
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
+  std::ostringstream out;
+  WriteJobSnapshots(snapshot_texts, out);
+  return std::move(out).str();
 }
 
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return Error{ErrorCode::kProtocol, 0, "job snapshots", "", "not a JSON object"};
-  }
-  auto format = doc.find("format");
-  if (format == doc.end() || *format != kJobSnapshotsFormat) {
-    return Error{ErrorCode::kProtocol, 0, "job snapshots", "format", "not a job snapshot file"};
-  }
-  auto version = doc.find("version");
-  if (version == doc.end() || *version != 1) {
-    return Error{ErrorCode::kProtocol, 0, "job snapshots", "version", "only version 1 is read"};
-  }
-  auto list = doc.find("snapshots");
-  if (list == doc.end() || !list->is_array()) {
-    return Error{ErrorCode::kProtocol, 0, "job snapshots", "snapshots", "missing"};
-  }
-  std::vector<Snapshot> out;
-  for (size_t i = 0; i < list->size(); ++i) {
-    Result<Snapshot> s = SnapshotFromDoc((*list)[i]);
-    if (!s) {
-      Error e = s.error();
-      e.attribute =
-          "snapshots[" + std::to_string(i) + "]" + (e.attribute.empty() ? "" : "." + e.attribute);
-      return e;
+  // The text as a stream, not copied: the one reader of job files.
+  struct ViewBuf : std::streambuf {
+    explicit ViewBuf(std::string_view t) {
+      char* p = const_cast<char*>(t.data());
+      setg(p, p, p + t.size());
     }
-    out.push_back(std::move(*s));
-  }
+  } buf(text);
+  std::istream in(&buf);
+  std::vector<Snapshot> out;
+  Result<size_t> n =
+      ReadJobSnapshots(in, [&](size_t, Snapshot&& s) { out.push_back(std::move(s)); });
+  if (!n) return n.error();
   return out;
 }
 

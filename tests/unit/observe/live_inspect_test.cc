@@ -7,6 +7,7 @@
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -452,6 +453,10 @@ TEST(QpInspect, AtWaitsForTheAgreedTimeAndNamesTheHostInTheFile) {
   const Outcome o = h.Run({"--at", "+5", "--host", "node-%r", "-o", dir + "/%h.json"});
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(h.sleeps, (std::vector<double>{5.0, 1.0}));
+  // Issue 41: the wait is said, not slept silently.
+  EXPECT_NE(o.err.find("qp-inspect: sampling at 08:01:45 UTC as agreed (--at), in 5.0 s ..."),
+            std::string::npos)
+      << o.err;
   Result<Snapshot> s = SnapshotFromJson(ReadAll(dir + "/node-0.json"));
   ASSERT_TRUE(s) << s.error().ToString();
   EXPECT_EQ(s->host, "node-0");
@@ -461,6 +466,7 @@ TEST(QpInspect, AtWaitsForTheAgreedTimeAndNamesTheHostInTheFile) {
   // An absolute time already past: sampled at once, with a note.
   const Outcome late = h.Run({"--at", "1800000000", "-o", dir + "/late.json"});
   EXPECT_EQ(late.code, 0) << late.err;
+  EXPECT_EQ(late.err.find("sampling at"), std::string::npos) << "no wait, nothing said";
   Result<Snapshot> l = SnapshotFromJson(ReadAll(dir + "/late.json"));
   ASSERT_TRUE(l);
   EXPECT_EQ(l->host, "lab");
@@ -559,6 +565,80 @@ TEST(SnapshotJson, AJobFileHoldsEveryRanksSnapshotInRankOrder) {
   Result<std::vector<Snapshot>> refused = JobSnapshotsFromJson(bad);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().attribute, "snapshots[0].samples[0].qps[0].lqpn");
+}
+
+// Issue 41: a job file is read in one pass, one rank at a time, not as one
+// JSON tree. The stream below counts what the reader took from it: each
+// rank's snapshot is handed over before the reader has taken more than 2 MiB
+// past its end (its chunk of 1 MiB, rounded up), where a tree would have
+// had to take the whole 9 MB file first. Disabled streaming (reading the
+// whole stream before the first snapshot) fails the bound at rank 0.
+TEST(SnapshotJson, AJobFileIsReadInOnePassOneRankAtATime) {
+  std::vector<std::string> texts;
+  std::vector<size_t> ends;  // where each rank's text ends in the file
+  Snapshot big = Sample2();
+  for (int i = 0; i < 400; ++i) big.samples[0].qps.push_back(big.samples[0].qps[0]);
+  std::string prefix = JobSnapshotsToText({});
+  prefix.resize(prefix.find('[') + 2);  // up to the first snapshot
+  size_t at = prefix.size();
+  for (int r = 0; r < 128; ++r) {
+    big.host = "node-" + std::to_string(r);
+    texts.push_back(SnapshotToText(big));
+    at += texts.back().size() - 1 + 2;  // JobSnapshotsToText drops the newline, adds ",\n"
+    ends.push_back(at);
+  }
+  const std::string text = JobSnapshotsToText(texts);
+  ASSERT_GT(text.size(), size_t{8} << 20);
+
+  struct Counting : std::streambuf {
+    explicit Counting(const std::string& t) : text(t) {}
+    int_type underflow() override {
+      if (taken == text.size()) return traits_type::eof();
+      char* p = const_cast<char*>(text.data()) + taken;
+      const size_t n = std::min<size_t>(4096, text.size() - taken);
+      setg(p, p, p + n);
+      taken += n;
+      return traits_type::to_int_type(*p);
+    }
+    const std::string& text;
+    size_t taken = 0;
+  } counting(text);
+  std::istream in(&counting);
+  size_t worst = 0;  // the most taken past a rank's end when it was handed over
+  std::vector<std::string> hosts;
+  Result<size_t> n = ReadJobSnapshots(in, [&](size_t rank, Snapshot&& s) {
+    hosts.push_back(s.host);
+    worst = std::max(worst, counting.taken - std::min(counting.taken, ends[rank]));
+    EXPECT_LE(counting.taken, ends[rank] + (size_t{2} << 20)) << "rank " << rank;
+  });
+  ASSERT_TRUE(n) << n.error().ToString();
+  EXPECT_EQ(*n, 128u);
+  ASSERT_EQ(hosts.size(), 128u);
+  EXPECT_EQ(hosts.front(), "node-0");
+  EXPECT_EQ(hosts.back(), "node-127");
+  EXPECT_EQ(counting.taken, text.size());
+
+  // A file cut short names the snapshot it ends in, after the whole ones.
+  std::istringstream cut(text.substr(0, ends[2] + 1000));
+  size_t whole = 0;
+  Result<size_t> short_read = ReadJobSnapshots(cut, [&](size_t, Snapshot&&) { ++whole; });
+  ASSERT_FALSE(short_read);
+  EXPECT_EQ(short_read.error().attribute, "snapshots[3]");
+  EXPECT_EQ(whole, 3u);
+  // What comes after the snapshots is read too: a bad member is refused.
+  for (const char* bad :
+       {"{\"format\": \"qpconnect-job-snapshots\", \"version\": 1}", "{\"snapshots\": []}", "[]",
+        "{\"format\": \"qpconnect-job-snapshots\", \"version\": 2, "
+        "\"snapshots\": []}",
+        "{\"format\": \"qpconnect-job-snapshots\", \"version\": 1, "
+        "\"snapshots\": []} x"}) {
+    std::istringstream b(bad);
+    EXPECT_FALSE(ReadJobSnapshots(b, [](size_t, Snapshot&&) {})) << bad;
+  }
+  std::istringstream empty_job(JobSnapshotsToText({}));
+  Result<size_t> none = ReadJobSnapshots(empty_job, [](size_t, Snapshot&&) {});
+  ASSERT_TRUE(none) << none.error().ToString();
+  EXPECT_EQ(*none, 0u);
 }
 
 TEST(SnapshotJson, RefusesWhatIsNotASnapshotNamingTheField) {

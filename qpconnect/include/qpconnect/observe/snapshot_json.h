@@ -45,6 +45,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,9 +77,22 @@ size_t SnapshotHeadQps(std::string_view head);
 // "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
 inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
 std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+// The same text written to `out` as it goes (no copy of the whole job).
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out);
 bool LooksLikeJobSnapshots(std::string_view text);
 // kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
+
+// The job file read from `in` in one pass, one rank's snapshot at a time,
+// with no JSON tree and no size limit: each(rank, snapshot) is called in
+// rank order as soon as that snapshot is read. Memory beyond the snapshot
+// in hand: its text and a read buffer (1 MiB, or the snapshot's size).
+// "format" and "version" come before "snapshots" (as JobSnapshotsToText
+// writes them). Returns the number of snapshots; kProtocol as
+// JobSnapshotsFromJson (which reads through it), kIo for a read error.
+// Snapshots before a fault have been given to `each`.
+Result<size_t> ReadJobSnapshots(std::istream& in,
+                                const std::function<void(size_t, Snapshot&&)>& each);
 
 // Parses a snapshot file. kProtocol for malformed JSON, another format, an
 // unsupported version or a bad field; the Error's attribute names the field
