@@ -14,6 +14,7 @@
 #include "json_document.h"
 #include "observed_json.h"
 #include "qpconnect/observe/dump.h"
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/observe/job_summary.h"
 #include "qpconnect/observe/judge.h"
 #include "qpconnect/observe/snapshot_json.h"
@@ -219,11 +220,28 @@ Json SummaryJson(const JobSummary& s) {
   for (const auto& [rule, n] : s.by_rule) by_rule.push_back({{"rule", rule}, {"findings", n}});
   Json by_host = Json::array();
   for (const auto& [host, n] : s.by_host) by_host.push_back({{"host", host}, {"findings", n}});
-  return {{"hosts", s.hosts},         {"qps", s.qps},
-          {"pairs", s.pairs},         {"sound_pairs", s.sound_pairs},
-          {"ambiguous", s.ambiguous}, {"dangling", s.dangling},
-          {"culprits", culprits},     {"by_rule", by_rule},
-          {"by_host", by_host},       {"stuck_hosts", s.stuck_hosts},
+  Json missing = Json::array();
+  for (const JobMissingHost& m : s.missing_hosts) {
+    missing.push_back({{"host", m.host},
+                       {"pointing_qps", m.pointing_qps},
+                       {"pointing_hosts", m.pointing_hosts},
+                       {"text", m.line}});
+  }
+  return {{"hosts", s.hosts},
+          {"qps", s.qps},
+          {"listed_hosts", s.listed_hosts},
+          {"missing_hosts", missing},
+          {"unplaced_qps", s.unplaced_qps},
+          {"unplaced_hosts", s.unplaced_hosts},
+          {"unlisted_hosts", s.unlisted_hosts},
+          {"pairs", s.pairs},
+          {"sound_pairs", s.sound_pairs},
+          {"ambiguous", s.ambiguous},
+          {"dangling", s.dangling},
+          {"culprits", culprits},
+          {"by_rule", by_rule},
+          {"by_host", by_host},
+          {"stuck_hosts", s.stuck_hosts},
           {"text", SummaryText(s)}};
 }
 
@@ -318,6 +336,7 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
                     const ReadInputFn& read, std::ostream& out, std::ostream& err) {
   if (!StdinAtMostOnce(files, err)) return kExitUsage;
   Observation obs;
+  obs.expected_hosts = options.hosts;
   // Size the QP table once from the files' heads (a million QPs moved at
   // each doubling cost more than reading them).
   size_t declared = 0;
@@ -342,13 +361,16 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     if (LooksLikeJobSnapshots(*text)) {
       // qp-inspect-mpi's job file: every rank's snapshot, each one input.
       Result<std::vector<Snapshot>> job = JobSnapshotsFromJson(*text);
-      if (!job) {
+      Result<std::vector<std::string>> listed = JobHostsFromJson(*text);  // the job's hosts
+      if (!job || !listed) {
+        if (job) job = listed.error();
         err << "qp-validate: " << in.name
             << ": not a usable job snapshot file: " << job.error().detail
             << (job.error().attribute.empty() ? "" : " (field " + job.error().attribute + ")")
             << "\n";
         return kExitUsage;
       }
+      AddHostNames(*listed, &obs.expected_hosts);
       for (size_t r = 0; r < job->size(); ++r) {
         Input part;
         part.name = in.name + "[" + std::to_string(r) + "]";
@@ -424,7 +446,9 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
 
   const ObservationVerdict v = JudgeObserved(obs);
   const JobSummary summary = SummarizeJob(obs, v);
-  const int code = v.errors != 0 ? kExitFindings : kExitOk;
+  // A listed host that sent no snapshot is an error of the job (job_summary.h).
+  const size_t errors = summary.errors;
+  const int code = errors != 0 ? kExitFindings : kExitOk;
   if (!options.svg.empty()) {
     std::ofstream svg(options.svg, std::ios::binary | std::ios::trunc);
     svg << VerdictMatrixSvg(obs, v, summary);
@@ -435,11 +459,10 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     }
   }
   if (options.json) {
-    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code,
+    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, errors, v.warnings, v.infos, code,
               summary);
   } else {
-    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos,
-              summary);
+    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, errors, v.warnings, v.infos, summary);
   }
   return code;
 }

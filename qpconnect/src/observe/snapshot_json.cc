@@ -362,9 +362,11 @@ bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshot
 
 bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
 
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
-  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) +
-                    ", \"version\": 1,\n \"snapshots\": [\n";
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts,
+                               const std::vector<std::string>& hosts) {
+  std::string out = "{\"format\": " + Quote(std::string(kJobSnapshotsFormat)) + ", \"version\": 1,";
+  if (!hosts.empty()) out += "\n \"hosts\": " + json(hosts).dump() + ",";
+  out += "\n \"snapshots\": [\n";
   for (size_t i = 0; i < snapshot_texts.size(); ++i) {
     std::string_view t = snapshot_texts[i];
     while (!t.empty() && t.back() == '\n') t.remove_suffix(1);

@@ -71,8 +71,12 @@ size_t SnapshotHeadQps(std::string_view head);
 // The job file of qp-inspect-mpi: every rank's snapshot file, by rank, in one
 // document: {"format": "qpconnect-job-snapshots", "version": 1,
 // "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
+// Added to version 1: "hosts", the job's host list (job_hosts.h), before
+// "snapshots" and written only when known.
 inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts,
+                               const std::vector<std::string>& hosts = {});
+// (JobHostsFromJson, job_hosts.h, reads "hosts".)
 bool LooksLikeJobSnapshots(std::string_view text);
 // kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
