@@ -110,7 +110,7 @@ case $scenario in
     "$qv" --hosts node-a,node-b "$w/node-a.json" >"$w/validate.out" 2>&1
     rc=$?
     ((rc == 1)) || fail "qp-validate --hosts node-a,node-b node-a.json exited $rc, not 1"
-    sed -n 1,3p "$w/validate.out"
+    sed -n '1,/^inputs:/p' "$w/validate.out"
     "$qv" --json --hosts node-a,node-b "$w/node-a.json" >"$w/validate.json" 2>"$w/validate.err"
     "$qv" "$w/node-a.json" >"$w/alone.out" 2>&1
     "$qv" --json "$w/job.json" >"$w/job-validate.json" 2>"$w/job-validate.err"

@@ -217,11 +217,13 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
       c.what = What(rule, cq);
     } else {
       c.host = named_host(q);
-      // A peer in no input, on the one host that sent no snapshot.
+      c.what = "no longer exist (killed or exited)";
+      // A peer in no input, on the one host that sent no snapshot: whether
+      // its QPs exist is not known, only that they do not answer.
       if (c.host.empty() && !missing_one.empty() && pointing.count(f.qp) != 0) {
         c.host = missing_one;
+        c.what = "do not answer";
       }
-      c.what = "no longer exist (killed or exited)";
     }
     Group& g = groups[{c.host, c.pid, c.what, rule}];
     if (g.c.rule.empty()) g.c = c;

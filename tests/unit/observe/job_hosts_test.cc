@@ -280,7 +280,8 @@ TEST(JobSummary, AQpAimedAtAQpConnectedElsewherePointsAtTheMissingHost) {
 
 TEST(JobSummary, APeerGoneOnTheMissingHostIsBlamedOnIt) {
   // QP 20's peer answers no more (sq_psn frozen, retries rising): with node-b
-  // the one host missing, the gone QPs are node-b's.
+  // the one host missing, the QPs that do not answer are node-b's (gone, or
+  // the host down: not known).
   Observation o = HalfAJob();
   o.expected_hosts = {"node-a", "node-b"};
   o.qps[3].samples = {Sample(0, 900, 1700), Sample(2, 900, 1700)};
@@ -298,8 +299,8 @@ TEST(JobSummary, APeerGoneOnTheMissingHostIsBlamedOnIt) {
     if (c.rule != "peer-qp-gone") continue;
     EXPECT_EQ(c.host, "node-b");
     EXPECT_EQ(c.line,
-              "QPs on node-b no longer exist (killed or exited): 1 QP on 1 host waits on them "
-              "(node-b sent no snapshot: named by elimination) [peer-qp-gone]");
+              "QPs on node-b do not answer: 1 QP on 1 host waits on them (node-b sent no "
+              "snapshot: named by elimination) [peer-qp-gone]");
     blamed = true;
   }
   EXPECT_TRUE(blamed) << SummaryText(s);
