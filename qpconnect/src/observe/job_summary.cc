@@ -130,8 +130,8 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
   };
 
   // Every host accounted for: the listed hosts no input names, and the QPs
-  // pointing at them (no QP in the inputs answers to their rqpn, their destination
-  // no observed port).
+  // pointing at them (no QP in the inputs answers to their rqpn, and their
+  // destination names no observed port).
   std::unordered_set<size_t> pointing;
   std::string missing_one;  // the missing host, when it is the only one
   if (!obs.expected_hosts.empty()) {
@@ -177,7 +177,7 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
                     (m.pointing_qps == 1 ? " points" : " point") +
                     " at it (by elimination: no QP in the inputs answers to their rqpn, and " +
                     m.host + " is the one listed host that sent nothing)";
-    } else {
+    } else if (s.missing_hosts.size() > 1) {
       s.unplaced_qps = pointing.size();
       s.unplaced_hosts = pointing_hosts.size();
       for (JobMissingHost& m : s.missing_hosts) m.line = m.host + " sent no snapshot";

@@ -205,6 +205,13 @@ TEST(JobSummary, NamesTheHostThatSentNoSnapshotAndTheQpsPointingAtIt) {
             "sent nothing)")
       << text;
   EXPECT_TRUE(s.unlisted_hosts.empty());
+
+  // Every listed host there: nothing missing, nothing unplaced.
+  o.expected_hosts = {"node-a"};
+  const JobSummary all = SummarizeJob(o, v);
+  EXPECT_TRUE(all.missing_hosts.empty());
+  EXPECT_EQ(all.unplaced_qps, 0u);
+  EXPECT_EQ(all.errors, v.errors);
 }
 
 TEST(JobSummary, WithoutAHostListNoHostIsMissing) {
