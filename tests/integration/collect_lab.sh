@@ -15,6 +15,14 @@
 #                DEV0,DEV1 --host node-%r -o JOB` (one rank per "host", a
 #                barrier before each sample, rank 0 writes the job file);
 #                qp-validate --json JOB names the same pid and host
+#   missing_host every host accounted for (issue 41): node-a's snapshot
+#                alone, with the job's host list node-a,node-b (--hosts):
+#                qp-validate exits 1 naming node-b as having sent no snapshot,
+#                with the QPs of node-a whose peers are on node-b (the truth:
+#                a snapshot of both devices) pointing at it by elimination,
+#                none of them paired; and `mpirun -np 1 qp-inspect-mpi` with
+#                Slurm's SLURM_JOB_NODELIST=node-[0-1] writes the list into
+#                the job file, whose verdict names node-1
 set -uo pipefail
 qpc_root=$(cd "$(dirname "$0")/../.." && pwd)
 mesh=${1:?usage: collect_lab.sh QP_MESH TOOLS_DIR SCENARIO}
@@ -26,7 +34,7 @@ qv=$tools/qp-validate/qp-validate
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
 source "$qpc_root/tools/lab/skip_or_fail.sh"
 command -v mpirun >/dev/null || skip_or_fail "mpirun not installed (openmpi-bin)"
-[[ $scenario != stopped_mpi || -x $qim ]] || skip_or_fail "qp-inspect-mpi not built (no MPI)"
+[[ $scenario == stopped_at || -x $qim ]] || skip_or_fail "qp-inspect-mpi not built (no MPI)"
 [[ $(hostname) == "(none)" ]] && hostname qpclab
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 w=$(mktemp -d)
@@ -84,6 +92,65 @@ case $scenario in
     grep -q "job snapshot of 2 rank(s)" "$w/collect.out" || fail "no job snapshot line"
     # node-0 is rank 0 (local rank 0: QPC_DEV0), node-1 rank 1.
     job=$w/job.json
+    ;;
+  missing_host)
+    "$qi" -d "$QPC_DEV0,$QPC_DEV1" --host lab -o "$w/both.json" >"$w/both.out" 2>&1 ||
+      fail "qp-inspect of both devices exited $?"
+    "$qi" -d "$QPC_DEV0" --host node-a -o "$w/node-a.json" >"$w/a.out" 2>&1 ||
+      fail "qp-inspect on node-a exited $?"
+    # Slurm's node list in the rank's environment only (mpirun itself would
+    # take it for a Slurm allocation).
+    mpirun --allow-run-as-root --oversubscribe -np 1 env SLURM_JOB_NODELIST='node-[0-1]' "$qim" \
+      -d "$QPC_DEV0,$QPC_DEV1" --host "node-%r" -o "$w/job.json" >"$w/collect.out" 2>&1 ||
+      fail "qp-inspect-mpi exited $?"
+    cat "$w/collect.out"
+    grep -q "job snapshot of 1 rank(s), .* QPs, a host list of 2," "$w/collect.out" ||
+      fail "the job file carries no host list"
+    "$qv" --json "$w/both.json" >"$w/truth.json" 2>"$w/truth.err"
+    "$qv" --hosts node-a,node-b "$w/node-a.json" >"$w/validate.out" 2>&1
+    rc=$?
+    ((rc == 1)) || fail "qp-validate --hosts node-a,node-b node-a.json exited $rc, not 1"
+    sed -n '1,/^inputs:/p' "$w/validate.out"
+    "$qv" --json --hosts node-a,node-b "$w/node-a.json" >"$w/validate.json" 2>"$w/validate.err"
+    "$qv" "$w/node-a.json" >"$w/alone.out" 2>&1
+    "$qv" --json "$w/job.json" >"$w/job-validate.json" 2>"$w/job-validate.err"
+    rc=$?
+    ((rc == 1)) || fail "qp-validate job.json exited $rc, not 1"
+    python3 - "$w" "$QPC_DEV0" "$QPC_DEV1" <<'PY' || fail "node-b is not accounted for"
+import json, re, sys
+w, dev0, dev1 = sys.argv[1:]
+truth = json.load(open(f"{w}/truth.json"))
+# The mesh's QPs on node-a (DEV0) whose peer is on node-b (DEV1).
+cross = sorted(p["a"]["qpn"] if p["a"]["device"] == dev0 else p["b"]["qpn"]
+               for p in truth["pairs"]
+               if {p["a"]["device"], p["b"]["device"]} == {dev0, dev1}
+               and p["a"]["comm"] == "qp-mesh")
+assert len(cross) == 4, f"the truth: {cross} (4 QPs of node-a talk to node-b)"
+doc = json.load(open(f"{w}/validate.json"))
+s = doc["job_summary"]
+print("summary:", s["text"].splitlines()[1])
+assert s["listed_hosts"] == 2, s
+assert [m["host"] for m in s["missing_hosts"]] == ["node-b"], s["missing_hosts"]
+m = s["missing_hosts"][0]
+assert m["pointing_qps"] == len(cross) and m["pointing_hosts"] == 1, (m, cross)
+assert m["text"].startswith(f"node-b sent no snapshot: {len(cross)} QPs on 1 host point at it "
+                            "(by elimination"), m["text"]
+assert doc["summary"]["exit_code"] == 1, doc["summary"]
+paired = {q["qpn"] for p in doc["pairs"] for q in (p["a"], p["b"])}
+assert not paired & set(cross), f"node-a's QPs towards node-b paired: {sorted(paired & set(cross))}"
+lone = {e["qp"]["qpn"] for e in doc["without_peer"] if e["status"] == "dangling"}
+assert set(cross) <= lone, f"dangling: {sorted(lone)}, towards node-b: {cross}"
+# Without the list nothing says node-b exists.
+alone = open(f"{w}/alone.out").read()
+assert "sent no snapshot" not in alone, alone.splitlines()[:3]
+# The job file of one rank under Slurm's node list names the other.
+job = json.load(open(f"{w}/job-validate.json"))["job_summary"]
+assert [m["host"] for m in job["missing_hosts"]] == ["node-1"], job["missing_hosts"]
+print(f"named: node-b ({m['pointing_qps']} QPs of node-a point at it: QPs {cross}); "
+      f"the job file's list names node-1")
+PY
+    echo "PASS ($scenario)"
+    exit 0
     ;;
   *)
     echo "collect_lab.sh: unknown scenario '$scenario'" >&2

@@ -18,6 +18,7 @@
 #include "cli_args.h"
 #include "duration_arg.h"
 #include "exit_codes.h"
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/observe/sampling.h"
 #include "qpconnect/observe/snapshot_json.h"
 #include "qpconnect/observe/snapshot_text.h"
@@ -51,6 +52,11 @@ constexpr OptionSpec kSpecs[] = {
      "--at $(($(date +%s) + 10))) or +DURATION from now (up to a day: +10, +500ms)"},
     {0, "host", true, "NAME",
      "name this host in the snapshot (default: its hostname; %r: the MPI rank)"},
+    {0, "hosts", true, "LIST",
+     "qp-inspect-mpi: the job's hosts, for the job file (Slurm/pdsh syntax: node[01-04,7]; "
+     "default under Slurm: SLURM_JOB_NODELIST)"},
+    {0, "hostfile", true, "FILE",
+     "qp-inspect-mpi: the job's hosts from an mpirun hostfile (node01 slots=8), for the job file"},
     {'h', "help", false, "", "show this help and exit"},
     VersionOption(),
 };
@@ -82,7 +88,8 @@ std::string Help(bool mpi) {
          "A whole job: one qp-inspect per node (srun, pdsh) with the same --at, each\n"
          "writing -o DIR/%h.json (%h: the host name), then `qp-validate DIR`; or\n"
          "`mpirun qp-inspect-mpi -o FILE` (a barrier before each sample, every rank's\n"
-         "snapshot in rank 0's FILE). docs/inspect.md says how close the samples are.\n"
+         "snapshot in rank 0's FILE, with the job's host list: --hosts, --hostfile, or\n"
+         "under Slurm SLURM_JOB_NODELIST). docs/inspect.md says how close the samples are.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
@@ -190,8 +197,8 @@ std::string UtcClock(double epoch, double wait) {
 
 // qp-inspect-mpi: every rank's snapshot to rank 0, which writes the job file
 // and says how far apart the ranks' first samples started.
-int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output, std::ostream& out,
-             std::ostream& err) {
+int WriteJob(const Job& job, const Snapshot& snapshot, const std::vector<std::string>& hosts,
+             const std::string& output, std::ostream& out, std::ostream& err) {
   std::optional<std::vector<std::string>> all = job.gather(SnapshotToText(snapshot));
   if (!all) {
     err << "qp-inspect-mpi: rank " << job.rank << ": gathering the snapshots failed\n";
@@ -212,7 +219,7 @@ int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output
     }
   }
   std::ofstream f(output, std::ios::trunc);
-  WriteJobSnapshots(*all, f);
+  WriteJobSnapshots(*all, f, hosts);
   f.close();
   if (!f) {
     const int e = errno;
@@ -221,8 +228,9 @@ int WriteJob(const Job& job, const Snapshot& snapshot, const std::string& output
   }
   char skew[64];
   std::snprintf(skew, sizeof skew, "%.3f ms", SnapshotSkewSeconds(parsed) * 1000);
-  out << "job snapshot of " << all->size() << " rank(s), " << qps << " QPs, written to " << output
-      << "; first samples started within " << skew
+  out << "job snapshot of " << all->size() << " rank(s), " << qps << " QPs"
+      << (hosts.empty() ? "" : ", a host list of " + std::to_string(hosts.size()))
+      << ", written to " << output << "; first samples started within " << skew
       << " of each other (wall clocks); judge it with: qp-validate " << output << "\n";
   return kExitOk;
 }
@@ -245,6 +253,10 @@ Environment RealEnvironment(KernelReader* reader) {
   env.wall_seconds = [] {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
+  };
+  env.getenv = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
   };
   env.utc_now = [] {
     const std::time_t t = std::time(nullptr);
@@ -307,6 +319,30 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
   if (auto c = a.Get("comm")) {
     for (const std::string& item : SplitList(*c)) filter.comms.insert(item);
     if (filter.comms.empty()) return UsageError(kTool, err, "--comm needs a command name");
+  }
+  // The job's host list, for the job file: given, or Slurm's.
+  std::vector<std::string> job_hosts;
+  if (a.Has("hosts") || a.Has("hostfile")) {
+    if (!mpi) {
+      return UsageError(kTool, err,
+                        "--hosts and --hostfile are qp-inspect-mpi's (its job file); for one "
+                        "file per host give them to qp-validate");
+    }
+    Result<std::vector<std::string>> hosts = JobHostsOf(a.Get("hosts"), a.Get("hostfile"));
+    if (!hosts) {
+      return UsageError(tool, err,
+                        (hosts.error().operation == "hostfile" ? "--hostfile " : "--hosts ") +
+                            hosts.error().detail);
+    }
+    job_hosts = std::move(*hosts);
+  } else if (mpi && env.getenv && !env.getenv("SLURM_JOB_NODELIST").empty()) {
+    Result<std::vector<std::string>> hosts = ExpandHostList(env.getenv("SLURM_JOB_NODELIST"));
+    if (hosts) {
+      job_hosts = std::move(*hosts);
+    } else if (env.job->rank == 0) {
+      err << tool << ": SLURM_JOB_NODELIST " << hosts.error().detail
+          << "; the job file carries no host list (give --hosts)\n";
+    }
   }
   const int rank = env.job != nullptr ? env.job->rank : 0;
   const std::string host = Expand(a.Get("host").value_or(env.hostname()), env.hostname(), rank);
@@ -417,7 +453,7 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
         << (listed_before_filter == 1 ? "" : "s") << " on " << Names(devices) << ")\n";
   }
 
-  if (env.job != nullptr) return WriteJob(*env.job, snapshot, *output, out, err);
+  if (env.job != nullptr) return WriteJob(*env.job, snapshot, job_hosts, *output, out, err);
   if (output) {
     std::ofstream f(*output, std::ios::trunc);
     f << SnapshotToText(snapshot);

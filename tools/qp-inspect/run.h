@@ -6,12 +6,15 @@
 //
 //   qp-inspect [-d DEV[,DEV...]] [--pid PID[,PID...]] [--comm NAME[,NAME...]] [--json]
 //              [-o FILE] [--interval SECONDS] [--at TIME] [--host NAME]
+//   qp-inspect-mpi [the same] [--hosts LIST] [--hostfile FILE] -o FILE
 //
 // Whole-job collection (docs/inspect.md): `--at TIME` takes the first sample
 // at an agreed wall-clock time (one qp-inspect per node under srun or pdsh,
 // each writing its own file, `-o DIR/%h.json`); qp-inspect-mpi (built with
 // MPI) runs the same over a Job channel: a barrier before each sample, every
-// rank's snapshot gathered to rank 0 into one job file.
+// rank's snapshot gathered to rank 0 into one job file, with the job's host
+// list (--hosts, --hostfile, else Slurm's SLURM_JOB_NODELIST) so that
+// qp-validate names a host that sent nothing.
 //
 // Exit status (tools/common/exit_codes.h): 0 listed (also when nothing
 // matches: a message on stderr says so), 2 usage or an unwritable -o file,
@@ -52,6 +55,8 @@ struct Environment {
   std::function<std::string()> utc_now;       // "2026-11-23T05:20:00Z"
   std::function<double()> wall_seconds;       // the wall clock: seconds since the epoch
   const Job* job = nullptr;                   // qp-inspect-mpi's channel
+  // An environment variable's value ("" unset); unset function: none is read.
+  std::function<std::string(const char* name)> getenv;
 };
 
 // The environment of a real run: netlink, the steady clock, sleep, uname.

@@ -20,6 +20,7 @@
 #include "json_document.h"
 #include "qpconnect/diagnostic.h"
 #include "qpconnect/endpoint.h"
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/oob/codec.h"
 #include "qpconnect/result.h"
 #include "qpconnect/validate.h"
@@ -48,6 +49,11 @@ constexpr OptionSpec kSpecs[] = {
      "snapshots: also write the host-by-host matrix of verdicts to FILE (SVG)"},
     {0, "quiet", false, "",
      "snapshots: no progress lines on stderr (otherwise a line a second after the first 2 s)"},
+    {0, "hosts", true, "LIST",
+     "snapshots: the job's hosts, as Slurm and pdsh write them (node[01-04,07]); a host no "
+     "input names is reported as having sent no snapshot"},
+    {0, "hostfile", true, "FILE",
+     "snapshots: the job's hosts from an mpirun hostfile (one host a line: node01 slots=8)"},
     VersionOption(),
 };
 
@@ -60,7 +66,8 @@ std::string Help() {
   return "Usage: qp-validate [--json] [--transport rc|uc|ud] A.json B.json\n"
          "       qp-validate [--json] DUMP.json\n"
          "       qp-validate [--json] TRACE TRACE [TRACE...]\n"
-         "       qp-validate [--json] [--svg FILE] [--quiet] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
+         "       qp-validate [--json] [--svg FILE] [--hosts LIST] [--hostfile FILE] [--quiet]\n"
+         "                   SNAPSHOT [SNAPSHOT|TRACE|DUMP...]\n"
          "       qp-validate --list-rules [--json | --markdown]\n"
          "\n"
          "Checks two endpoint descriptions against the rules for connecting RC, UC and\n"
@@ -84,13 +91,17 @@ std::string Help() {
          "rules (state, dangling rqpn, PSN window, progress, counters, stopped\n"
          "processes). A summary by host, process and rule comes first (\"pid 4411\n"
          "(python) on node-37 is stopped: 36 QPs on 12 hosts wait on it\"), then the\n"
-         "pairs (with more than 64, those not sound). docs/inspect.md.\n"
+         "pairs (with more than 64, those not sound). Given the job's host list\n"
+         "(--hosts \"$SLURM_JOB_NODELIST\", --hostfile, or a qp-inspect-mpi job file's),\n"
+         "a listed host that sent no snapshot is named, an error, with the QPs that\n"
+         "point at it. docs/inspect.md.\n"
          "\n"
          "Options:\n" +
          FormatOptions(Specs()) +
          "\n"
-         "0: no errors (warnings and notes allowed); 1: errors found; 2 also for an\n"
-         "unusable input file (the message names the file and where it is wrong).\n"
+         "0: no errors (warnings and notes allowed); 1: errors found (a listed host\n"
+         "that sent no snapshot is one); 2 also for an unusable input file (the\n"
+         "message names the file and where it is wrong) or host list.\n"
          "\n" +
          ExitStatusHelp(kExits);
 }
@@ -158,6 +169,16 @@ Result<Input> Load(const std::string& name, std::istream& in) {
   }
   input.dump = std::move(*dump);
   return input;
+}
+
+// The job's host list of --hosts and --hostfile (both may be given).
+Result<std::vector<std::string>> JobHostList(const ParsedArgs& a) {
+  Result<std::vector<std::string>> hosts = JobHostsOf(a.Get("hosts"), a.Get("hostfile"));
+  if (!hosts) {
+    return Usage((hosts.error().operation == "hostfile" ? "--hostfile " : "--hosts ") +
+                 hosts.error().detail);
+  }
+  return hosts;
 }
 
 std::optional<Transport> ParseTransport(const std::string& s) {
@@ -338,16 +359,26 @@ int Run(const std::vector<std::string>& args, std::istream& in, std::ostream& ou
     }
   }
   const std::optional<std::string> svg = a.Get("svg");
+  const bool listed = a.Has("hosts") || a.Has("hostfile");
   if (WantsSnapshotMode(files)) {
     if (transport) return UsageError(kTool, err, "--transport does not apply to snapshots");
     SnapshotModeOptions options;
     options.json = json;
     options.svg = svg.value_or("");
     options.progress = !a.Has("quiet");
+    if (listed) {
+      Result<std::vector<std::string>> hosts = JobHostList(a);
+      if (!hosts) return UsageError(kTool, err, hosts.error().detail);
+      options.hosts = std::move(*hosts);
+    }
     return RunSnapshotMode(
         files, options, [&](const std::string& f) { return ReadInput(f, in); }, out, err);
   }
   if (svg) return UsageError(kTool, err, "--svg applies to snapshots (qp-inspect -o files)");
+  if (listed) {
+    return UsageError(kTool, err,
+                      "--hosts and --hostfile apply to snapshots (qp-inspect -o files)");
+  }
   if (WantsTraceMode(files)) {
     if (transport) return UsageError(kTool, err, "--transport does not apply to traces");
     return RunTraceMode(

@@ -21,6 +21,7 @@
 #include "observed_json.h"
 #include "progress.h"
 #include "qpconnect/observe/dump.h"
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/observe/job_summary.h"
 #include "qpconnect/observe/judge.h"
 #include "qpconnect/observe/snapshot_json.h"
@@ -237,11 +238,28 @@ Json SummaryJson(const JobSummary& s) {
   for (const auto& [rule, n] : s.by_rule) by_rule.push_back({{"rule", rule}, {"findings", n}});
   Json by_host = Json::array();
   for (const auto& [host, n] : s.by_host) by_host.push_back({{"host", host}, {"findings", n}});
-  return {{"hosts", s.hosts},         {"qps", s.qps},
-          {"pairs", s.pairs},         {"sound_pairs", s.sound_pairs},
-          {"ambiguous", s.ambiguous}, {"dangling", s.dangling},
-          {"culprits", culprits},     {"by_rule", by_rule},
-          {"by_host", by_host},       {"stuck_hosts", s.stuck_hosts},
+  Json missing = Json::array();
+  for (const JobMissingHost& m : s.missing_hosts) {
+    missing.push_back({{"host", m.host},
+                       {"pointing_qps", m.pointing_qps},
+                       {"pointing_hosts", m.pointing_hosts},
+                       {"text", m.line}});
+  }
+  return {{"hosts", s.hosts},
+          {"qps", s.qps},
+          {"listed_hosts", s.listed_hosts},
+          {"missing_hosts", missing},
+          {"unplaced_qps", s.unplaced_qps},
+          {"unplaced_hosts", s.unplaced_hosts},
+          {"unlisted_hosts", s.unlisted_hosts},
+          {"pairs", s.pairs},
+          {"sound_pairs", s.sound_pairs},
+          {"ambiguous", s.ambiguous},
+          {"dangling", s.dangling},
+          {"culprits", culprits},
+          {"by_rule", by_rule},
+          {"by_host", by_host},
+          {"stuck_hosts", s.stuck_hosts},
           {"text", SummaryText(s)}};
 }
 
@@ -410,6 +428,7 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     return kExitUsage;
   };
   Observation obs;
+  obs.expected_hosts = options.hosts;
   // Size the QP table once from the files' heads (a million QPs moved at
   // each doubling cost more than reading them); the heads also tell a job
   // file, read as a stream, from the others, read whole.
@@ -464,22 +483,26 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     }
     const size_t before = obs.qps.size();
     if (job) {
-      Result<size_t> ranks = ReadJobSnapshots(*job, [&](size_t r, Snapshot&& s) {
-        Input part;
-        part.name = in.name + "[" + std::to_string(r) + "]";
-        part.kind = "snapshot";
-        const size_t from = obs.qps.size();
-        AddSnapshot(s, part.name, &obs);
-        part.qps = obs.qps.size() - from;
-        part.what = "host " + s.host + ", rank " + std::to_string(r) + ", " +
-                    std::to_string(part.qps) + (part.qps == 1 ? " QP" : " QPs");
-        inputs.push_back(std::move(part));
-        remember_start(s);
-        if (r % 16 == 15) {
-          progress.Detail(in.name + ": " + std::to_string(r + 1) + " snapshots, " +
-                          std::to_string(obs.qps.size()) + " QPs read");
-        }
-      });
+      std::vector<std::string> listed;  // the job's hosts
+      Result<size_t> ranks = ReadJobSnapshots(
+          *job,
+          [&](size_t r, Snapshot&& s) {
+            Input part;
+            part.name = in.name + "[" + std::to_string(r) + "]";
+            part.kind = "snapshot";
+            const size_t from = obs.qps.size();
+            AddSnapshot(s, part.name, &obs);
+            part.qps = obs.qps.size() - from;
+            part.what = "host " + s.host + ", rank " + std::to_string(r) + ", " +
+                        std::to_string(part.qps) + (part.qps == 1 ? " QP" : " QPs");
+            inputs.push_back(std::move(part));
+            remember_start(s);
+            if (r % 16 == 15) {
+              progress.Detail(in.name + ": " + std::to_string(r + 1) + " snapshots, " +
+                              std::to_string(obs.qps.size()) + " QPs read");
+            }
+          },
+          &listed);
       if (!ranks) {
         said << "qp-validate: " << in.name
              << ": not a usable job snapshot file: " << ranks.error().detail
@@ -487,6 +510,7 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
              << "\n";
         return fail();
       }
+      AddHostNames(listed, &obs.expected_hosts);
       std::error_code ec;
       if (f != "-") bytes_read += std::filesystem::file_size(f, ec);
       continue;
@@ -556,7 +580,9 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
   progress.Stage("sum up", "summing up " + std::to_string(v.live.pairs.size()) + " pairs");
   const JobSummary summary = SummarizeJob(obs, v);
   progress.Stage("print", options.json ? "writing the JSON verdict" : "writing the verdict");
-  const int code = v.errors != 0 ? kExitFindings : kExitOk;
+  // A listed host that sent no snapshot is an error of the job (job_summary.h).
+  const size_t errors = summary.errors;
+  const int code = errors != 0 ? kExitFindings : kExitOk;
   if (!options.svg.empty()) {
     std::ofstream svg(options.svg, std::ios::binary | std::ios::trunc);
     svg << VerdictMatrixSvg(obs, v, summary);
@@ -567,11 +593,10 @@ int RunSnapshotMode(const std::vector<std::string>& files, const SnapshotModeOpt
     }
   }
   if (options.json) {
-    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos, code,
+    PrintJson(out, inputs, obs, v.pairing, v.live, v.offline, errors, v.warnings, v.infos, code,
               summary, progress);
   } else {
-    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, v.errors, v.warnings, v.infos,
-              summary);
+    PrintText(out, inputs, obs, v.pairing, v.live, v.offline, errors, v.warnings, v.infos, summary);
   }
   out.flush();
   progress.Stop();

@@ -6,7 +6,8 @@
 // (qpconnect/observe/live_judge.h), pairs of traces and dumps by the validator's rules
 // as the trace mode judges them.
 //
-//   qp-validate [--json] [--svg FILE] SNAPSHOT [SNAPSHOT|TRACE|DUMP...]
+//   qp-validate [--json] [--svg FILE] [--hosts LIST] [--hostfile FILE]
+//               SNAPSHOT [SNAPSHOT|TRACE|DUMP...]
 //
 // Text: the job's summary first (qpconnect/observe/job_summary.h: culprits
 // by host, process and rule), then the pairs: every pair when there are at
@@ -16,10 +17,12 @@
 // A job file of qp-inspect-mpi named on the command line is read as a
 // stream, one rank at a time, at any size (ReadJobSnapshots); the JSON
 // verdict is written as it is produced, never held whole.
+// --hosts, --hostfile: the job's host list (qpconnect/observe/job_hosts.h),
+// with that of a job file: a listed host no input names sent no snapshot.
 //
 // Exit status: 0 every pair sound (warnings and notes allowed), 1 an error
-// finding, 2 unusable input (unreadable, not a snapshot/trace/dump, malformed,
-// or no QP in any input).
+// finding or a listed host that sent no snapshot, 2 unusable input (unreadable, not a
+// snapshot/trace/dump, malformed, or no QP in any input).
 //
 // Thread-safety: touches no global state besides the streams it is given.
 #pragma once
@@ -42,7 +45,8 @@ inline constexpr size_t kListAllPairs = 64;
 
 struct SnapshotModeOptions {
   bool json = false;
-  std::string svg;  // the matrix's file; "" none
+  std::string svg;                 // the matrix's file; "" none
+  std::vector<std::string> hosts;  // the job's host list (--hosts, --hostfile); empty none
   // Progress lines on stderr after 2 s, a line a second (tools/common/
   // progress.h); off with --quiet.
   bool progress = false;

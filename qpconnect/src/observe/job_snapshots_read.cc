@@ -15,6 +15,8 @@
 
 #include "qpconnect/observe/snapshot_json.h"
 
+#include "qpconnect/observe/job_hosts.h"
+
 namespace qpconnect {
 namespace {
 
@@ -133,7 +135,9 @@ class Values {
 }  // namespace
 
 Result<size_t> ReadJobSnapshots(std::istream& in,
-                                const std::function<void(size_t, Snapshot&&)>& each) {
+                                const std::function<void(size_t, Snapshot&&)>& each,
+                                std::vector<std::string>* hosts) {
+  if (hosts != nullptr) hosts->clear();
   Values v(in);
   auto failed = [&](Error e) -> Result<size_t> {
     if (v.ReadFailed()) return Error{ErrorCode::kIo, 0, "job snapshots", "", "read error"};
@@ -181,6 +185,11 @@ Result<size_t> ReadJobSnapshots(std::istream& in,
       } else {
         const std::optional<std::string_view> value = v.Value();
         if (!value) return failed(Bad("", "not a JSON object"));
+        if (key == "hosts" && hosts != nullptr) {
+          Result<std::vector<std::string>> listed = JobHostsFromArray(*value);
+          if (!listed) return listed.error();
+          *hosts = std::move(*listed);
+        }
         if (key == "format" || key == "version") {
           const nlohmann::json j = nlohmann::json::parse(*value, nullptr, false);
           if (j.is_discarded()) return failed(Bad("", "not a JSON object"));

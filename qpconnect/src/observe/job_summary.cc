@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/observe/live_judge.h"
 
 namespace qpconnect {
@@ -46,6 +47,41 @@ std::string Plural(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// The lines on the job's host list: the hosts that sent no snapshot (up to
+// `max` named), the QPs pointing at them, the hosts not listed.
+std::string MissingHostsText(const JobSummary& s, size_t max) {
+  std::string out;
+  auto names = [max](const std::vector<std::string>& list) {
+    std::string text;
+    for (size_t i = 0; i < list.size() && i < max; ++i) text += (i == 0 ? "" : ", ") + list[i];
+    if (list.size() > max) text += " and " + std::to_string(list.size() - max) + " more";
+    return text;
+  };
+  if (s.missing_hosts.size() == 1) {
+    out += "  error: " + s.missing_hosts[0].line + "\n";
+  } else if (!s.missing_hosts.empty()) {
+    std::vector<std::string> missing;
+    for (const JobMissingHost& m : s.missing_hosts) missing.push_back(m.host);
+    out += "  error: " + std::to_string(missing.size()) + " of the " +
+           std::to_string(s.listed_hosts) + " listed hosts sent no snapshot: " + names(missing) +
+           "\n";
+    if (s.unplaced_qps != 0) {
+      out += "  error: " + Plural(s.unplaced_qps, "QP", "QPs") + " on " +
+             Plural(s.unplaced_hosts, "host", "hosts") +
+             (s.unplaced_qps == 1 ? " points" : " point") + " at one of the " +
+             std::to_string(missing.size()) +
+             " hosts that sent nothing (no QP in the inputs answers to their rqpn)\n";
+    }
+  }
+  if (!s.unlisted_hosts.empty()) {
+    out += "  note: " + Plural(s.unlisted_hosts.size(), "host", "hosts") +
+           (s.unlisted_hosts.size() == 1 ? " sent a snapshot but is" : " sent snapshots but are") +
+           " not in the job's host list (do the names differ? qp-inspect --host NAME): " +
+           names(s.unlisted_hosts) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
@@ -68,7 +104,7 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
   }
   s.ambiguous = v.pairing.ambiguous.size();
   s.dangling = v.pairing.dangling.size();
-  s.errors = v.errors;
+  s.errors = v.errors;  // and the missing hosts, below
   s.warnings = v.warnings;
   s.infos = v.infos;
 
@@ -93,6 +129,62 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
     return "";
   };
 
+  // Every host accounted for: the listed hosts no input names, and the QPs
+  // pointing at them (no QP in the inputs answers to their rqpn, and their
+  // destination names no observed port).
+  std::unordered_set<size_t> pointing;
+  std::string missing_one;  // the missing host, when it is the only one
+  if (!obs.expected_hosts.empty()) {
+    std::vector<std::string> names, observed;
+    for (const ObservedHost& h : obs.hosts) names.push_back(h.name);
+    std::vector<std::string> of_qps(hosts.begin(), hosts.end());  // traces' and dumps' too
+    std::sort(of_qps.begin(), of_qps.end());
+    names.insert(names.end(), of_qps.begin(), of_qps.end());
+    AddHostNames(names, &observed);
+    s.listed_hosts = obs.expected_hosts.size();
+    for (std::string& h : HostsNotIn(obs.expected_hosts, observed)) {
+      s.missing_hosts.push_back({std::move(h), 0, 0, ""});
+    }
+    s.unlisted_hosts = HostsNotIn(observed, obs.expected_hosts);
+    s.unlisted_hosts.erase(std::remove(s.unlisted_hosts.begin(), s.unlisted_hosts.end(), ""),
+                           s.unlisted_hosts.end());
+    std::set<std::string_view> pointing_hosts;
+    for (size_t i : v.pairing.dangling) {
+      const ObservedQp& q = obs.qps[i];
+      if (q.pid == 0 && !q.comm.empty()) continue;  // the kernel's own QPs
+      if (!named_host(q).empty()) continue;         // its address names an observed port
+      // No QP answers to its rqpn: none has that number, or the one that has
+      // it is alive and names another peer (RC peers name each other). A
+      // destroyed one, or one never connected, may be its peer.
+      if (std::optional<size_t> t = v.pairing.NamedBy(i)) {
+        const ObservedQp& y = obs.qps[*t];
+        if (y.destroyed || !y.dest_qpn || *y.dest_qpn == q.qpn) continue;
+      }
+      pointing.insert(i);
+      pointing_hosts.insert(q.host);
+    }
+    if (s.missing_hosts.size() == 1) {
+      JobMissingHost& m = s.missing_hosts[0];
+      missing_one = m.host;
+      m.pointing_qps = pointing.size();
+      m.pointing_hosts = pointing_hosts.size();
+      m.line = m.host + " sent no snapshot";
+      m.line +=
+          m.pointing_qps == 0
+              ? " (no QP in the inputs points at it)"
+              : ": " + Plural(m.pointing_qps, "QP", "QPs") + " on " +
+                    Plural(m.pointing_hosts, "host", "hosts") +
+                    (m.pointing_qps == 1 ? " points" : " point") +
+                    " at it (by elimination: no QP in the inputs answers to their rqpn, and " +
+                    m.host + " is the one listed host that sent nothing)";
+    } else if (s.missing_hosts.size() > 1) {
+      s.unplaced_qps = pointing.size();
+      s.unplaced_hosts = pointing_hosts.size();
+      for (JobMissingHost& m : s.missing_hosts) m.line = m.host + " sent no snapshot";
+    }
+    s.errors += s.missing_hosts.size();
+  }
+
   std::map<std::tuple<std::string, int, std::string, std::string>, Group> groups;
   std::map<std::string, size_t> by_rule;
   std::map<std::string, size_t> by_host;
@@ -103,6 +195,10 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
     const ObservedQp& q = obs.qps[f.qp];
     ++by_host[q.host];
     if (f.peer && obs.qps[*f.peer].host != q.host) ++by_host[obs.qps[*f.peer].host];
+
+    // A QP that seems to aim at a peer connected elsewhere, where the one
+    // host missing holds its peer: counted in that host's line instead.
+    if (rule == "rqpn-dangling" && !missing_one.empty() && pointing.count(f.qp) != 0) continue;
 
     JobCulprit c;
     c.rule = rule;
@@ -122,6 +218,12 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
     } else {
       c.host = named_host(q);
       c.what = "no longer exist (killed or exited)";
+      // A peer in no input, on the one host that sent no snapshot: whether
+      // its QPs exist is not known, only that they do not answer.
+      if (c.host.empty() && !missing_one.empty() && pointing.count(f.qp) != 0) {
+        c.host = missing_one;
+        c.what = "do not answer";
+      }
     }
     Group& g = groups[{c.host, c.pid, c.what, rule}];
     if (g.c.rule.empty()) g.c = c;
@@ -146,7 +248,10 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
       c.line = (c.comm.empty() ? "a kernel QP" : c.comm) + " on " + c.host + " " + c.what + ": " +
                waits + "it";
     } else if (!c.host.empty()) {
-      c.line = "QPs on " + c.host + " " + c.what + ": " + waits + "them (named by their address)";
+      c.line = "QPs on " + c.host + " " + c.what + ": " + waits + "them (" +
+               (c.host == missing_one ? c.host + " sent no snapshot: named by elimination"
+                                      : std::string("named by their address")) +
+               ")";
     } else {
       c.line = "peers in no input: " + waits + "them";
     }
@@ -184,7 +289,8 @@ std::string SummaryText(const JobSummary& s, size_t max_culprits) {
   }
   out += "; " + Plural(s.errors, "error", "errors") + ", " +
          Plural(s.warnings, "warning", "warnings") + "\n";
-  if (s.culprits.empty()) {
+  out += MissingHostsText(s, max_culprits);
+  if (s.culprits.empty() && s.missing_hosts.empty()) {
     out += s.errors + s.warnings == 0 ? "  no process or host is at fault\n"
                                       : "  (the validator's findings on traces and dumps below)\n";
   }

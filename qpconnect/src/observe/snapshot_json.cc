@@ -370,9 +370,11 @@ bool LooksLikeSnapshot(std::string_view text) { return HasFormat(text, kSnapshot
 
 bool LooksLikeJobSnapshots(std::string_view text) { return HasFormat(text, kJobSnapshotsFormat); }
 
-void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out) {
-  out << "{\"format\": " << Quote(std::string(kJobSnapshotsFormat))
-      << ", \"version\": 1,\n \"snapshots\": [\n";
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out,
+                       const std::vector<std::string>& hosts) {
+  out << "{\"format\": " << Quote(std::string(kJobSnapshotsFormat)) << ", \"version\": 1,";
+  if (!hosts.empty()) out << "\n \"hosts\": " << json(hosts).dump() << ",";
+  out << "\n \"snapshots\": [\n";
   for (size_t i = 0; i < snapshot_texts.size(); ++i) {
     std::string_view t = snapshot_texts[i];
     while (!t.empty() && t.back() == '\n') t.remove_suffix(1);
@@ -381,9 +383,10 @@ void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostr
   out << " ]}\n";
 }
 
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts) {
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts,
+                               const std::vector<std::string>& hosts) {
   std::ostringstream out;
-  WriteJobSnapshots(snapshot_texts, out);
+  WriteJobSnapshots(snapshot_texts, out, hosts);
   return std::move(out).str();
 }
 

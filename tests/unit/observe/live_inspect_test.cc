@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "qpconnect/observe/job_hosts.h"
 #include "qpconnect/observe/netlink.h"
 #include "qpconnect/observe/snapshot_json.h"
 #include "qpconnect/observe/snapshot_text.h"
@@ -107,7 +109,8 @@ struct Harness {
   std::vector<double> sleeps;
 
   const inspect::Job* job = nullptr;
-  bool wall = false;  // give Run a wall clock: 1.8e9 s + the steady clock
+  bool wall = false;                           // give Run a wall clock: 1.8e9 s + the steady clock
+  std::map<std::string, std::string> environ;  // what env.getenv answers
 
   Outcome Run(const std::vector<std::string>& args) {
     Environment env;
@@ -120,6 +123,10 @@ struct Harness {
       clock += s;
     };
     env.hostname = [] { return std::string("lab"); };
+    env.getenv = [this](const char* name) {
+      auto it = environ.find(name);
+      return it == environ.end() ? std::string() : it->second;
+    };
     env.utc_now = [] { return std::string("2026-11-23T05:20:00Z"); };
     std::ostringstream out, err;
     const int code = inspect::Run(args, env, out, err);
@@ -511,6 +518,58 @@ TEST(QpInspect, UnderAJobEachSampleFollowsABarrierAndRankZeroWritesEveryRank) {
   EXPECT_EQ(h.Run({"-o", path}).code, 4) << "a failed barrier";
   EXPECT_EQ(h.Run({}).code, 2) << "a job needs -o";
   std::filesystem::remove(path);
+}
+
+TEST(QpInspect, TheJobFileCarriesTheJobsHostList) {
+  Harness h;
+  inspect::Job job;
+  job.size = 2;
+  job.barrier = [] { return true; };
+  job.gather = [](const std::string& mine) {
+    return std::optional<std::vector<std::string>>({mine});
+  };
+  h.job = &job;
+  const std::string path = Temp("hosts_job.json");
+  auto listed = [&] {
+    Result<std::vector<std::string>> hosts = JobHostsFromJson(ReadAll(path));
+    EXPECT_TRUE(hosts);
+    return hosts ? *hosts : std::vector<std::string>{};
+  };
+  // Under Slurm: its node list.
+  h.environ["SLURM_JOB_NODELIST"] = "node[1-3]";
+  Outcome o = h.Run({"-o", path});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(listed(), (std::vector<std::string>{"node1", "node2", "node3"}));
+  EXPECT_NE(o.out.find("a host list of 3,"), std::string::npos) << o.out;
+  // Given: --hosts and --hostfile, which Slurm's does not override.
+  const std::string hostfile = Temp("hostfile");
+  std::ofstream(hostfile) << "# mpirun's\nb1 slots=4\nb2:4\n";
+  ASSERT_EQ(h.Run({"-o", path, "--hosts", "a[1-2]", "--hostfile", hostfile}).code, 0);
+  EXPECT_EQ(listed(), (std::vector<std::string>{"a1", "a2", "b1", "b2"}));
+  // None: no member.
+  h.environ.clear();
+  ASSERT_EQ(h.Run({"-o", path}).code, 0);
+  EXPECT_EQ(ReadAll(path).find("\"hosts\""), std::string::npos);
+  // A node list that cannot be read is said, and the job file written without it.
+  h.environ["SLURM_JOB_NODELIST"] = "node[1-";
+  o = h.Run({"-o", path});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("SLURM_JOB_NODELIST node[1-: '[' at column 5 is not closed; the job file "
+                       "carries no host list (give --hosts)"),
+            std::string::npos)
+      << o.err;
+  // A bad list given is a usage error; plain qp-inspect has no job file.
+  o = h.Run({"-o", path, "--hosts", "n[2-1]"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--hosts n[2-1]: range 2-1 at column 3 goes down"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(h.Run({"-o", path, "--hostfile", Temp("no_such_hostfile")}).code, 2);
+  h.job = nullptr;
+  o = h.Run({"--hosts", "a,b"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("give them to qp-validate"), std::string::npos) << o.err;
+  std::filesystem::remove(path);
+  std::filesystem::remove(hostfile);
 }
 
 // ---- the snapshot file ----------------------------------------------------

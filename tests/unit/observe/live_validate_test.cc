@@ -236,5 +236,50 @@ TEST_F(SnapshotMode, AJobFileIsEveryRanksSnapshot) {
   EXPECT_NE(bad.err.find("not a usable job snapshot file"), std::string::npos) << bad.err;
 }
 
+TEST_F(SnapshotMode, AListedHostThatSentNoSnapshotIsAnErrorOfTheJob) {
+  // node-a's snapshot alone: its QP 17 talks to node-b's, which sent nothing.
+  const std::vector<Snapshot> hosts = TwoHosts();
+  const std::string a = Write("node-a.json", hosts[0]);
+  const Outcome alone = Validate({a});
+  EXPECT_EQ(alone.out.find("sent no snapshot"), std::string::npos) << alone.out;
+
+  const Outcome o = Validate({"--hosts", "node-[a-b]x,node-a,node-b", a});
+  EXPECT_EQ(o.code, 2) << "letters in a bracket: " << o.out;
+  EXPECT_NE(o.err.find("qp-validate: --hosts node-[a-b]x,node-a,node-b: 'a' at column 7: a "
+                       "bracket holds numbers and ranges (1-4,7)"),
+            std::string::npos)
+      << o.err;
+
+  const Outcome named = Validate({"--hosts", "node-a,node-b", a});
+  EXPECT_EQ(named.code, 1) << named.out << named.err;
+  EXPECT_NE(named.out.find("\n  error: node-b sent no snapshot: 1 QP on 1 host points at it (by "
+                           "elimination"),
+            std::string::npos)
+      << named.out;
+  const std::string hostfile = Write("hostfile", "node-a slots=2\nnode-b slots=2\n");
+  const Outcome json = Validate({"--json", "--hostfile", hostfile, a});
+  EXPECT_EQ(json.code, 1) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc.at("job_summary").at("missing_hosts").at(0).at("host"), "node-b");
+  EXPECT_EQ(doc.at("job_summary").at("missing_hosts").at(0).at("pointing_qps"), 1);
+  EXPECT_EQ(doc.at("summary").at("exit_code"), 1);
+  EXPECT_EQ(doc.at("summary").at("errors"), doc.at("job_summary").at("missing_hosts").size());
+
+  // Both hosts there: the list is satisfied.
+  const std::string b = Write("node-b.json", hosts[1]);
+  EXPECT_EQ(Validate({"--hosts", "node-a,node-b", a, b}).code, 0);
+  // A job file carries its own list.
+  const std::string job =
+      Write("job1.json", JobSnapshotsToText({SnapshotToText(hosts[0])}, {"node-a", "node-b"}));
+  const Outcome from_job = Validate({job});
+  EXPECT_EQ(from_job.code, 1);
+  EXPECT_NE(from_job.out.find("error: node-b sent no snapshot"), std::string::npos) << from_job.out;
+  // Not for endpoint files.
+  EXPECT_EQ(
+      Validate({"--hosts", "a", Data("validate/rc_clean_a.json"), Data("validate/rc_clean_b.json")})
+          .code,
+      2);
+}
+
 }  // namespace
 }  // namespace qpconnect::tools::qp_validate

@@ -19,6 +19,15 @@
 // The waiting QPs are the findings' other sides. Notes (unchecked) are not
 // culprits. Ambiguous QPs (pairing.h) are counted, never blamed.
 //
+// Every host accounted for: a host of the job's host list
+// (Observation::expected_hosts, job_hosts.h) that no input names sent no
+// snapshot, an error of the job, named first. The QPs pointing at it are
+// those whose rqpn names a QP in no input (pairing.h's dangling QPs that
+// name no QP) and whose destination address, where known, names no observed
+// port: they are the missing host's peers when it is the only host missing
+// (by elimination), else they point at one of the hosts missing. A
+// peer-qp-gone finding on such a QP then blames the missing host.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -44,14 +53,35 @@ struct JobCulprit {
   std::string line;  // the sentence, as SummaryText prints it
 };
 
+// A host of the job's host list that sent no snapshot.
+struct JobMissingHost {
+  std::string host;
+  // The QPs pointing at it and the hosts they are on: set when it is the
+  // only host missing (by elimination); 0 with several (see JobSummary).
+  size_t pointing_qps = 0;
+  size_t pointing_hosts = 0;
+  // "node-b sent no snapshot: 6 QPs on 1 host point at it (by elimination:
+  // ...)"
+  std::string line;
+};
+
 struct JobSummary {
   size_t hosts = 0;  // distinct host names among the QPs
+  // Every host accounted for: the job's host list's length (0 when none was
+  // given), its hosts no input names, in its order, and the QPs pointing at
+  // one of them when several are missing (which one is not known).
+  size_t listed_hosts = 0;
+  std::vector<JobMissingHost> missing_hosts;
+  size_t unplaced_qps = 0;
+  size_t unplaced_hosts = 0;
+  // Hosts that sent snapshots but are not in the list (names that differ?).
+  std::vector<std::string> unlisted_hosts;
   size_t qps = 0;
   size_t pairs = 0;
   size_t sound_pairs = 0;
   size_t ambiguous = 0;  // QPs pairing could not tell a peer for (not judged)
   size_t dangling = 0;
-  size_t errors = 0;
+  size_t errors = 0;  // the judge's, and one per missing host
   size_t warnings = 0;
   size_t infos = 0;
   // Most waiting QPs first, then by host, pid, rule.
@@ -68,8 +98,9 @@ struct JobSummary {
 // Groups the verdict's live findings by culprit, rule and host.
 JobSummary SummarizeJob(const Observation& observation, const ObservationVerdict& verdict);
 
-// The summary as text: a headline, one line per culprit (up to
-// `max_culprits`, then a count), the rules and the hosts most involved.
+// The summary as text: a headline, the hosts that sent no snapshot, one
+// line per culprit (up to `max_culprits`, then a count), the rules and the
+// hosts most involved.
 std::string SummaryText(const JobSummary& summary, size_t max_culprits = 20);
 
 }  // namespace qpconnect

@@ -217,6 +217,11 @@ struct Observation {
   std::vector<ObservedQp> qps;
   std::vector<ObservedPortCounters> ports;
   std::vector<ObservedHost> hosts;  // one per snapshot read
+  // The job's host list as the launcher gave it (job_hosts.h: Slurm's node
+  // list, an mpirun hostfile, pdsh's -w; qp-inspect-mpi's job file), each
+  // name once; empty when none was given. A listed host no input names sent
+  // no snapshot: the job summary names it (job_summary.h).
+  std::vector<std::string> expected_hosts;
   // What the readers noticed about their inputs that is not an error ("a.json:
   // the process ended without an end record (killed?)"), for the report.
   std::vector<std::string> notes;

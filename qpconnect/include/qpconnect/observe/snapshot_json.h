@@ -75,10 +75,15 @@ size_t SnapshotHeadQps(std::string_view head);
 // The job file of qp-inspect-mpi: every rank's snapshot file, by rank, in one
 // document: {"format": "qpconnect-job-snapshots", "version": 1,
 // "snapshots": [SNAPSHOT, ...]} (each element as SnapshotToText writes it).
+// Added to version 1: "hosts", the job's host list (job_hosts.h), before
+// "snapshots" and written only when known.
 inline constexpr std::string_view kJobSnapshotsFormat = "qpconnect-job-snapshots";
-std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts);
+std::string JobSnapshotsToText(const std::vector<std::string>& snapshot_texts,
+                               const std::vector<std::string>& hosts = {});
 // The same text written to `out` as it goes (no copy of the whole job).
-void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out);
+void WriteJobSnapshots(const std::vector<std::string>& snapshot_texts, std::ostream& out,
+                       const std::vector<std::string>& hosts = {});
+// (JobHostsFromJson, job_hosts.h, reads "hosts".)
 bool LooksLikeJobSnapshots(std::string_view text);
 // kProtocol as SnapshotFromJson, the attribute prefixed "snapshots[i].".
 Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
@@ -91,8 +96,11 @@ Result<std::vector<Snapshot>> JobSnapshotsFromJson(std::string_view text);
 // writes them). Returns the number of snapshots; kProtocol as
 // JobSnapshotsFromJson (which reads through it), kIo for a read error.
 // Snapshots before a fault have been given to `each`.
+// When `hosts` is given, the job's host list ("hosts", JobHostsFromArray in
+// job_hosts.h) is stored there, each name once (empty when the file has none).
 Result<size_t> ReadJobSnapshots(std::istream& in,
-                                const std::function<void(size_t, Snapshot&&)>& each);
+                                const std::function<void(size_t, Snapshot&&)>& each,
+                                std::vector<std::string>* hosts = nullptr);
 
 // Parses a snapshot file. kProtocol for malformed JSON, another format, an
 // unsupported version or a bad field; the Error's attribute names the field
