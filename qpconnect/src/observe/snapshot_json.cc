@@ -33,6 +33,7 @@ void AppendQp(const KernelQp& q, std::string* out) {
           ",\"comm\":" + Quote(q.comm) + ",\"process_state\":" + Quote(q.process_state);
   if (q.dgid) *out += ",\"dgid\":" + Quote(GidToString(*q.dgid));
   if (q.dlid) *out += ",\"dlid\":" + std::to_string(*q.dlid);
+  if (!q.dest_source.empty()) *out += ",\"dest_source\":" + Quote(q.dest_source);
   *out += "}";
 }
 
@@ -207,6 +208,7 @@ KernelQp ReadQp(Reader& r, const json& j, const std::string& path) {
     if (!q.dgid) r.Fail(path + "dgid", "not a GID");
   }
   if (auto dlid = r.Unsigned(j, path, "dlid", 0xffff, true)) q.dlid = static_cast<uint16_t>(*dlid);
+  q.dest_source = r.String(j, path, "dest_source");
   return q;
 }
 

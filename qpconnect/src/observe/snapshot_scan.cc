@@ -239,6 +239,7 @@ bool ReadQp(Scanner& s, KernelQp* q) {
     if (key == "comm"sv) return OptionalString(s, &q->comm);
     if (key == "process_state"sv) return OptionalString(s, &q->process_state);
     if (key == "dgid"sv) return Address(s, &q->dgid);
+    if (key == "dest_source"sv) return OptionalString(s, &q->dest_source);
     if (key == "dlid"sv) {
       if (s.Null()) return true;
       uint16_t lid = 0;

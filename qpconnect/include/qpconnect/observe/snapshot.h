@@ -44,6 +44,9 @@ struct KernelQp {
   // plain attributes).
   std::optional<Gid> dgid;
   std::optional<uint16_t> dlid;
+  // Where dgid/dlid came from when not from the kernel: "published" (the
+  // process published its peer: observe/published_peers.h); "" the kernel's.
+  std::string dest_source;
   // /proc/PID/stat field 3: "R" running, "S" sleeping, "D" disk sleep, "T"
   // stopped, "t" traced, "Z" zombie, ...; "" when unknown (kernel QP, or
   // /proc hides the process).
