@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "qpconnect/peer_registry.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -452,6 +453,36 @@ bool PeerRegistry::Rewrite() {
   return true;
 }
 
+// The files in `dir` of processes that are gone (no /proc/<pid>, or another
+// start time: the pid reused), left by a process that exited without
+// destroying its QPs (killed): removed once, when this process's file is
+// first made. Only the uid's own files are there (a private directory).
+static void SweepStale(const std::string& dir, int self) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const size_t dot = name.find(".jsonl");
+    if (dot == 0 || dot == std::string::npos || name.find_first_not_of("0123456789") != dot) {
+      continue;
+    }
+    const int pid = std::atoi(name.substr(0, dot).c_str());
+    if (pid <= 0 || pid == self) continue;
+    const std::string path = dir + "/" + name;
+    const auto live = ProcessStartTime(pid);
+    bool stale = !live;
+    if (!stale) {
+      std::ifstream f(path);
+      std::string header;
+      std::getline(f, header);
+      PeersFileContents c = ParsePeersFile(header + "\n");
+      stale = c.valid && c.start_time != *live;
+    }
+    if (stale) ::unlink(path.c_str());
+  }
+  ::closedir(d);
+}
+
 bool PeerRegistry::EnsureOpen() {
   if (fd_ >= 0) return true;
   if (path_.empty()) {
@@ -461,6 +492,7 @@ bool PeerRegistry::EnsureOpen() {
     if (dir.empty()) return Fail(why, 0), false;
     ::mkdir(dir.c_str(), 0700);
     path_ = PeersFile(dir, options_.pid);
+    SweepStale(dir, options_.pid);
   }
   return Rewrite();
 }

@@ -116,6 +116,28 @@ TEST(PeerRegistry, ManyEventsStayOneSmallFile) {
   EXPECT_FALSE(fs::exists(PeersFile(d.path, static_cast<int>(getpid())) + ".tmp"));
 }
 
+// Files of processes that are gone, or whose pid another process now has,
+// are removed when a process makes its own file; a live process's stays.
+TEST(PeerRegistry, ItsFirstFileSweepsTheDeadProcessesFiles) {
+  TempDir d;
+  const int parent = static_cast<int>(getppid());
+  const uint64_t parent_start = ProcessStartTime(parent).value();
+  const std::string dead = PeersFile(d.path, 99999999);
+  const std::string reused = d.path + "/1.jsonl";  // init's pid, another start time
+  const std::string live = PeersFile(d.path, parent);
+  Write(dead, PeersHeaderLine(99999999, 5, "x"));
+  Write(reused, PeersHeaderLine(1, ProcessStartTime(1).value_or(0) + 777, "x"));
+  Write(live, PeersHeaderLine(parent, parent_start, "x"));
+  Write(d.path + "/notes.txt", "not ours to judge");
+  PeerRegistry r(Here(d.path));
+  const std::vector<PublishedPeer> one = {Peer(17, 18, "fe80::2")};
+  r.Publish(one);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(reused));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(d.path + "/notes.txt"));
+}
+
 TEST(PeerRegistry, DisabledPublishesNothing) {
   TempDir d;
   PeerRegistry::Options o = Here(d.path);
