@@ -60,7 +60,7 @@ start() {
 owner_of() {
   local p
   for p in $1 $(pgrep -P "$1") $(pgrep -P "$(pgrep -P "$1" | head -n 1)" 2>/dev/null); do
-    rdma resource show qp 2>/dev/null | grep -q "$2 .*pid $p " && { echo "$p"; return; }
+    rdma resource show qp 2>/dev/null | grep -q "link $2/.* pid $p " && { echo "$p"; return; }
   done
 }
 
