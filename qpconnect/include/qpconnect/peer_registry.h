@@ -114,7 +114,7 @@ struct PublishedPeersOfProcess {
 // its file in PeersDir(uid) (or `dir` when not empty), which must belong to
 // that uid, be a regular file under 64 MiB and name that pid and the live
 // process's start time. No file: no peers and no note (the process
-// published none). Never throws.
+// published none); a file this user may not read: a note. Never throws.
 PublishedPeersOfProcess ReadPublishedPeers(int pid, const std::string& dir = {},
                                            const std::string& proc_root = "/proc");
 

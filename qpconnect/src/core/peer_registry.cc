@@ -334,7 +334,12 @@ PublishedPeersOfProcess ReadPublishedPeers(int pid, const std::string& dir,
     if (where.empty()) return r;
     const std::string path = PeersFile(where, pid);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return r;  // none published
+    if (fd < 0) {
+      // ENOENT: none published. EACCES: another user's private directory.
+      if (errno == EACCES)
+        r.note = path + " unreadable: permission denied (root or the process's own user reads it)";
+      return r;
+    }
     struct stat st {};
     std::string text;
     std::string problem;
