@@ -108,6 +108,7 @@ PeersFileContents ParsePeersFile(std::string_view text);
 struct PublishedPeersOfProcess {
   std::vector<PublishedPeer> peers;  // empty: none published, or ignored (see note)
   std::optional<std::string> note;   // why a file found was ignored, or was odd
+  bool denied = false;               // this user may not read the directory
 };
 
 // The peers `pid` published: its uid from the owner of `proc_root`/<pid>,

@@ -336,8 +336,10 @@ PublishedPeersOfProcess ReadPublishedPeers(int pid, const std::string& dir,
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
       // ENOENT: none published. EACCES: another user's private directory.
-      if (errno == EACCES)
+      if (errno == EACCES) {
+        r.denied = true;
         r.note = path + " unreadable: permission denied (root or the process's own user reads it)";
+      }
       return r;
     }
     struct stat st {};

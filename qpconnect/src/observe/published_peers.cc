@@ -26,12 +26,22 @@ size_t AddPublishedPeers(Snapshot* snapshot, const PublishedPeersOptions& option
   }
   // (pid, device, qpn) -> the published peer
   std::map<std::tuple<int, std::string, uint32_t>, PublishedPeer> published;
+  size_t denied = 0;
   for (int pid : pids) {
     PublishedPeersOfProcess p = ReadPublishedPeers(pid, options.dir, options.proc_root);
-    if (p.note) snapshot->notes.push_back("published peers: " + *p.note);
+    if (p.denied) {
+      ++denied;
+    } else if (p.note) {
+      snapshot->notes.push_back("published peers: " + *p.note);
+    }
     for (PublishedPeer& peer : p.peers) {
       published.emplace(std::make_tuple(pid, peer.device, peer.qpn), std::move(peer));
     }
+  }
+  if (denied != 0) {
+    snapshot->notes.push_back("published peers: the files of " + std::to_string(denied) +
+                              " process(es) are not readable by this user (run as root or as "
+                              "their user to use them)");
   }
   if (published.empty()) return 0;
   size_t filled = 0, stale = 0;
