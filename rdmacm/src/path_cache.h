@@ -52,6 +52,7 @@ class LibraryQpEnv final : public verbs::QpEnv {
   std::vector<AddressPrefix> ReadAddressPrefixes(const std::vector<std::string>& names) override {
     return base().ReadAddressPrefixes(names);
   }
+  void PublishPeers(std::span<const PublishedPeer> peers) override { base().PublishPeers(peers); }
   // The facts for `query`, read again when the last reading is older than
   // kPathFactsTtl.
   std::optional<RocePathFacts> ReadPath(const RocePathQuery& query) override

@@ -320,6 +320,7 @@ Result<void> QpConnect(Id* id) {
   Agreement agreement;
   agreement.plan = *id->plan;
   agreement.local_qps = agreement.remote_qps = 1;
+  if (id->remote) agreement.peer_host = id->remote->identity.host;  // published (peer_registry.h)
   Applied applied;
   auto done = TheComposer().Apply(agreement, id->local, set, applied, {}, id->mapping);
   if (!done) {

@@ -93,6 +93,14 @@ class FakeEnv : public verbs::QpEnv {
     return budget_;
   }
   void SetRetryBudget(RetryBudget budget) { budget_ = budget; }
+  // PublishPeers() keeps what it is given (published()), and hands it to
+  // `registry` when set (a real writer in a test's directory).
+  void PublishPeers(std::span<const PublishedPeer> peers) override {
+    published_.insert(published_.end(), peers.begin(), peers.end());
+    if (registry_ != nullptr) registry_->Publish(peers);
+  }
+  const std::vector<PublishedPeer>& published() const { return published_; }
+  void SetRegistry(PeerRegistry* registry) { registry_ = registry; }
 
   // "<qpn hex> <target state>" per modify call that reached a fake, in order.
   const std::vector<std::string>& log() const { return log_; }
@@ -137,6 +145,8 @@ class FakeEnv : public verbs::QpEnv {
   std::optional<RocePathFacts> path_;   // SetPath()
   std::vector<PortCounters> counters_;  // AddCounters()
   RetryBudget budget_;                  // SetRetryBudget()
+  std::vector<PublishedPeer> published_;
+  PeerRegistry* registry_ = nullptr;
 };
 
 }  // namespace qpconnect::testing

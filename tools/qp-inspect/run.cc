@@ -19,6 +19,7 @@
 #include "duration_arg.h"
 #include "exit_codes.h"
 #include "qpconnect/observe/job_hosts.h"
+#include "qpconnect/observe/published_peers.h"
 #include "qpconnect/observe/sampling.h"
 #include "qpconnect/observe/snapshot_json.h"
 #include "qpconnect/observe/snapshot_text.h"
@@ -435,6 +436,8 @@ int Run(const std::vector<std::string>& args, const Environment& env, std::ostre
     return kExitExchange;
   }
   if (!counts) return KernelError(err, counts.error());
+  // Our own programs' QPs: the destinations their processes published.
+  kernel::AddPublishedPeers(&snapshot);
   const size_t listed_before_filter = counts->listed;
   const bool kernel_qps_seen = counts->kernel_qps_seen;
   if (listed_before_filter == 0) {

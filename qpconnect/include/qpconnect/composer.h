@@ -105,6 +105,9 @@ struct Agreement {
   // the composer's own: gid-pair-chosen / gid-pair-none, path-facts (info);
   // errors first. Apply() inserts gid-changed-before-rtr in front.
   std::vector<Finding> findings;
+  // The peer's host as it described itself (remote.identity.host),
+  // published with each QP Apply() connects (peer_registry.h).
+  std::string peer_host;
   size_t local_qps = 0;  // the counts Gate() compares
   size_t remote_qps = 0;
   bool connect_every_qp = true;
@@ -168,7 +171,9 @@ class Composer {
   // and kIncompatible (operation "validate", attribute "sgid_index"),
   // nothing modified. Then every QP INIT->RTR->RTS to the agreed plan
   // (verbs::ConnectToPlan; `hint` is appended to a refusal, and "the
-  // validator reported errors above" when it did). kVerbs naming
+  // validator reported errors above" when it did). Connected, each QP's
+  // peer is published through the env (QpEnv::PublishPeers: qp-inspect
+  // reads it; a failure there never fails this). kVerbs naming
   // transition, mask, values and cause. `applied` holds what was made and
   // timed on every path.
   // REQUIRES: agreement.plan.qps.size() == qps.qps.size().

@@ -90,6 +90,27 @@ void AddOwnFinding(std::vector<Finding>& findings, std::optional<Finding> f) {
   });
 }
 
+// Each QP just connected and its peer, for qp-inspect (peer_registry.h):
+// QP i is local.qps[i], its peer the plan's entry i.
+void PublishConnected(const Agreement& a, const EndpointInfo& local, const QpSet& qps,
+                      verbs::QpEnv& env) {
+  const size_t n = std::min({a.plan.qps.size(), local.qps.size(), qps.qps.size()});
+  std::vector<PublishedPeer> peers;
+  peers.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const QpAttrs& q = a.plan.qps[i];
+    PublishedPeer& p = peers.emplace_back();
+    p.device = local.identity.device;
+    p.port = qps.port;
+    p.qpn = local.qps[i].qpn;
+    p.peer_host = a.peer_host;
+    if (q.ah.is_global && !IsZeroGid(q.ah.dgid)) p.peer_gid = q.ah.dgid;
+    p.peer_lid = q.ah.dlid;
+    p.peer_qpn = q.dest_qp_num;
+  }
+  env.PublishPeers(peers);
+}
+
 }  // namespace
 
 Result<void> RefuseOnFindings(const std::vector<Finding>& findings) {
@@ -123,6 +144,7 @@ Result<Agreement> Composer::Agree(EndpointInfo& local, EndpointInfo& remote,
   a.local_qps = local.qps.size();
   a.remote_qps = remote.qps.size();
   a.connect_every_qp = options.connect_every_qp;
+  a.peer_host = remote.identity.host;
   a.gid_pair = ApplyGidPair(local, remote, options.oob_addresses);
 
   PlanOptions plan_options = options.plan;
@@ -193,8 +215,10 @@ Result<void> Composer::Apply(Agreement& agreement, const EndpointInfo& local, co
   if (hooks.before_moves) hooks.before_moves();
   std::string why = hint;
   if (why.empty() && HasErrors(agreement.findings)) why = "the validator reported errors above";
-  return verbs::ConnectToPlan(qps.qps, qps.transport, agreement.plan, why, *env_, qps.pd_of,
-                              hooks.progress, applied.peer, applied.times);
+  QPC_TRY(verbs::ConnectToPlan(qps.qps, qps.transport, agreement.plan, why, *env_, qps.pd_of,
+                               hooks.progress, applied.peer, applied.times));
+  PublishConnected(agreement, local, qps, *env_);
+  return Ok();
 }
 
 }  // namespace qpconnect

@@ -39,6 +39,7 @@ void AppendQp(const KernelQp& q, std::string* out) {
   if (q.dlid) *out += ",\"dlid\":" + std::to_string(*q.dlid);
   if (!q.src_addr.empty()) *out += ",\"src_addr\":" + Quote(q.src_addr);
   if (!q.dst_addr.empty()) *out += ",\"dst_addr\":" + Quote(q.dst_addr);
+  if (!q.dest_source.empty()) *out += ",\"dest_source\":" + Quote(q.dest_source);
   *out += "}";
 }
 
@@ -215,6 +216,7 @@ KernelQp ReadQp(Reader& r, const json& j, const std::string& path) {
   if (auto dlid = r.Unsigned(j, path, "dlid", 0xffff, true)) q.dlid = static_cast<uint16_t>(*dlid);
   q.src_addr = r.String(j, path, "src_addr");
   q.dst_addr = r.String(j, path, "dst_addr");
+  q.dest_source = r.String(j, path, "dest_source");
   return q;
 }
 

@@ -241,6 +241,7 @@ bool ReadQp(Scanner& s, KernelQp* q) {
     if (key == "dgid"sv) return Address(s, &q->dgid);
     if (key == "src_addr"sv) return OptionalString(s, &q->src_addr);
     if (key == "dst_addr"sv) return OptionalString(s, &q->dst_addr);
+    if (key == "dest_source"sv) return OptionalString(s, &q->dest_source);
     if (key == "dlid"sv) {
       if (s.Null()) return true;
       uint16_t lid = 0;

@@ -62,6 +62,9 @@ class VerbsQpEnv final : public QpEnv {
     b.retry_cnt = attr.retry_cnt;
     return b;
   }
+  void PublishPeers(std::span<const PublishedPeer> peers) override {
+    PeerRegistry::Process().Publish(peers);
+  }
 };
 
 }  // namespace

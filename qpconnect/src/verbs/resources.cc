@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <string>
 
+#include "qpconnect/peer_registry.h"
 #include "qpconnect/verbs/verbs_error.h"
 
 namespace qpconnect::verbs {
@@ -20,6 +21,14 @@ void CqDeleter::operator()(ibv_cq* cq) const noexcept {
   if (int rc = ibv_destroy_cq(cq); rc != 0) LogDestroyFailure("ibv_destroy_cq", rc);
 }
 void QpDeleter::operator()(ibv_qp* qp) const noexcept {
+  // Its published peer goes with it (peer_registry.h); nothing to do in a
+  // process that published none.
+  if (PeerRegistry::ProcessStarted()) {
+    try {
+      PeerRegistry::Process().Withdraw(ibv_get_device_name(qp->context->device), qp->qp_num);
+    } catch (...) {  // a name that cannot be copied: the entry stays until exit
+    }
+  }
   if (int rc = ibv_destroy_qp(qp); rc != 0) LogDestroyFailure("ibv_destroy_qp", rc);
 }
 void MrDeleter::operator()(ibv_mr* mr) const noexcept {

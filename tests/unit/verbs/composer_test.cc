@@ -7,6 +7,9 @@
 #include "qpconnect/composer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <memory>
 #include <string>
@@ -14,6 +17,8 @@
 
 #include "fakes/fake_env.h"
 #include "qpconnect/connector.h"
+#include "qpconnect/log.h"
+#include "qpconnect/peer_registry.h"
 
 namespace qpconnect {
 namespace {
@@ -187,6 +192,61 @@ TEST(Composer, ApplyMovesEveryQpToRts) {
   for (ibv_qp* qp : a.qps) EXPECT_EQ(a.env.fake(qp).state(), IBV_QPS_RTS);
   EXPECT_EQ(applied.peer.remote_qpns, (std::vector<uint32_t>{0x200, 0x201}));
   EXPECT_EQ(applied.times.rtr.qps, 2u);
+}
+
+// Issue 41: each QP Apply connected is published with its peer (the host,
+// the GID and QPN of the plan's entry), so that qp-inspect can pair it.
+TEST(Composer, ApplyPublishesEachConnectedQpsPeer) {
+  Side a("host-a", 1, 2, 0x100), b("host-b", 2, 2, 0x200);
+  const Composer composer(a.env);
+  auto agreed = composer.Agree(a.local, b.local, ComposeOptions{});
+  ASSERT_TRUE(agreed);
+  EXPECT_TRUE(a.env.published().empty());  // nothing before the moves
+  Applied applied;
+  ASSERT_TRUE(composer.Apply(*agreed, a.local, a.Set(), applied));
+  ASSERT_EQ(a.env.published().size(), 2u);
+  const PublishedPeer& p = a.env.published()[1];
+  EXPECT_EQ(p.device, "rxe0");
+  EXPECT_EQ(p.qpn, 0x101u);
+  EXPECT_EQ(p.peer_qpn, 0x201u);
+  EXPECT_EQ(p.peer_host, "host-b");
+  ASSERT_TRUE(p.peer_gid);
+  EXPECT_EQ(GidToString(*p.peer_gid), "::ffff:10.99.0.2");
+  EXPECT_EQ(p.port, a.local.port.port_num);
+}
+
+// A publish that cannot be written (its directory is under a regular file)
+// does not fail the connection: the QPs are at RTS, the failure logged once.
+TEST(Composer, APublishFailureDoesNotFailTheConnection) {
+  char tmpl[] = "/tmp/qpc_publish_XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  PeerRegistry::Options o;
+  o.dir = std::string(tmpl) + "/peers";  // ENOTDIR
+  o.pid = 4242;
+  PeerRegistry registry(o);
+  std::vector<std::string> logged;
+  auto previous = SetLogHandler([&](LogLevel, std::string_view m) { logged.emplace_back(m); },
+                                LogLevel::kWarning);
+  for (uint32_t round = 0; round < 2; ++round) {
+    Side a("host-a", 1, 1, 0x100 + round), b("host-b", 2, 1, 0x200);
+    a.env.SetRegistry(&registry);
+    const Composer composer(a.env);
+    auto agreed = composer.Agree(a.local, b.local, ComposeOptions{});
+    ASSERT_TRUE(agreed);
+    Applied applied;
+    auto done = composer.Apply(*agreed, a.local, a.Set(), applied);
+    EXPECT_TRUE(done) << done.error().ToString();
+    EXPECT_EQ(a.env.fake(a.qps[0]).state(), IBV_QPS_RTS);
+  }
+  SetLogHandler(previous);
+  unlink(tmpl);
+  EXPECT_TRUE(registry.failed());
+  ASSERT_EQ(logged.size(), 1u);  // once, not per connection
+  EXPECT_NE(logged[0].find("publishing connected peers for qp-inspect stopped"), std::string::npos)
+      << logged[0];
+  EXPECT_NE(logged[0].find("QPCONNECT_PUBLISH_PEERS=0"), std::string::npos);
 }
 
 TEST(Composer, AGidChangedBeforeRtrIsNamedAndNothingIsModified) {

@@ -49,6 +49,9 @@ struct KernelQp {
   // for a QP not made through rdma_cm.
   std::string src_addr;
   std::string dst_addr;
+  // Where dgid/dlid came from when not from the kernel: "published" (the
+  // process published its peer: observe/published_peers.h); "" the kernel's.
+  std::string dest_source;
   // /proc/PID/stat field 3: "R" running, "S" sleeping, "D" disk sleep, "T"
   // stopped, "t" traced, "Z" zombie, ...; "" when unknown (kernel QP, or
   // /proc hides the process).

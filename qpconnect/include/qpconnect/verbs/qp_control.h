@@ -20,10 +20,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "qpconnect/address_prefix.h"
+#include "qpconnect/peer_registry.h"
 #include "qpconnect/proof_failure.h"
 #include "qpconnect/result.h"
 #include "qpconnect/roce_path.h"
@@ -135,6 +137,12 @@ class QpEnv {
     (void)qp;
     return RetryBudget{};
   }
+
+  // The QPs just connected (Composer::Apply) and their peers, published
+  // for qp-inspect (peer_registry.h). Never fails the connection. The
+  // default publishes nothing (fakes); production appends them to the
+  // process's PeerRegistry.
+  virtual void PublishPeers(std::span<const PublishedPeer> peers) { (void)peers; }
 
   // The production env: VerbsQpControl, ibv_create_ah, DescribeLocal,
   // QueryGids, rtnetlink for the netdevs and paths (kernel_path.h), sysfs
