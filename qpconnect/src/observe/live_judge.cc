@@ -640,11 +640,31 @@ class Judge {
     return true;
   }
 
-  // x's rqpn names a QP in no input: gone if x shows it unreachable.
+  // Why x has no peer to judge it with: its rqpn names a QP in no input,
+  // or every QP it could name is paired elsewhere (pairing.h, EliminatedQp).
+  std::string NoPeer(size_t xi) const {
+    const ObservedQp& x = Qp(xi);
+    const std::string qpn = std::to_string(*x.dest_qpn);
+    const EliminatedQp* e = pairing_.Eliminated(xi);
+    if (e == nullptr) return "QP " + qpn + " is in none of the inputs";
+    std::string why = "dangling by elimination: all " + std::to_string(e->back) + " QPs numbered " +
+                      qpn + " that name it back are paired elsewhere";
+    if (e->numbered > e->back) {
+      why += " (and " + std::to_string(e->numbered - e->back) + " more numbered " + qpn +
+             ", naming other QPs)";
+    }
+    if (!e->host.empty()) {
+      why += "; by elimination too, its peer was on " + e->host +
+             ", the only host given that holds no QP numbered " + qpn;
+    }
+    return why;
+  }
+
+  // x's rqpn names a QP in no input, or none free: gone if x shows it
+  // unreachable.
   void MissingPeer(size_t xi) {
     const ObservedQp& x = Qp(xi);
-    std::vector<std::string> evidence = {"QP " + std::to_string(*x.dest_qpn) +
-                                         " is in none of the inputs"};
+    std::vector<std::string> evidence = {NoPeer(xi)};
     const bool two =
         x.samples.size() >= 2 &&
         x.samples.back().at_seconds - x.samples.front().at_seconds >= options_.min_stuck_seconds;
@@ -702,8 +722,13 @@ class Judge {
                             " more QPs name peers in none of the inputs";
       } else {
         f.finding.local_value = "rqpn " + std::to_string(*x.dest_qpn);
-        f.finding.message = Describe(x) + " names QP " + std::to_string(*x.dest_qpn) +
-                            ", which is in none of the inputs: its peer was not observed";
+        f.finding.message =
+            pairing_.Eliminated(missing_[n]) != nullptr
+                ? Describe(x) + " names QP " + std::to_string(*x.dest_qpn) + ": " +
+                      NoPeer(missing_[n]) +
+                      "; it is not seen stuck (retrying without progress), so not judged"
+                : Describe(x) + " names QP " + std::to_string(*x.dest_qpn) +
+                      ", which is in none of the inputs: its peer was not observed";
       }
       f.finding.fix = "Give the peer host's snapshot (qp-inspect -o) too";
       report_.findings.push_back(std::move(f));

@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -23,8 +25,14 @@ namespace qpconnect {
 namespace {
 
 // PSNs this close (mod 2^24) count as continuous: A's next send PSN and B's
-// next expected PSN differ only by what is in flight.
+// next expected PSN differ only by what is in flight (and by how far apart in
+// time the two hosts' snapshots were taken). Farther apart, they contradict.
 constexpr uint32_t kPsnWindow = 1u << 16;
+// PSNs this close count as close too: a healthy pair's PSNs differ by a few
+// messages in flight, while two unrelated QPs fall this close by chance once
+// in 8,192 directions (within the window, once in 128). Among candidates
+// equal in every other way, one close both ways is the likelier peer.
+constexpr uint32_t kPsnClose = 1u << 10;
 // QP-number groups larger than this are searched by PSN, not enumerated.
 constexpr size_t kScanLimit = 64;
 
@@ -69,32 +77,59 @@ struct GidHash {
   }
 };
 
-bool PsnClose(uint32_t a, uint32_t b) {
-  return ((a - b) & kPsnMask) <= kPsnWindow || ((b - a) & kPsnMask) <= kPsnWindow;
+// What one direction's PSNs say: A's next send PSN against B's next expected
+// PSN, in the latest samples. Unknown when either is not known.
+enum class PsnState : uint8_t { kUnknown, kContradicts, kContinuous, kClose };
+
+PsnState PsnBetween(uint32_t a, uint32_t b) {
+  const uint32_t d = std::min((a - b) & kPsnMask, (b - a) & kPsnMask);
+  if (d <= kPsnClose) return PsnState::kClose;
+  return d <= kPsnWindow ? PsnState::kContinuous : PsnState::kContradicts;
 }
 
-// A's next send PSN against B's next expected PSN, in the latest samples.
-bool PsnContinuous(const ObservedQp& a, const ObservedQp& b) {
-  if (a.samples.empty() || b.samples.empty()) return false;
-  const ObservedSample& sa = a.samples.back();
-  const ObservedSample& sb = b.samples.back();
-  return sa.sq_psn && sb.rq_psn && PsnClose(*sa.sq_psn, *sb.rq_psn);
+// A QP's latest PSNs, laid out small: read for every candidate weighed.
+struct Psns {
+  uint32_t sq = 0;
+  uint32_t rq = 0;
+  bool has_sq = false;
+  bool has_rq = false;
+};
+
+Psns PsnsOf(const ObservedQp& q) {
+  Psns p;
+  if (q.samples.empty()) return p;
+  const ObservedSample& s = q.samples.back();
+  if (s.sq_psn) p = {*s.sq_psn, 0, true, false};
+  if (s.rq_psn) {
+    p.rq = *s.rq_psn;
+    p.has_rq = true;
+  }
+  return p;
+}
+
+PsnState Direction(const Psns& sender, const Psns& receiver) {
+  if (!sender.has_sq || !receiver.has_rq) return PsnState::kUnknown;
+  return PsnBetween(sender.sq, receiver.rq);
 }
 
 // The evidence that i and j are each other's peer; symmetric in i and j.
 struct Evidence {
-  int address = 0;  // directions whose destination is the other's port
-  int psn = 0;      // directions with PSN continuity
+  int8_t address = 0;  // directions whose destination is the other's port
+  // Directions with PSN continuity, and of those the close ones; both 0 when
+  // a direction's PSNs contradict (a pair is never made on one direction's
+  // PSNs while the other's say otherwise).
+  int8_t psn = 0;
+  int8_t close = 0;
   bool gid = false;
   bool lid = false;
   bool contradicted = false;  // a destination elsewhere, or another job
 
-  std::tuple<int, int> Key() const { return {address, psn}; }
+  std::tuple<int, int, int> Key() const { return {address, psn, close}; }
   bool Positive() const { return address > 0 || psn > 0; }
 };
 
 struct Candidate {
-  size_t j = 0;
+  uint32_t j = 0;
   Evidence evidence;
 };
 
@@ -119,6 +154,8 @@ class Identities {
         AddLids(p.lid, p.lmc, dev);
       }
     }
+    dests_.reserve(qps_.size());
+    for (const ObservedQp& q : qps_) dests_.push_back(DestOf(q));
     for (size_t i = 0; i < qps_.size(); ++i) {
       const ObservedQp& q = qps_[i];
       if (q.endpoint) {
@@ -127,14 +164,24 @@ class Identities {
         AddLids(q.endpoint->port.lid, q.endpoint->port.lmc, dev_of_[i]);
       }
     }
-    job_of_.resize(qps_.size());
+    // Jobs as small numbers, 0 for none.
+    std::unordered_map<std::string, uint32_t> job_ids;
+    job_of_.assign(qps_.size(), 0);
+    const ObservedQp* prev = nullptr;
     for (size_t i = 0; i < qps_.size(); ++i) {
-      auto it = host_by_name.find(qps_[i].host);
-      if (it != host_by_name.end()) job_of_[i] = &it->second->job;
+      if (prev != nullptr && prev->host == qps_[i].host) {
+        job_of_[i] = job_of_[i - 1];
+      } else if (auto it = host_by_name.find(qps_[i].host);
+                 it != host_by_name.end() && !it->second->job.empty()) {
+        job_of_[i] = job_ids.try_emplace(it->second->job, job_ids.size() + 1).first->second;
+      }
+      prev = &qps_[i];
     }
   }
 
   uint32_t Dev(size_t i) const { return dev_of_[i]; }
+  const Dest& DestAt(size_t i) const { return dests_[i]; }
+  bool HasDest(size_t i) const { return dests_[i].gid || dests_[i].lid; }
 
   // The devices `d` names; empty when it names none observed.
   const std::vector<uint32_t>& Targets(const Dest& d) const {
@@ -149,7 +196,7 @@ class Identities {
   }
 
   // What `from`'s destination says about QP `to`.
-  AimResult Aims(size_t from, size_t to) const { return AimsAt(DestOf(qps_[from]), to); }
+  AimResult Aims(size_t from, size_t to) const { return AimsAt(dests_[from], to); }
 
   // What destination `d` says about QP `to`: its port's identity holds the
   // address, does not (when that identity is known), or nothing is known.
@@ -168,9 +215,7 @@ class Identities {
 
   // Both snapshots name a job and the jobs differ.
   bool OtherJob(size_t i, size_t j) const {
-    const std::string* a = job_of_[i];
-    const std::string* b = job_of_[j];
-    return a != nullptr && b != nullptr && !a->empty() && !b->empty() && *a != *b;
+    return job_of_[i] != 0 && job_of_[j] != 0 && job_of_[i] != job_of_[j];
   }
 
  private:
@@ -219,7 +264,8 @@ class Identities {
   std::vector<bool> dev_has_lids_;
   std::unordered_map<Gid, std::vector<uint32_t>, GidHash> gid_owner_;
   std::unordered_map<uint16_t, std::vector<uint32_t>> lid_owner_;
-  std::vector<const std::string*> job_of_;
+  std::vector<Dest> dests_;       // each QP's destination, DestOf()
+  std::vector<uint32_t> job_of_;  // each QP's job, 0 when none is named
   const std::vector<uint32_t> none_;
 };
 
@@ -265,7 +311,9 @@ uint64_t DevKey(uint32_t dev, uint32_t qpn) { return (uint64_t{dev} << 32) | qpn
 class Pairer {
  public:
   explicit Pairer(const Observation& obs)
-      : qps_(obs.qps), ids_(obs), paired_(obs.qps.size(), false) {
+      : qps_(obs.qps), hosts_(obs.hosts), ids_(obs), paired_(obs.qps.size(), false) {
+    psns_.reserve(qps_.size());
+    for (const ObservedQp& q : qps_) psns_.push_back(PsnsOf(q));
     by_dev_qpn_.Build(qps_.size(), [&](size_t i) -> std::optional<uint64_t> {
       return DevKey(ids_.Dev(i), qps_[i].qpn);
     });
@@ -299,10 +347,15 @@ class Pairer {
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
       if (!ambiguous[i] && qps_[i].dest_qpn) {
-        // Dangling: whom does it name? Several equally likely: ambiguous.
+        // Dangling: whom does it name? Several equally likely: ambiguous,
+        // unless all of them are paired elsewhere.
         std::optional<size_t> named;
         if (!NameTarget(i, &named)) {
-          ambiguous[i] = true;
+          if (std::optional<EliminatedQp> e = Eliminate(i)) {
+            out.eliminated.push_back(std::move(*e));
+          } else {
+            ambiguous[i] = true;
+          }
         } else if (named) {
           out.named.push_back({i, *named});
         }
@@ -329,7 +382,8 @@ class Pairer {
     explicit Lists(size_t n) : total(n, 0), n_(n) {}
 
     void Add(size_t i, size_t j, const Evidence& e) {
-      edges_.push_back({std::min(i, j), std::max(i, j), e});
+      edges_.push_back(
+          {static_cast<uint32_t>(std::min(i, j)), static_cast<uint32_t>(std::max(i, j)), e});
     }
 
     // Drops repeated edges and lays the lists out; call once, after the Adds.
@@ -366,9 +420,9 @@ class Pairer {
     std::vector<size_t> total;
 
    private:
-    struct Edge {
-      size_t i = 0;
-      size_t j = 0;
+    struct Edge {  // 16 bytes: millions of them are sorted
+      uint32_t i = 0;
+      uint32_t j = 0;
       Evidence evidence;
     };
     size_t n_ = 0;
@@ -379,18 +433,30 @@ class Pairer {
 
   static bool IsUd(const ObservedQp& q) { return q.transport == Transport::kUd; }
 
+  // Addresses each way, the job, and each direction's PSNs: continuous,
+  // contradicting or unknown. A contradicting direction cancels what the
+  // other's continuity says (two orphans' PSNs may fall within the window one
+  // way by chance); it rules nothing out (a real pair with a PSN fault is
+  // still paired when each is the other's only candidate).
   Evidence Weigh(size_t i, size_t j) const {
     Evidence e;
-    for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
-      if (r.aim == Aim::kMatches) {
-        ++e.address;
-        (r.by_gid ? e.gid : e.lid) = true;
-      } else if (r.aim == Aim::kContradicts) {
-        e.contradicted = true;
+    if (ids_.HasDest(i) || ids_.HasDest(j)) {
+      for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
+        if (r.aim == Aim::kMatches) {
+          ++e.address;
+          (r.by_gid ? e.gid : e.lid) = true;
+        } else if (r.aim == Aim::kContradicts) {
+          e.contradicted = true;
+        }
       }
     }
     e.contradicted |= ids_.OtherJob(i, j);
-    e.psn = (PsnContinuous(qps_[i], qps_[j]) ? 1 : 0) + (PsnContinuous(qps_[j], qps_[i]) ? 1 : 0);
+    if (e.contradicted) return e;
+    const PsnState ij = Direction(psns_[i], psns_[j]);
+    const PsnState ji = Direction(psns_[j], psns_[i]);
+    if (ij == PsnState::kContradicts || ji == PsnState::kContradicts) return e;
+    e.psn = static_cast<int8_t>((ij >= PsnState::kContinuous) + (ji >= PsnState::kContinuous));
+    e.close = static_cast<int8_t>((ij == PsnState::kClose) + (ji == PsnState::kClose));
     return e;
   }
 
@@ -405,7 +471,8 @@ class Pairer {
   // The QPs on the devices i's destination names with QP number `qpn`;
   // nullopt when i's destination names no observed device.
   std::optional<std::vector<size_t>> OnTargets(size_t i, uint32_t qpn) const {
-    const std::vector<uint32_t>& targets = ids_.Targets(DestOf(qps_[i]));
+    if (!ids_.HasDest(i)) return std::nullopt;
+    const std::vector<uint32_t>& targets = ids_.Targets(ids_.DestAt(i));
     if (targets.empty()) return std::nullopt;
     std::vector<size_t> out;
     for (uint32_t dev : targets) {
@@ -445,10 +512,7 @@ class Pairer {
     std::vector<std::pair<uint32_t, size_t>>& index = it->second;
     if (inserted) {
       for (size_t j : group) {
-        const ObservedQp& q = qps_[j];
-        if (!q.samples.empty() && q.samples.back().rq_psn) {
-          index.push_back({*q.samples.back().rq_psn, j});
-        }
+        if (psns_[j].has_rq) index.push_back({psns_[j].rq, j});
       }
       std::sort(index.begin(), index.end());
     }
@@ -485,8 +549,8 @@ class Pairer {
           for (size_t j : group) {
             if (j != i) found.push_back(j);
           }
-        } else if (!q.samples.empty() && q.samples.back().sq_psn) {
-          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, *q.samples.back().sq_psn, &found);
+        } else if (psns_[i].has_sq) {
+          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, psns_[i].sq, &found);
           std::erase(found, i);
         }
         if (group.size() > kScanLimit) {
@@ -512,7 +576,9 @@ class Pairer {
     return std::any_of(group.begin(), group.end(), [&](size_t j) { return j != i && !paired_[j]; });
   }
 
-  bool OnTargetsKnown(size_t i) const { return !ids_.Targets(DestOf(qps_[i])).empty(); }
+  bool OnTargetsKnown(size_t i) const {
+    return ids_.HasDest(i) && !ids_.Targets(ids_.DestAt(i)).empty();
+  }
 
   Lists OneSidedCandidates(const std::vector<bool>& ambiguous) {
     const size_t n = qps_.size();
@@ -700,13 +766,61 @@ class Pairer {
     return !tie;
   }
 
+  // Dangling QP i (no destination address) by elimination: every QP
+  // numbered as its dest_qpn, not ruled out, is paired; nullopt when one is
+  // not, or none names it back.
+  std::optional<EliminatedQp> Eliminate(size_t i) {
+    const ObservedQp& x = qps_[i];
+    if (OnTargetsKnown(i)) return std::nullopt;
+    EliminatedQp e;
+    e.qp = i;
+    for (size_t j : Numbered(*x.dest_qpn)) {
+      if (j == i || ids_.Aims(i, j).aim == Aim::kContradicts || ids_.OtherJob(i, j)) continue;
+      if (!paired_[j]) return std::nullopt;
+      ++e.numbered;
+      e.back += qps_[j].dest_qpn == x.qpn;
+    }
+    if (e.back == 0) return std::nullopt;
+    e.host = HostWithout(*x.dest_qpn, i);
+    return e;
+  }
+
+  // The one host given (of QP i's job) that holds no QP numbered `qpn`; ""
+  // when none or several do not.
+  std::string HostWithout(uint32_t qpn, size_t i) {
+    std::string_view job;
+    for (const ObservedHost& h : hosts_) {
+      if (h.name == qps_[i].host) job = h.job;
+    }
+    auto [it, inserted] = host_without_.try_emplace({qpn, std::string(job)});
+    if (!inserted) return it->second;
+    std::unordered_map<std::string_view, bool> holds;  // host given -> holds qpn
+    for (const ObservedHost& h : hosts_) {
+      if (job.empty() || h.job.empty() || h.job == job) holds.emplace(h.name, false);
+    }
+    for (size_t j : Numbered(qpn)) {
+      if (auto k = holds.find(qps_[j].host); k != holds.end()) k->second = true;
+    }
+    const std::string_view* without = nullptr;
+    for (const auto& [name, held] : holds) {
+      if (held) continue;
+      if (without != nullptr) return it->second;  // several
+      without = &name;
+    }
+    if (without != nullptr) it->second = std::string(*without);
+    return it->second;
+  }
+
   const std::vector<ObservedQp>& qps_;
+  const std::vector<ObservedHost>& hosts_;
   Identities ids_;
+  std::vector<Psns> psns_;  // each QP's latest PSNs
   std::vector<bool> paired_;
   GroupIndex by_dev_qpn_;       // (device, qpn)
   mutable GroupIndex by_qpn_;   // qpn; built when first needed
   mutable GroupIndex by_pair_;  // (qpn, dest_qpn); built when first needed
   std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, size_t>>> psn_index_;
+  std::map<std::pair<uint32_t, std::string>, std::string> host_without_;  // HostWithout()
   Pairing result_;
 };
 
@@ -716,6 +830,12 @@ std::optional<size_t> Pairing::NamedBy(size_t qp) const {
   auto it = std::lower_bound(named.begin(), named.end(), std::pair<size_t, size_t>{qp, 0});
   if (it == named.end() || it->first != qp) return std::nullopt;
   return it->second;
+}
+
+const EliminatedQp* Pairing::Eliminated(size_t qp) const {
+  auto it = std::lower_bound(eliminated.begin(), eliminated.end(), qp,
+                             [](const EliminatedQp& e, size_t q) { return e.qp < q; });
+  return it == eliminated.end() || it->qp != qp ? nullptr : &*it;
 }
 
 Pairing PairObservedQps(const Observation& observation) { return Pairer(observation).Run(); }
