@@ -87,19 +87,27 @@ PsnState PsnBetween(uint32_t a, uint32_t b) {
   return d <= kPsnWindow ? PsnState::kContinuous : PsnState::kContradicts;
 }
 
-// A QP's latest PSNs, laid out small: read for every candidate weighed.
-struct Psns {
+// What weighing a candidate reads of a QP, in 16 bytes (one cache line
+// holds four: a million QPs are weighed in random order): its latest PSNs,
+// its job (0: none named) and whether it has a destination address.
+struct Facts {
   uint32_t sq = 0;
   uint32_t rq = 0;
+  uint32_t job = 0;
   bool has_sq = false;
   bool has_rq = false;
+  bool has_dest = false;
 };
+static_assert(sizeof(Facts) == 16);
 
-Psns PsnsOf(const ObservedQp& q) {
-  Psns p;
+Facts FactsOf(const ObservedQp& q) {
+  Facts p;
   if (q.samples.empty()) return p;
   const ObservedSample& s = q.samples.back();
-  if (s.sq_psn) p = {*s.sq_psn, 0, true, false};
+  if (s.sq_psn) {
+    p.sq = *s.sq_psn;
+    p.has_sq = true;
+  }
   if (s.rq_psn) {
     p.rq = *s.rq_psn;
     p.has_rq = true;
@@ -107,7 +115,7 @@ Psns PsnsOf(const ObservedQp& q) {
   return p;
 }
 
-PsnState Direction(const Psns& sender, const Psns& receiver) {
+PsnState Direction(const Facts& sender, const Facts& receiver) {
   if (!sender.has_sq || !receiver.has_rq) return PsnState::kUnknown;
   return PsnBetween(sender.sq, receiver.rq);
 }
@@ -214,6 +222,8 @@ class Identities {
   }
 
   // Both snapshots name a job and the jobs differ.
+  uint32_t Job(size_t i) const { return job_of_[i]; }
+
   bool OtherJob(size_t i, size_t j) const {
     return job_of_[i] != 0 && job_of_[j] != 0 && job_of_[i] != job_of_[j];
   }
@@ -312,8 +322,13 @@ class Pairer {
  public:
   explicit Pairer(const Observation& obs)
       : qps_(obs.qps), hosts_(obs.hosts), ids_(obs), paired_(obs.qps.size(), false) {
-    psns_.reserve(qps_.size());
-    for (const ObservedQp& q : qps_) psns_.push_back(PsnsOf(q));
+    facts_.reserve(qps_.size());
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      Facts f = FactsOf(qps_[i]);
+      f.job = ids_.Job(i);
+      f.has_dest = ids_.HasDest(i);
+      facts_.push_back(f);
+    }
     by_dev_qpn_.Build(qps_.size(), [&](size_t i) -> std::optional<uint64_t> {
       return DevKey(ids_.Dev(i), qps_[i].qpn);
     });
@@ -386,15 +401,10 @@ class Pairer {
           {static_cast<uint32_t>(std::min(i, j)), static_cast<uint32_t>(std::max(i, j)), e});
     }
 
-    // Drops repeated edges and lays the lists out; call once, after the Adds.
+    // Lays the lists out and drops repeated edges (one found from each end);
+    // call once, after the Adds. Each QP's list is short: sorted on its own,
+    // not the millions of edges at once.
     void Finish() {
-      std::sort(edges_.begin(), edges_.end(), [](const Edge& x, const Edge& y) {
-        return std::tie(x.i, x.j) < std::tie(y.i, y.j);
-      });
-      edges_.erase(
-          std::unique(edges_.begin(), edges_.end(),
-                      [](const Edge& x, const Edge& y) { return x.i == y.i && x.j == y.j; }),
-          edges_.end());
       offset_.assign(n_ + 1, 0);
       for (const Edge& e : edges_) {
         ++offset_[e.i + 1];
@@ -409,6 +419,25 @@ class Pairer {
       }
       edges_.clear();
       edges_.shrink_to_fit();
+      at.clear();
+      at.shrink_to_fit();
+      size_t out = 0;
+      size_t begin = 0;
+      for (size_t k = 0; k < n_; ++k) {
+        const size_t end = offset_[k + 1];
+        std::sort(candidates_.begin() + static_cast<ptrdiff_t>(begin),
+                  candidates_.begin() + static_cast<ptrdiff_t>(end),
+                  [](const Candidate& x, const Candidate& y) { return x.j < y.j; });
+        offset_[k] = out;
+        for (size_t c = begin; c < end; ++c) {
+          if (out == offset_[k] || candidates_[out - 1].j != candidates_[c].j) {
+            candidates_[out++] = candidates_[c];
+          }
+        }
+        begin = end;
+      }
+      offset_[n_] = out;
+      candidates_.resize(out);
     }
 
     bool empty() const { return candidates_.empty(); }
@@ -438,9 +467,12 @@ class Pairer {
   // other's continuity says (two orphans' PSNs may fall within the window one
   // way by chance); it rules nothing out (a real pair with a PSN fault is
   // still paired when each is the other's only candidate).
-  Evidence Weigh(size_t i, size_t j) const {
+  Evidence Weigh(size_t i, size_t j) const { return Weigh(i, facts_[i], j, facts_[j]); }
+
+  // Weigh() with the QPs' facts at hand (a group's index holds copies).
+  Evidence Weigh(size_t i, const Facts& fi, size_t j, const Facts& fj) const {
     Evidence e;
-    if (ids_.HasDest(i) || ids_.HasDest(j)) {
+    if (fi.has_dest || fj.has_dest) {
       for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
         if (r.aim == Aim::kMatches) {
           ++e.address;
@@ -450,10 +482,10 @@ class Pairer {
         }
       }
     }
-    e.contradicted |= ids_.OtherJob(i, j);
+    e.contradicted |= fi.job != 0 && fj.job != 0 && fi.job != fj.job;  // another job
     if (e.contradicted) return e;
-    const PsnState ij = Direction(psns_[i], psns_[j]);
-    const PsnState ji = Direction(psns_[j], psns_[i]);
+    const PsnState ij = Direction(fi, fj);
+    const PsnState ji = Direction(fj, fi);
     if (ij == PsnState::kContradicts || ji == PsnState::kContradicts) return e;
     e.psn = static_cast<int8_t>((ij >= PsnState::kContinuous) + (ji >= PsnState::kContinuous));
     e.close = static_cast<int8_t>((ij == PsnState::kClose) + (ji == PsnState::kClose));
@@ -504,22 +536,35 @@ class Pairer {
     return by_qpn_.Find(qpn);
   }
 
-  // Members of a large group whose last rq_psn is within the window of
-  // `sq_psn`, through the group's index sorted by rq_psn (built once).
+  // A large group's members by their last rq_psn, with their facts: found
+  // by PSN and weighed without reaching into the QP table.
+  struct Indexed {
+    Facts facts;
+    uint32_t j = 0;
+  };
+
+  // Members j of a large group whose last rq_psn is within the window of
+  // `sq_psn`, through the group's index sorted by rq_psn (built once):
+  // visit(j, facts of j) for each.
+  template <typename Visit>
   void PsnNeighbours(uint64_t group_key, std::span<const size_t> group, uint32_t sq_psn,
-                     std::vector<size_t>* out) {
+                     Visit visit) {
     auto [it, inserted] = psn_index_.try_emplace(group_key);
-    std::vector<std::pair<uint32_t, size_t>>& index = it->second;
+    std::vector<Indexed>& index = it->second;
     if (inserted) {
+      index.reserve(group.size());
       for (size_t j : group) {
-        if (psns_[j].has_rq) index.push_back({psns_[j].rq, j});
+        if (facts_[j].has_rq) index.push_back({facts_[j], static_cast<uint32_t>(j)});
       }
-      std::sort(index.begin(), index.end());
+      std::sort(index.begin(), index.end(), [](const Indexed& x, const Indexed& y) {
+        return x.facts.rq != y.facts.rq ? x.facts.rq < y.facts.rq : x.j < y.j;
+      });
     }
     // [sq - W, sq + W] mod 2^24, as one or two ranges.
     auto scan = [&](uint32_t lo, uint32_t hi) {
-      auto from = std::lower_bound(index.begin(), index.end(), std::pair<uint32_t, size_t>{lo, 0});
-      for (auto k = from; k != index.end() && k->first <= hi; ++k) out->push_back(k->second);
+      auto from = std::partition_point(index.begin(), index.end(),
+                                       [lo](const Indexed& x) { return x.facts.rq < lo; });
+      for (auto k = from; k != index.end() && k->facts.rq <= hi; ++k) visit(k->j, k->facts);
     };
     const uint32_t lo = (sq_psn - kPsnWindow) & kPsnMask;
     const uint32_t hi = (sq_psn + kPsnWindow) & kPsnMask;
@@ -544,19 +589,23 @@ class Pairer {
           if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
         }
       } else if (std::span<const size_t> group = MutualGroup(i); !group.empty()) {
-        lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
-        if (group.size() <= kScanLimit) {
-          for (size_t j : group) {
-            if (j != i) found.push_back(j);
-          }
-        } else if (psns_[i].has_sq) {
-          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, psns_[i].sq, &found);
-          std::erase(found, i);
-        }
         if (group.size() > kScanLimit) {
-          // Not enumerated: every member counts as a candidate.
-          for (size_t j : found) Link(lists, i, j);
+          // Not enumerated: every member counts as a candidate, and only
+          // those with evidence are listed (the rest can never be a best;
+          // the group's unpaired members make i ambiguous all the same,
+          // UnpairedInLargeGroup).
+          lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
+          if (!facts_[i].has_sq) continue;
+          const Facts& fi = facts_[i];
+          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, fi.sq, [&](size_t j, const Facts& fj) {
+            if (j == i) return;
+            const Evidence e = Weigh(i, fi, j, fj);
+            if (!e.contradicted && e.Positive()) lists.Add(i, j, e);
+          });
           continue;
+        }
+        for (size_t j : group) {
+          if (j != i) found.push_back(j);
         }
       }
       // Candidates the identities do not rule out.
@@ -814,12 +863,12 @@ class Pairer {
   const std::vector<ObservedQp>& qps_;
   const std::vector<ObservedHost>& hosts_;
   Identities ids_;
-  std::vector<Psns> psns_;  // each QP's latest PSNs
+  std::vector<Facts> facts_;  // each QP's, for Weigh
   std::vector<bool> paired_;
   GroupIndex by_dev_qpn_;       // (device, qpn)
   mutable GroupIndex by_qpn_;   // qpn; built when first needed
   mutable GroupIndex by_pair_;  // (qpn, dest_qpn); built when first needed
-  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, size_t>>> psn_index_;
+  std::unordered_map<uint64_t, std::vector<Indexed>> psn_index_;
   std::map<std::pair<uint32_t, std::string>, std::string> host_without_;  // HostWithout()
   Pairing result_;
 };
