@@ -594,7 +594,10 @@ class Pairer {
           // those with evidence are listed (the rest can never be a best;
           // the group's unpaired members make i ambiguous all the same,
           // UnpairedInLargeGroup).
-          lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
+          // i is in its own reversed group only when its qpn is its dest_qpn.
+          const bool self =
+              q.qpn == *q.dest_qpn && std::find(group.begin(), group.end(), i) != group.end();
+          lists.total[i] = group.size() - (self ? 1 : 0);
           if (!facts_[i].has_sq) continue;
           const Facts& fi = facts_[i];
           PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, fi.sq, [&](size_t j, const Facts& fj) {
