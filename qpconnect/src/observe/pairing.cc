@@ -28,11 +28,14 @@ namespace {
 // next expected PSN differ only by what is in flight (and by how far apart in
 // time the two hosts' snapshots were taken). Farther apart, they contradict.
 constexpr uint32_t kPsnWindow = 1u << 16;
-// PSNs this close count as close too: a healthy pair's PSNs differ by a few
-// messages in flight, while two unrelated QPs fall this close by chance once
-// in 8,192 directions (within the window, once in 128). Among candidates
-// equal in every other way, one close both ways is the likelier peer.
-constexpr uint32_t kPsnClose = 1u << 10;
+// PSNs this close count as close too: an idle pair's PSNs are equal, a
+// moving one's differ by what is in flight, while two unrelated QPs fall this
+// close by chance once in 32,768 directions (within the window, once in 128),
+// both ways once in a billion. Among candidates equal in every other way, one
+// close both ways is the likelier peer. The price: a true pair farther apart
+// than this (fast, or snapshots taken far apart) loses to an unrelated QP
+// close both ways, by chance once in a billion candidates; kept small for it.
+constexpr uint32_t kPsnClose = 1u << 8;
 // QP-number groups larger than this are searched by PSN, not enumerated.
 constexpr size_t kScanLimit = 64;
 
