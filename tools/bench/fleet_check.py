@@ -13,8 +13,8 @@ writes them):
   summary      whether the job summary names each fault's host (and pid)
 Exit 0 when every pair has its true peer, nothing healthy is accused and every
 fault is found in full; 1 otherwise, with or without destination addresses
-(--allow-ambiguous, once needed for fleets without them, is accepted and
-ignored: every fault must be named either way).
+(every fault must be named either way; an --allow-ambiguous option is
+accepted and ignored).
 """
 import json
 import sys
