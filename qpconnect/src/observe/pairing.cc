@@ -306,6 +306,17 @@ class GroupIndex {
 
   bool built() const { return built_; }
 
+  // f(key, members) for each group, in key order.
+  template <typename F>
+  void ForEachGroup(F f) const {
+    for (size_t a = 0; a < keys_.size();) {
+      size_t b = a + 1;
+      while (b < keys_.size() && keys_[b] == keys_[a]) ++b;
+      f(keys_[a], std::span<const size_t>(members_.data() + a, b - a));
+      a = b;
+    }
+  }
+
   std::span<const size_t> Find(uint64_t key) const {
     auto lo = std::lower_bound(keys_.begin(), keys_.end(), key);
     auto hi = std::upper_bound(lo, keys_.end(), key);
@@ -319,6 +330,7 @@ class GroupIndex {
 };
 
 uint64_t PairKey(uint32_t qpn, uint32_t dest) { return (uint64_t{qpn} << 32) | dest; }
+uint64_t Reversed(uint64_t pair_key) { return (pair_key << 32) | (pair_key >> 32); }
 uint64_t DevKey(uint32_t dev, uint32_t qpn) { return (uint64_t{dev} << 32) | qpn; }
 
 class Pairer {
@@ -332,9 +344,6 @@ class Pairer {
       f.has_dest = ids_.HasDest(i);
       facts_.push_back(f);
     }
-    by_dev_qpn_.Build(qps_.size(), [&](size_t i) -> std::optional<uint64_t> {
-      return DevKey(ids_.Dev(i), qps_[i].qpn);
-    });
   }
 
   Pairing Run() {
@@ -506,9 +515,14 @@ class Pairer {
   // The QPs on the devices i's destination names with QP number `qpn`;
   // nullopt when i's destination names no observed device.
   std::optional<std::vector<size_t>> OnTargets(size_t i, uint32_t qpn) const {
-    if (!ids_.HasDest(i)) return std::nullopt;
+    if (!facts_[i].has_dest) return std::nullopt;
     const std::vector<uint32_t>& targets = ids_.Targets(ids_.DestAt(i));
     if (targets.empty()) return std::nullopt;
+    if (!by_dev_qpn_.built()) {  // only QPs with a known destination need it
+      by_dev_qpn_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> {
+        return DevKey(ids_.Dev(k), qps_[k].qpn);
+      });
+    }
     std::vector<size_t> out;
     for (uint32_t dev : targets) {
       for (size_t j : by_dev_qpn_.Find(DevKey(dev, qpn))) {
@@ -522,13 +536,19 @@ class Pairer {
   std::span<const size_t> MutualGroup(size_t i) const {
     const ObservedQp& q = qps_[i];
     if (!q.dest_qpn) return {};
-    if (!by_pair_.built()) {  // only QPs without a known destination need it
+    return ByPair().Find(PairKey(*q.dest_qpn, q.qpn));
+  }
+
+  // QPs by (qpn, dest_qpn); built when first needed (only QPs without a
+  // known destination need it).
+  const GroupIndex& ByPair() const {
+    if (!by_pair_.built()) {
       by_pair_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> {
         if (!qps_[k].dest_qpn) return std::nullopt;
         return PairKey(qps_[k].qpn, *qps_[k].dest_qpn);
       });
     }
-    return by_pair_.Find(PairKey(*q.dest_qpn, q.qpn));
+    return by_pair_;
   }
 
   // The QPs numbered `qpn`, wherever they are.
@@ -579,47 +599,76 @@ class Pairer {
     }
   }
 
+  // Candidates by mutual QP numbers: on the devices a QP's destination
+  // names, else among the QPs whose (qpn, dest_qpn) is its reversed (group by
+  // group, each group's reversed one looked up once).
   Lists MutualCandidates() {
     const size_t n = qps_.size();
     Lists lists(n);
     std::vector<size_t> found;
+    bool blind = false;  // a QP whose destination names no observed device
     for (size_t i = 0; i < n; ++i) {
       const ObservedQp& q = qps_[i];
       if (!q.dest_qpn) continue;
+      std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn);
+      if (!on) {
+        blind = true;
+        continue;
+      }
       found.clear();
-      if (std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn)) {
-        for (size_t j : *on) {
-          if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
-        }
-      } else if (std::span<const size_t> group = MutualGroup(i); !group.empty()) {
+      for (size_t j : *on) {
+        if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
+      }
+      LinkAll(lists, i, found);
+    }
+    if (!blind) {
+      lists.Finish();
+      return lists;
+    }
+    ByPair().ForEachGroup([&](uint64_t key, std::span<const size_t> members) {
+      const std::span<const size_t> group = by_pair_.Find(Reversed(key));
+      if (group.empty()) return;
+      for (size_t i : members) {
+        if (OnTargetsKnown(i)) continue;  // done above
         if (group.size() > kScanLimit) {
-          // Not enumerated: every member counts as a candidate, and only
-          // those with evidence are listed (the rest can never be a best;
-          // the group's unpaired members make i ambiguous all the same,
-          // UnpairedInLargeGroup).
-          // i is in its own reversed group only when its qpn is its dest_qpn.
-          const bool self =
-              q.qpn == *q.dest_qpn && std::find(group.begin(), group.end(), i) != group.end();
-          lists.total[i] = group.size() - (self ? 1 : 0);
-          if (!facts_[i].has_sq) continue;
-          const Facts& fi = facts_[i];
-          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, fi.sq, [&](size_t j, const Facts& fj) {
-            if (j == i) return;
-            const Evidence e = Weigh(i, fi, j, fj);
-            if (!e.contradicted && e.Positive()) lists.Add(i, j, e);
-          });
+          LinkLarge(lists, i, key, group);
           continue;
         }
+        found.clear();
         for (size_t j : group) {
           if (j != i) found.push_back(j);
         }
+        LinkAll(lists, i, found);
       }
-      // Candidates the identities do not rule out.
-      lists.total[i] = static_cast<size_t>(
-          std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
-    }
+    });
     lists.Finish();
     return lists;
+  }
+
+  // Links i to the candidates in `found` the identities do not rule out.
+  void LinkAll(Lists& lists, size_t i, const std::vector<size_t>& found) const {
+    lists.total[i] = static_cast<size_t>(
+        std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
+  }
+
+  // i's candidates in a group too large to enumerate, whose key is i's
+  // (qpn, dest_qpn) reversed: every member counts as a candidate, and only
+  // those with evidence, found by PSN, are listed (the rest can never be a
+  // best; the group's unpaired members make i ambiguous all the same,
+  // UnpairedInLargeGroup).
+  void LinkLarge(Lists& lists, size_t i, uint64_t key, std::span<const size_t> group) {
+    const ObservedQp& q = qps_[i];
+    // i is in its own reversed group only when its qpn is its dest_qpn.
+    const bool self =
+        q.qpn == *q.dest_qpn && std::find(group.begin(), group.end(), i) != group.end();
+    lists.total[i] = group.size() - (self ? 1 : 0);
+    const Facts& fi = facts_[i];
+    if (!fi.has_sq) return;
+    PsnNeighbours(Reversed(key), group, fi.sq, [&](size_t j, const Facts& fj) {
+      if (j == i) return;
+      const Evidence e = Weigh(i, fi, j, fj);
+      if (!e.contradicted && e.Positive()) lists.Add(i, j, e);
+    });
   }
 
   // i is unpaired and its mutual group is too large to enumerate and still
@@ -632,7 +681,7 @@ class Pairer {
   }
 
   bool OnTargetsKnown(size_t i) const {
-    return ids_.HasDest(i) && !ids_.Targets(ids_.DestAt(i)).empty();
+    return facts_[i].has_dest && !ids_.Targets(ids_.DestAt(i)).empty();
   }
 
   Lists OneSidedCandidates(const std::vector<bool>& ambiguous) {
@@ -871,9 +920,9 @@ class Pairer {
   Identities ids_;
   std::vector<Facts> facts_;  // each QP's, for Weigh
   std::vector<bool> paired_;
-  GroupIndex by_dev_qpn_;       // (device, qpn)
-  mutable GroupIndex by_qpn_;   // qpn; built when first needed
-  mutable GroupIndex by_pair_;  // (qpn, dest_qpn); built when first needed
+  mutable GroupIndex by_dev_qpn_;  // (device, qpn); built when first needed
+  mutable GroupIndex by_qpn_;      // qpn; built when first needed
+  mutable GroupIndex by_pair_;     // (qpn, dest_qpn); built when first needed
   std::unordered_map<uint64_t, std::vector<Indexed>> psn_index_;
   std::map<std::pair<uint32_t, std::string>, std::string> host_without_;  // HostWithout()
   Pairing result_;
