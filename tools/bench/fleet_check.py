@@ -12,9 +12,9 @@ writes them):
   faults       each planted fault: how many of its QPs an expected rule names
   summary      whether the job summary names each fault's host (and pid)
 Exit 0 when every pair has its true peer, nothing healthy is accused and every
-fault is found in full; 1 otherwise. With --allow-ambiguous (a fleet without
-destination addresses) faults whose QPs were left ambiguous are reported, not
-failed, but anything accused still fails.
+fault is found in full; 1 otherwise, with or without destination addresses
+(every fault must be named either way; an --allow-ambiguous option is
+accepted and ignored).
 """
 import json
 import sys
@@ -22,7 +22,6 @@ import sys
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    allow_ambiguous = "--allow-ambiguous" in sys.argv
     if len(args) != 2:
         print(__doc__)
         return 2
@@ -126,8 +125,7 @@ def main():
                  " (%d ambiguous)" % amb if amb else "",
                  "names " + host if in_summary else "does not name " + host))
         if not complete:
-            if not (allow_ambiguous and found + amb == len(keys)):
-                ok = False
+            ok = False
     if summary:
         for c in summary["culprits"][:6]:
             print("  summary:", c["text"])

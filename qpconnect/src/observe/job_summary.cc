@@ -41,6 +41,7 @@ struct Group {
   std::set<size_t> culprit_qps;
   std::set<size_t> waiting;
   std::set<std::string> waiting_hosts;
+  bool by_elimination = false;  // the host named by elimination (pairing.h)
 };
 
 std::string Plural(size_t n, const char* one, const char* many) {
@@ -225,8 +226,14 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
         c.what = "do not answer";
       }
     }
+    const EliminatedQp* eliminated = v.pairing.Eliminated(f.qp);
+    const bool by_elimination = !culprit && c.host.empty() && eliminated != nullptr;
+    if (by_elimination) c.host = eliminated->host;
     Group& g = groups[{c.host, c.pid, c.what, rule}];
-    if (g.c.rule.empty()) g.c = c;
+    if (g.c.rule.empty()) {
+      g.c = c;
+      g.by_elimination = by_elimination;
+    }
     if (culprit) g.culprit_qps.insert(*culprit);
     if (waiting) {
       g.waiting.insert(*waiting);
@@ -248,10 +255,18 @@ JobSummary SummarizeJob(const Observation& obs, const ObservationVerdict& v) {
       c.line = (c.comm.empty() ? "a kernel QP" : c.comm) + " on " + c.host + " " + c.what + ": " +
                waits + "it";
     } else if (!c.host.empty()) {
-      c.line = "QPs on " + c.host + " " + c.what + ": " + waits + "them (" +
-               (c.host == missing_one ? c.host + " sent no snapshot: named by elimination"
-                                      : std::string("named by their address")) +
-               ")";
+      c.line =
+          "QPs on " + c.host + " " + c.what + ": " + waits + "them (" +
+          (c.host == missing_one ? c.host + " sent no snapshot: named by elimination"
+           : g.by_elimination ? std::string("named by elimination: the only host given without QPs "
+                                            "numbered as they name")
+                              : std::string("named by their address")) +
+          ")";
+    } else if (g.by_elimination) {
+      c.line =
+          "peers gone or connected elsewhere (every QP numbered as they name is paired "
+          "elsewhere): " +
+          waits + "them";
     } else {
       c.line = "peers in no input: " + waits + "them";
     }

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "live_catalogue.h"
 #include "qpconnect/observe/live_judge.h"
@@ -62,8 +62,11 @@ class Judge {
  public:
   Judge(const Observation& obs, const Pairing& pairing, const LiveJudgeOptions& options)
       : obs_(obs), pairing_(pairing), options_(options) {
-    ambiguous_.insert(pairing.ambiguous.begin(), pairing.ambiguous.end());
-    paired_with_.reserve(pairing.pairs.size() * 2);
+    const size_t n = obs.qps.size();
+    ambiguous_.assign(n, false);
+    for (size_t i : pairing.ambiguous) ambiguous_[i] = true;
+    flagged_.assign(n, false);
+    paired_with_.assign(n, kNone);
     for (const ObservedPair& p : pairing.pairs) {
       paired_with_[p.a] = p.b;
       paired_with_[p.b] = p.a;
@@ -78,11 +81,11 @@ class Judge {
     report_.pairs.reserve(pairing_.pairs.size());
     for (const ObservedPair& p : pairing_.pairs) JudgePair(p);
     for (size_t i = 0; i < obs_.qps.size(); ++i) {
-      if (paired_with_.count(i) == 0) JudgeUnpaired(i);
+      if (paired_with_[i] == kNone) JudgeUnpaired(i);
     }
     SummarizeMissingPeers();
     for (LivePairVerdict& v : report_.pairs) {
-      v.sound = flagged_.count(v.pair.a) == 0 && flagged_.count(v.pair.b) == 0;
+      v.sound = !flagged_[v.pair.a] && !flagged_[v.pair.b];
     }
     std::stable_sort(report_.findings.begin(), report_.findings.end(),
                      [](const LiveFinding& x, const LiveFinding& y) {
@@ -165,9 +168,8 @@ class Judge {
     if (meta.severity != Severity::kInfo) {
       // A pair is unsound when a finding judges one of its QPs, or names both
       // (a QP aiming at a paired QP from outside does not taint that pair).
-      flagged_.insert(qp);
-      auto partner = paired_with_.find(qp);
-      if (peer && partner != paired_with_.end() && partner->second == *peer) flagged_.insert(*peer);
+      flagged_[qp] = true;
+      if (peer && paired_with_[qp] == *peer) flagged_[*peer] = true;
     }
     report_.findings.push_back(std::move(f));
     return report_.findings.back();
@@ -575,7 +577,7 @@ class Judge {
     if (x.state != "RTR" && x.state != "RTS" && x.state != "SQD") return;
     // The QP its rqpn (and destination) names, as pairing found it: an
     // ambiguous QP is never judged as if its peer were known.
-    if (ambiguous_.count(xi) != 0) return;
+    if (ambiguous_[xi]) return;
     const std::optional<size_t> named = pairing_.NamedBy(xi);
     if (!named) {
       MissingPeer(xi);
@@ -587,8 +589,8 @@ class Judge {
       PeerGone(xi, yi);
       return;
     }
-    if (auto it = paired_with_.find(yi); it != paired_with_.end()) {
-      Dangling(xi, yi, "it is connected to " + Describe(Qp(it->second)));
+    if (const size_t partner = paired_with_[yi]; partner != kNone) {
+      Dangling(xi, yi, "it is connected to " + Describe(Qp(partner)));
       return;
     }
     if (y.state == "RESET" || y.state == "INIT") {
@@ -640,11 +642,31 @@ class Judge {
     return true;
   }
 
-  // x's rqpn names a QP in no input: gone if x shows it unreachable.
+  // Why x has no peer to judge it with: its rqpn names a QP in no input,
+  // or every QP it could name is paired elsewhere (pairing.h, EliminatedQp).
+  std::string NoPeer(size_t xi) const {
+    const ObservedQp& x = Qp(xi);
+    const std::string qpn = std::to_string(*x.dest_qpn);
+    const EliminatedQp* e = pairing_.Eliminated(xi);
+    if (e == nullptr) return "QP " + qpn + " is in none of the inputs";
+    std::string why = "dangling by elimination: all " + std::to_string(e->back) + " QPs numbered " +
+                      qpn + " that name it back are paired elsewhere";
+    if (e->numbered > e->back) {
+      why += " (and " + std::to_string(e->numbered - e->back) + " more numbered " + qpn +
+             ", naming other QPs)";
+    }
+    if (!e->host.empty()) {
+      why += "; by elimination too, its peer was on " + e->host +
+             ", the only host given that holds no QP numbered " + qpn;
+    }
+    return why;
+  }
+
+  // x's rqpn names a QP in no input, or none free: gone if x shows it
+  // unreachable.
   void MissingPeer(size_t xi) {
     const ObservedQp& x = Qp(xi);
-    std::vector<std::string> evidence = {"QP " + std::to_string(*x.dest_qpn) +
-                                         " is in none of the inputs"};
+    std::vector<std::string> evidence = {NoPeer(xi)};
     const bool two =
         x.samples.size() >= 2 &&
         x.samples.back().at_seconds - x.samples.front().at_seconds >= options_.min_stuck_seconds;
@@ -702,8 +724,13 @@ class Judge {
                             " more QPs name peers in none of the inputs";
       } else {
         f.finding.local_value = "rqpn " + std::to_string(*x.dest_qpn);
-        f.finding.message = Describe(x) + " names QP " + std::to_string(*x.dest_qpn) +
-                            ", which is in none of the inputs: its peer was not observed";
+        f.finding.message =
+            pairing_.Eliminated(missing_[n]) != nullptr
+                ? Describe(x) + " names QP " + std::to_string(*x.dest_qpn) + ": " +
+                      NoPeer(missing_[n]) +
+                      "; it is not seen stuck (retrying without progress), so not judged"
+                : Describe(x) + " names QP " + std::to_string(*x.dest_qpn) +
+                      ", which is in none of the inputs: its peer was not observed";
       }
       f.finding.fix = "Give the peer host's snapshot (qp-inspect -o) too";
       report_.findings.push_back(std::move(f));
@@ -714,8 +741,10 @@ class Judge {
   const Pairing& pairing_;
   const LiveJudgeOptions& options_;
   bool several_hosts_ = false;
-  std::unordered_set<size_t> ambiguous_;  // pairing could not tell their peers
-  std::unordered_map<size_t, size_t> paired_with_;
+  // Per QP, indexed by its place in the observation.
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  std::vector<bool> ambiguous_;      // pairing could not tell its peer
+  std::vector<size_t> paired_with_;  // its partner, kNone when in no pair
   // A port by (host, device, port), the views into the observation's strings:
   // looked up per QP without building a string.
   struct PortKey {
@@ -731,8 +760,8 @@ class Judge {
     }
   };
   std::unordered_map<PortKey, const ObservedPortCounters*, PortKeyHash> ports_;
-  std::unordered_set<size_t> flagged_;  // QPs named by an error or warning
-  std::vector<size_t> missing_;         // QPs whose peer is in no input
+  std::vector<bool> flagged_;    // named by an error or warning
+  std::vector<size_t> missing_;  // QPs whose peer is in no input
   LiveReport report_;
 };
 

@@ -14,17 +14,30 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+
+#include "qpconnect/observe/job_hosts.h"
 
 namespace qpconnect {
 namespace {
 
 // PSNs this close (mod 2^24) count as continuous: A's next send PSN and B's
-// next expected PSN differ only by what is in flight.
+// next expected PSN differ only by what is in flight (and by how far apart in
+// time the two hosts' snapshots were taken). Farther apart, they contradict.
 constexpr uint32_t kPsnWindow = 1u << 16;
+// PSNs this close count as close too: an idle pair's PSNs are equal, a
+// moving one's differ by what is in flight, while two unrelated QPs fall this
+// close by chance once in 32,768 directions (within the window, once in 128),
+// both ways once in a billion. Among candidates equal in every other way, one
+// close both ways is the likelier peer. The price: a true pair farther apart
+// than this (fast, or snapshots taken far apart) loses to an unrelated QP
+// close both ways, by chance once in a billion candidates; kept small for it.
+constexpr uint32_t kPsnClose = 1u << 8;
 // QP-number groups larger than this are searched by PSN, not enumerated.
 constexpr size_t kScanLimit = 64;
 
@@ -69,32 +82,67 @@ struct GidHash {
   }
 };
 
-bool PsnClose(uint32_t a, uint32_t b) {
-  return ((a - b) & kPsnMask) <= kPsnWindow || ((b - a) & kPsnMask) <= kPsnWindow;
+// What one direction's PSNs say: A's next send PSN against B's next expected
+// PSN, in the latest samples. Unknown when either is not known.
+enum class PsnState : uint8_t { kUnknown, kContradicts, kContinuous, kClose };
+
+PsnState PsnBetween(uint32_t a, uint32_t b) {
+  const uint32_t d = std::min((a - b) & kPsnMask, (b - a) & kPsnMask);
+  if (d <= kPsnClose) return PsnState::kClose;
+  return d <= kPsnWindow ? PsnState::kContinuous : PsnState::kContradicts;
 }
 
-// A's next send PSN against B's next expected PSN, in the latest samples.
-bool PsnContinuous(const ObservedQp& a, const ObservedQp& b) {
-  if (a.samples.empty() || b.samples.empty()) return false;
-  const ObservedSample& sa = a.samples.back();
-  const ObservedSample& sb = b.samples.back();
-  return sa.sq_psn && sb.rq_psn && PsnClose(*sa.sq_psn, *sb.rq_psn);
+// What weighing a candidate reads of a QP, in 16 bytes (one cache line
+// holds four: a million QPs are weighed in random order): its latest PSNs,
+// its job (0: none named) and whether it has a destination address.
+struct Facts {
+  uint32_t sq = 0;
+  uint32_t rq = 0;
+  uint32_t job = 0;
+  bool has_sq = false;
+  bool has_rq = false;
+  bool has_dest = false;
+};
+static_assert(sizeof(Facts) == 16);
+
+Facts FactsOf(const ObservedQp& q) {
+  Facts p;
+  if (q.samples.empty()) return p;
+  const ObservedSample& s = q.samples.back();
+  if (s.sq_psn) {
+    p.sq = *s.sq_psn;
+    p.has_sq = true;
+  }
+  if (s.rq_psn) {
+    p.rq = *s.rq_psn;
+    p.has_rq = true;
+  }
+  return p;
+}
+
+PsnState Direction(const Facts& sender, const Facts& receiver) {
+  if (!sender.has_sq || !receiver.has_rq) return PsnState::kUnknown;
+  return PsnBetween(sender.sq, receiver.rq);
 }
 
 // The evidence that i and j are each other's peer; symmetric in i and j.
 struct Evidence {
-  int address = 0;  // directions whose destination is the other's port
-  int psn = 0;      // directions with PSN continuity
+  int8_t address = 0;  // directions whose destination is the other's port
+  // Directions with PSN continuity, and of those the close ones; both 0 when
+  // a direction's PSNs contradict (a pair is never made on one direction's
+  // PSNs while the other's say otherwise).
+  int8_t psn = 0;
+  int8_t close = 0;
   bool gid = false;
   bool lid = false;
   bool contradicted = false;  // a destination elsewhere, or another job
 
-  std::tuple<int, int> Key() const { return {address, psn}; }
+  std::tuple<int, int, int> Key() const { return {address, psn, close}; }
   bool Positive() const { return address > 0 || psn > 0; }
 };
 
 struct Candidate {
-  size_t j = 0;
+  uint32_t j = 0;
   Evidence evidence;
 };
 
@@ -119,6 +167,8 @@ class Identities {
         AddLids(p.lid, p.lmc, dev);
       }
     }
+    dests_.reserve(qps_.size());
+    for (const ObservedQp& q : qps_) dests_.push_back(DestOf(q));
     for (size_t i = 0; i < qps_.size(); ++i) {
       const ObservedQp& q = qps_[i];
       if (q.endpoint) {
@@ -127,14 +177,24 @@ class Identities {
         AddLids(q.endpoint->port.lid, q.endpoint->port.lmc, dev_of_[i]);
       }
     }
-    job_of_.resize(qps_.size());
+    // Jobs as small numbers, 0 for none.
+    std::unordered_map<std::string, uint32_t> job_ids;
+    job_of_.assign(qps_.size(), 0);
+    const ObservedQp* prev = nullptr;
     for (size_t i = 0; i < qps_.size(); ++i) {
-      auto it = host_by_name.find(qps_[i].host);
-      if (it != host_by_name.end()) job_of_[i] = &it->second->job;
+      if (prev != nullptr && prev->host == qps_[i].host) {
+        job_of_[i] = job_of_[i - 1];
+      } else if (auto it = host_by_name.find(qps_[i].host);
+                 it != host_by_name.end() && !it->second->job.empty()) {
+        job_of_[i] = job_ids.try_emplace(it->second->job, job_ids.size() + 1).first->second;
+      }
+      prev = &qps_[i];
     }
   }
 
   uint32_t Dev(size_t i) const { return dev_of_[i]; }
+  const Dest& DestAt(size_t i) const { return dests_[i]; }
+  bool HasDest(size_t i) const { return dests_[i].gid || dests_[i].lid; }
 
   // The devices `d` names; empty when it names none observed.
   const std::vector<uint32_t>& Targets(const Dest& d) const {
@@ -149,7 +209,7 @@ class Identities {
   }
 
   // What `from`'s destination says about QP `to`.
-  AimResult Aims(size_t from, size_t to) const { return AimsAt(DestOf(qps_[from]), to); }
+  AimResult Aims(size_t from, size_t to) const { return AimsAt(dests_[from], to); }
 
   // What destination `d` says about QP `to`: its port's identity holds the
   // address, does not (when that identity is known), or nothing is known.
@@ -167,10 +227,10 @@ class Identities {
   }
 
   // Both snapshots name a job and the jobs differ.
+  uint32_t Job(size_t i) const { return job_of_[i]; }
+
   bool OtherJob(size_t i, size_t j) const {
-    const std::string* a = job_of_[i];
-    const std::string* b = job_of_[j];
-    return a != nullptr && b != nullptr && !a->empty() && !b->empty() && *a != *b;
+    return job_of_[i] != 0 && job_of_[j] != 0 && job_of_[i] != job_of_[j];
   }
 
  private:
@@ -219,7 +279,8 @@ class Identities {
   std::vector<bool> dev_has_lids_;
   std::unordered_map<Gid, std::vector<uint32_t>, GidHash> gid_owner_;
   std::unordered_map<uint16_t, std::vector<uint32_t>> lid_owner_;
-  std::vector<const std::string*> job_of_;
+  std::vector<Dest> dests_;       // each QP's destination, DestOf()
+  std::vector<uint32_t> job_of_;  // each QP's job, 0 when none is named
   const std::vector<uint32_t> none_;
 };
 
@@ -247,6 +308,17 @@ class GroupIndex {
 
   bool built() const { return built_; }
 
+  // f(key, members) for each group, in key order.
+  template <typename F>
+  void ForEachGroup(F f) const {
+    for (size_t a = 0; a < keys_.size();) {
+      size_t b = a + 1;
+      while (b < keys_.size() && keys_[b] == keys_[a]) ++b;
+      f(keys_[a], std::span<const size_t>(members_.data() + a, b - a));
+      a = b;
+    }
+  }
+
   std::span<const size_t> Find(uint64_t key) const {
     auto lo = std::lower_bound(keys_.begin(), keys_.end(), key);
     auto hi = std::upper_bound(lo, keys_.end(), key);
@@ -260,15 +332,38 @@ class GroupIndex {
 };
 
 uint64_t PairKey(uint32_t qpn, uint32_t dest) { return (uint64_t{qpn} << 32) | dest; }
+uint64_t Reversed(uint64_t pair_key) { return (pair_key << 32) | (pair_key >> 32); }
 uint64_t DevKey(uint32_t dev, uint32_t qpn) { return (uint64_t{dev} << 32) | qpn; }
+
+// The listed hosts of `obs` that no QP's or snapshot's host names.
+size_t SilentHosts(const Observation& obs) {
+  if (obs.expected_hosts.empty()) return 0;
+  std::vector<std::string> seen;
+  for (const ObservedHost& h : obs.hosts) seen.push_back(h.name);
+  std::string last;
+  for (const ObservedQp& q : obs.qps) {
+    if (q.host != last) seen.push_back(last = q.host);
+  }
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  return HostsNotIn(obs.expected_hosts, seen).size();
+}
 
 class Pairer {
  public:
   explicit Pairer(const Observation& obs)
-      : qps_(obs.qps), ids_(obs), paired_(obs.qps.size(), false) {
-    by_dev_qpn_.Build(qps_.size(), [&](size_t i) -> std::optional<uint64_t> {
-      return DevKey(ids_.Dev(i), qps_[i].qpn);
-    });
+      : qps_(obs.qps),
+        hosts_(obs.hosts),
+        silent_hosts_(SilentHosts(obs)),
+        ids_(obs),
+        paired_(obs.qps.size(), false) {
+    facts_.reserve(qps_.size());
+    for (size_t i = 0; i < qps_.size(); ++i) {
+      Facts f = FactsOf(qps_[i]);
+      f.job = ids_.Job(i);
+      f.has_dest = ids_.HasDest(i);
+      facts_.push_back(f);
+    }
   }
 
   Pairing Run() {
@@ -299,10 +394,15 @@ class Pairer {
     for (size_t i = 0; i < n; ++i) {
       if (paired_[i]) continue;
       if (!ambiguous[i] && qps_[i].dest_qpn) {
-        // Dangling: whom does it name? Several equally likely: ambiguous.
+        // Dangling: whom does it name? Several equally likely: ambiguous,
+        // unless all of them are paired elsewhere.
         std::optional<size_t> named;
         if (!NameTarget(i, &named)) {
-          ambiguous[i] = true;
+          if (std::optional<EliminatedQp> e = Eliminate(i)) {
+            out.eliminated.push_back(std::move(*e));
+          } else {
+            ambiguous[i] = true;
+          }
         } else if (named) {
           out.named.push_back({i, *named});
         }
@@ -329,18 +429,14 @@ class Pairer {
     explicit Lists(size_t n) : total(n, 0), n_(n) {}
 
     void Add(size_t i, size_t j, const Evidence& e) {
-      edges_.push_back({std::min(i, j), std::max(i, j), e});
+      edges_.push_back(
+          {static_cast<uint32_t>(std::min(i, j)), static_cast<uint32_t>(std::max(i, j)), e});
     }
 
-    // Drops repeated edges and lays the lists out; call once, after the Adds.
+    // Lays the lists out and drops repeated edges (one found from each end);
+    // call once, after the Adds. Each QP's list is short: sorted on its own,
+    // not the millions of edges at once.
     void Finish() {
-      std::sort(edges_.begin(), edges_.end(), [](const Edge& x, const Edge& y) {
-        return std::tie(x.i, x.j) < std::tie(y.i, y.j);
-      });
-      edges_.erase(
-          std::unique(edges_.begin(), edges_.end(),
-                      [](const Edge& x, const Edge& y) { return x.i == y.i && x.j == y.j; }),
-          edges_.end());
       offset_.assign(n_ + 1, 0);
       for (const Edge& e : edges_) {
         ++offset_[e.i + 1];
@@ -355,6 +451,25 @@ class Pairer {
       }
       edges_.clear();
       edges_.shrink_to_fit();
+      at.clear();
+      at.shrink_to_fit();
+      size_t out = 0;
+      size_t begin = 0;
+      for (size_t k = 0; k < n_; ++k) {
+        const size_t end = offset_[k + 1];
+        std::sort(candidates_.begin() + static_cast<ptrdiff_t>(begin),
+                  candidates_.begin() + static_cast<ptrdiff_t>(end),
+                  [](const Candidate& x, const Candidate& y) { return x.j < y.j; });
+        offset_[k] = out;
+        for (size_t c = begin; c < end; ++c) {
+          if (out == offset_[k] || candidates_[out - 1].j != candidates_[c].j) {
+            candidates_[out++] = candidates_[c];
+          }
+        }
+        begin = end;
+      }
+      offset_[n_] = out;
+      candidates_.resize(out);
     }
 
     bool empty() const { return candidates_.empty(); }
@@ -366,9 +481,9 @@ class Pairer {
     std::vector<size_t> total;
 
    private:
-    struct Edge {
-      size_t i = 0;
-      size_t j = 0;
+    struct Edge {  // 16 bytes: millions of them are sorted
+      uint32_t i = 0;
+      uint32_t j = 0;
       Evidence evidence;
     };
     size_t n_ = 0;
@@ -379,18 +494,33 @@ class Pairer {
 
   static bool IsUd(const ObservedQp& q) { return q.transport == Transport::kUd; }
 
-  Evidence Weigh(size_t i, size_t j) const {
+  // Addresses each way, the job, and each direction's PSNs: continuous,
+  // contradicting or unknown. A contradicting direction cancels what the
+  // other's continuity says (two orphans' PSNs may fall within the window one
+  // way by chance); it rules nothing out (a real pair with a PSN fault is
+  // still paired when each is the other's only candidate).
+  Evidence Weigh(size_t i, size_t j) const { return Weigh(i, facts_[i], j, facts_[j]); }
+
+  // Weigh() with the QPs' facts at hand (a group's index holds copies).
+  Evidence Weigh(size_t i, const Facts& fi, size_t j, const Facts& fj) const {
     Evidence e;
-    for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
-      if (r.aim == Aim::kMatches) {
-        ++e.address;
-        (r.by_gid ? e.gid : e.lid) = true;
-      } else if (r.aim == Aim::kContradicts) {
-        e.contradicted = true;
+    if (fi.has_dest || fj.has_dest) {
+      for (const AimResult r : {ids_.Aims(i, j), ids_.Aims(j, i)}) {
+        if (r.aim == Aim::kMatches) {
+          ++e.address;
+          (r.by_gid ? e.gid : e.lid) = true;
+        } else if (r.aim == Aim::kContradicts) {
+          e.contradicted = true;
+        }
       }
     }
-    e.contradicted |= ids_.OtherJob(i, j);
-    e.psn = (PsnContinuous(qps_[i], qps_[j]) ? 1 : 0) + (PsnContinuous(qps_[j], qps_[i]) ? 1 : 0);
+    e.contradicted |= fi.job != 0 && fj.job != 0 && fi.job != fj.job;  // another job
+    if (e.contradicted) return e;
+    const PsnState ij = Direction(fi, fj);
+    const PsnState ji = Direction(fj, fi);
+    if (ij == PsnState::kContradicts || ji == PsnState::kContradicts) return e;
+    e.psn = static_cast<int8_t>((ij >= PsnState::kContinuous) + (ji >= PsnState::kContinuous));
+    e.close = static_cast<int8_t>((ij == PsnState::kClose) + (ji == PsnState::kClose));
     return e;
   }
 
@@ -405,8 +535,14 @@ class Pairer {
   // The QPs on the devices i's destination names with QP number `qpn`;
   // nullopt when i's destination names no observed device.
   std::optional<std::vector<size_t>> OnTargets(size_t i, uint32_t qpn) const {
-    const std::vector<uint32_t>& targets = ids_.Targets(DestOf(qps_[i]));
+    if (!facts_[i].has_dest) return std::nullopt;
+    const std::vector<uint32_t>& targets = ids_.Targets(ids_.DestAt(i));
     if (targets.empty()) return std::nullopt;
+    if (!by_dev_qpn_.built()) {  // only QPs with a known destination need it
+      by_dev_qpn_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> {
+        return DevKey(ids_.Dev(k), qps_[k].qpn);
+      });
+    }
     std::vector<size_t> out;
     for (uint32_t dev : targets) {
       for (size_t j : by_dev_qpn_.Find(DevKey(dev, qpn))) {
@@ -420,13 +556,19 @@ class Pairer {
   std::span<const size_t> MutualGroup(size_t i) const {
     const ObservedQp& q = qps_[i];
     if (!q.dest_qpn) return {};
-    if (!by_pair_.built()) {  // only QPs without a known destination need it
+    return ByPair().Find(PairKey(*q.dest_qpn, q.qpn));
+  }
+
+  // QPs by (qpn, dest_qpn); built when first needed (only QPs without a
+  // known destination need it).
+  const GroupIndex& ByPair() const {
+    if (!by_pair_.built()) {
       by_pair_.Build(qps_.size(), [&](size_t k) -> std::optional<uint64_t> {
         if (!qps_[k].dest_qpn) return std::nullopt;
         return PairKey(qps_[k].qpn, *qps_[k].dest_qpn);
       });
     }
-    return by_pair_.Find(PairKey(*q.dest_qpn, q.qpn));
+    return by_pair_;
   }
 
   // The QPs numbered `qpn`, wherever they are.
@@ -437,25 +579,35 @@ class Pairer {
     return by_qpn_.Find(qpn);
   }
 
-  // Members of a large group whose last rq_psn is within the window of
-  // `sq_psn`, through the group's index sorted by rq_psn (built once).
+  // A large group's members by their last rq_psn, with their facts: found
+  // by PSN and weighed without reaching into the QP table.
+  struct Indexed {
+    Facts facts;
+    uint32_t j = 0;
+  };
+
+  // Members j of a large group whose last rq_psn is within the window of
+  // `sq_psn`, through the group's index sorted by rq_psn (built once):
+  // visit(j, facts of j) for each.
+  template <typename Visit>
   void PsnNeighbours(uint64_t group_key, std::span<const size_t> group, uint32_t sq_psn,
-                     std::vector<size_t>* out) {
+                     Visit visit) {
     auto [it, inserted] = psn_index_.try_emplace(group_key);
-    std::vector<std::pair<uint32_t, size_t>>& index = it->second;
+    std::vector<Indexed>& index = it->second;
     if (inserted) {
+      index.reserve(group.size());
       for (size_t j : group) {
-        const ObservedQp& q = qps_[j];
-        if (!q.samples.empty() && q.samples.back().rq_psn) {
-          index.push_back({*q.samples.back().rq_psn, j});
-        }
+        if (facts_[j].has_rq) index.push_back({facts_[j], static_cast<uint32_t>(j)});
       }
-      std::sort(index.begin(), index.end());
+      std::sort(index.begin(), index.end(), [](const Indexed& x, const Indexed& y) {
+        return x.facts.rq != y.facts.rq ? x.facts.rq < y.facts.rq : x.j < y.j;
+      });
     }
     // [sq - W, sq + W] mod 2^24, as one or two ranges.
     auto scan = [&](uint32_t lo, uint32_t hi) {
-      auto from = std::lower_bound(index.begin(), index.end(), std::pair<uint32_t, size_t>{lo, 0});
-      for (auto k = from; k != index.end() && k->first <= hi; ++k) out->push_back(k->second);
+      auto from = std::partition_point(index.begin(), index.end(),
+                                       [lo](const Indexed& x) { return x.facts.rq < lo; });
+      for (auto k = from; k != index.end() && k->facts.rq <= hi; ++k) visit(k->j, k->facts);
     };
     const uint32_t lo = (sq_psn - kPsnWindow) & kPsnMask;
     const uint32_t hi = (sq_psn + kPsnWindow) & kPsnMask;
@@ -467,40 +619,76 @@ class Pairer {
     }
   }
 
+  // Candidates by mutual QP numbers: on the devices a QP's destination
+  // names, else among the QPs whose (qpn, dest_qpn) is its reversed (group by
+  // group, each group's reversed one looked up once).
   Lists MutualCandidates() {
     const size_t n = qps_.size();
     Lists lists(n);
     std::vector<size_t> found;
+    bool blind = false;  // a QP whose destination names no observed device
     for (size_t i = 0; i < n; ++i) {
       const ObservedQp& q = qps_[i];
       if (!q.dest_qpn) continue;
+      std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn);
+      if (!on) {
+        blind = true;
+        continue;
+      }
       found.clear();
-      if (std::optional<std::vector<size_t>> on = OnTargets(i, *q.dest_qpn)) {
-        for (size_t j : *on) {
-          if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
-        }
-      } else if (std::span<const size_t> group = MutualGroup(i); !group.empty()) {
-        lists.total[i] = group.size() - (std::find(group.begin(), group.end(), i) != group.end());
-        if (group.size() <= kScanLimit) {
-          for (size_t j : group) {
-            if (j != i) found.push_back(j);
-          }
-        } else if (!q.samples.empty() && q.samples.back().sq_psn) {
-          PsnNeighbours(PairKey(*q.dest_qpn, q.qpn), group, *q.samples.back().sq_psn, &found);
-          std::erase(found, i);
-        }
+      for (size_t j : *on) {
+        if (qps_[j].dest_qpn == q.qpn) found.push_back(j);
+      }
+      LinkAll(lists, i, found);
+    }
+    if (!blind) {
+      lists.Finish();
+      return lists;
+    }
+    ByPair().ForEachGroup([&](uint64_t key, std::span<const size_t> members) {
+      const std::span<const size_t> group = by_pair_.Find(Reversed(key));
+      if (group.empty()) return;
+      for (size_t i : members) {
+        if (OnTargetsKnown(i)) continue;  // done above
         if (group.size() > kScanLimit) {
-          // Not enumerated: every member counts as a candidate.
-          for (size_t j : found) Link(lists, i, j);
+          LinkLarge(lists, i, key, group);
           continue;
         }
+        found.clear();
+        for (size_t j : group) {
+          if (j != i) found.push_back(j);
+        }
+        LinkAll(lists, i, found);
       }
-      // Candidates the identities do not rule out.
-      lists.total[i] = static_cast<size_t>(
-          std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
-    }
+    });
     lists.Finish();
     return lists;
+  }
+
+  // Links i to the candidates in `found` the identities do not rule out.
+  void LinkAll(Lists& lists, size_t i, const std::vector<size_t>& found) const {
+    lists.total[i] = static_cast<size_t>(
+        std::count_if(found.begin(), found.end(), [&](size_t j) { return Link(lists, i, j); }));
+  }
+
+  // i's candidates in a group too large to enumerate, whose key is i's
+  // (qpn, dest_qpn) reversed: every member counts as a candidate, and only
+  // those with evidence, found by PSN, are listed (the rest can never be a
+  // best; the group's unpaired members make i ambiguous all the same,
+  // UnpairedInLargeGroup).
+  void LinkLarge(Lists& lists, size_t i, uint64_t key, std::span<const size_t> group) {
+    const ObservedQp& q = qps_[i];
+    // i is in its own reversed group only when its qpn is its dest_qpn.
+    const bool self =
+        q.qpn == *q.dest_qpn && std::find(group.begin(), group.end(), i) != group.end();
+    lists.total[i] = group.size() - (self ? 1 : 0);
+    const Facts& fi = facts_[i];
+    if (!fi.has_sq) return;
+    PsnNeighbours(Reversed(key), group, fi.sq, [&](size_t j, const Facts& fj) {
+      if (j == i) return;
+      const Evidence e = Weigh(i, fi, j, fj);
+      if (!e.contradicted && e.Positive()) lists.Add(i, j, e);
+    });
   }
 
   // i is unpaired and its mutual group is too large to enumerate and still
@@ -512,7 +700,9 @@ class Pairer {
     return std::any_of(group.begin(), group.end(), [&](size_t j) { return j != i && !paired_[j]; });
   }
 
-  bool OnTargetsKnown(size_t i) const { return !ids_.Targets(DestOf(qps_[i])).empty(); }
+  bool OnTargetsKnown(size_t i) const {
+    return facts_[i].has_dest && !ids_.Targets(ids_.DestAt(i)).empty();
+  }
 
   Lists OneSidedCandidates(const std::vector<bool>& ambiguous) {
     const size_t n = qps_.size();
@@ -700,13 +890,67 @@ class Pairer {
     return !tie;
   }
 
+  // Dangling QP i (no destination address) by elimination: every QP
+  // numbered as its dest_qpn, not ruled out, is paired; nullopt when one is
+  // not, or none names it back.
+  std::optional<EliminatedQp> Eliminate(size_t i) {
+    const ObservedQp& x = qps_[i];
+    if (OnTargetsKnown(i)) return std::nullopt;
+    EliminatedQp e;
+    e.qp = i;
+    for (size_t j : Numbered(*x.dest_qpn)) {
+      if (j == i || ids_.Aims(i, j).aim == Aim::kContradicts || ids_.OtherJob(i, j)) continue;
+      if (!paired_[j]) return std::nullopt;
+      ++e.numbered;
+      e.back += qps_[j].dest_qpn == x.qpn;
+    }
+    if (e.back == 0) return std::nullopt;
+    e.host = HostWithout(*x.dest_qpn, i);
+    return e;
+  }
+
+  // The one host given (of QP i's job) that holds no QP numbered `qpn`; ""
+  // when none or several do not, or when a listed host sent nothing.
+  std::string HostWithout(uint32_t qpn, size_t i) {
+    std::string_view job;
+    for (const ObservedHost& h : hosts_) {
+      if (h.name == qps_[i].host) job = h.job;
+    }
+    auto [it, inserted] = host_without_.try_emplace({qpn, std::string(job)});
+    if (!inserted) return it->second;
+    std::unordered_map<std::string_view, bool> holds;  // host given -> holds qpn
+    for (const ObservedHost& h : hosts_) {
+      if (job.empty() || h.job.empty() || h.job == job) holds.emplace(h.name, false);
+    }
+    for (size_t j : Numbered(qpn)) {
+      if (auto k = holds.find(qps_[j].host); k != holds.end()) k->second = true;
+    }
+    // A listed host that sent no snapshot may hold it too: no one host is
+    // then the only one without it.
+    if (silent_hosts_ > 0) return it->second;
+    const std::string_view* without = nullptr;
+    for (const auto& [name, held] : holds) {
+      if (held) continue;
+      if (without != nullptr) return it->second;  // several
+      without = &name;
+    }
+    if (without != nullptr) it->second = std::string(*without);
+    return it->second;
+  }
+
   const std::vector<ObservedQp>& qps_;
+  const std::vector<ObservedHost>& hosts_;
+  // Hosts of the job's list (Observation::expected_hosts) no input names:
+  // their QPs are unseen, so elimination names no host while there are any.
+  size_t silent_hosts_ = 0;
   Identities ids_;
+  std::vector<Facts> facts_;  // each QP's, for Weigh
   std::vector<bool> paired_;
-  GroupIndex by_dev_qpn_;       // (device, qpn)
-  mutable GroupIndex by_qpn_;   // qpn; built when first needed
-  mutable GroupIndex by_pair_;  // (qpn, dest_qpn); built when first needed
-  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, size_t>>> psn_index_;
+  mutable GroupIndex by_dev_qpn_;  // (device, qpn); built when first needed
+  mutable GroupIndex by_qpn_;      // qpn; built when first needed
+  mutable GroupIndex by_pair_;     // (qpn, dest_qpn); built when first needed
+  std::unordered_map<uint64_t, std::vector<Indexed>> psn_index_;
+  std::map<std::pair<uint32_t, std::string>, std::string> host_without_;  // HostWithout()
   Pairing result_;
 };
 
@@ -716,6 +960,12 @@ std::optional<size_t> Pairing::NamedBy(size_t qp) const {
   auto it = std::lower_bound(named.begin(), named.end(), std::pair<size_t, size_t>{qp, 0});
   if (it == named.end() || it->first != qp) return std::nullopt;
   return it->second;
+}
+
+const EliminatedQp* Pairing::Eliminated(size_t qp) const {
+  auto it = std::lower_bound(eliminated.begin(), eliminated.end(), qp,
+                             [](const EliminatedQp& e, size_t q) { return e.qp < q; });
+  return it == eliminated.end() || it->qp != qp ? nullptr : &*it;
 }
 
 Pairing PairObservedQps(const Observation& observation) { return Pairer(observation).Run(); }

@@ -27,5 +27,5 @@ run() {  # run NAME [fleet_gen options] -- [fleet_check options]
 }
 
 run dest --
-run nodest --no-dest -- --allow-ambiguous
+run nodest --no-dest --
 echo "fleet_small: both fleets checked"

@@ -250,6 +250,60 @@ TEST(JobSummary, AHealthyJobHasNoCulprit) {
   EXPECT_NE(SummaryText(s).find("no process or host is at fault"), std::string::npos);
 }
 
+// Without destinations: pid 7 on node-4 was killed with its QP 400, which
+// node-1's QP 300 still retries towards. The three QPs 400 there are (on
+// node-1, -2, -3) are paired with other QPs 300; node-4 is the only host
+// given without a QP 400.
+Observation KilledJobWithoutDestinations() {
+  Observation o;
+  o.hosts = {Host("node-1", 1), Host("node-2", 2), Host("node-3", 3), Host("node-4", 4)};
+  ObservedQp survivor = Qp("node-1", 300, 400, 5000);
+  survivor.samples = {Sample(0, 9000000, 12000000, "S"), Sample(1, 9000000, 12000000, "S")};
+  o.qps.push_back(survivor);
+  const std::pair<const char*, const char*> pairs[] = {
+      {"node-2", "node-1"}, {"node-3", "node-2"}, {"node-4", "node-3"}};
+  uint32_t base = 1000000;
+  for (const auto& [a_host, b_host] : pairs) {
+    ObservedQp a = Qp(a_host, 300, 400, 5001);
+    a.samples = {Sample(0, base, base + 500000, "S"), Sample(1, base, base + 500000, "S")};
+    ObservedQp b = Qp(b_host, 400, 300, 5001);
+    b.samples = {Sample(0, base + 500000, base, "S"), Sample(1, base + 500000, base, "S")};
+    o.qps.push_back(a);
+    o.qps.push_back(b);
+    base += 1000000;
+  }
+  ObservedPortCounters port;
+  port.host = "node-1";
+  port.device = "mlx5_0";
+  port.port = 1;
+  port.interval_seconds = 1;
+  port.counters = {{"local_ack_timeout_err", {3, 9}}};
+  o.ports = {port};
+  return o;
+}
+
+TEST(JobSummary, NamesAKilledProcesssHostByEliminationWithoutDestinations) {
+  const Observation o = KilledJobWithoutDestinations();
+  const ObservationVerdict v = JudgeObserved(o);
+  EXPECT_EQ(v.pairing.pairs.size(), 3u);
+  EXPECT_TRUE(v.pairing.ambiguous.empty());
+  ASSERT_EQ(v.live.findings.size(), 1u);
+  const LiveFinding& f = v.live.findings[0];
+  EXPECT_EQ(f.finding.id, "peer-qp-gone");
+  EXPECT_EQ(f.qp, 0u);
+  ASSERT_FALSE(f.evidence.empty());
+  EXPECT_EQ(f.evidence[0],
+            "dangling by elimination: all 3 QPs numbered 400 that name it back are paired "
+            "elsewhere; by elimination too, its peer was on node-4, the only host given that "
+            "holds no QP numbered 400");
+  const JobSummary s = SummarizeJob(o, v);
+  ASSERT_EQ(s.culprits.size(), 1u);
+  EXPECT_EQ(s.culprits[0].line,
+            "QPs on node-4 no longer exist (killed or exited): 1 QP on 1 host waits on them "
+            "(named by elimination: the only host given without QPs numbered as they name) "
+            "[peer-qp-gone]");
+}
+
 // Well-formed XML, as far as SVG text needs: every tag closed in order,
 // attributes quoted, no bare '<' or '&' in text.
 ::testing::AssertionResult WellFormed(const std::string& xml) {

@@ -337,6 +337,90 @@ TEST(PairingAtScale, TwoCandidatesThatTieAreAmbiguousAndNotJudged) {
   EXPECT_EQ(p.ambiguous, (std::vector<size_t>{0, 1, 2}));
 }
 
+TEST(PairingAtScale, OneDirectionsPsnsDoNotPairWhenTheOtherContradicts) {
+  // h0 QP 5 and h2 QP 17 are two partners of dead processes (h1 QP 17, h3 QP
+  // 5, absent): h0's sends fall within the window of h2's receive PSN by
+  // chance, but h2's sends are far from what h0 expects. h4 QP 17 has no PSN
+  // in common with h0 either way. Nothing supports a pair.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2), Host(3), Host(4)};
+  o.qps = {Snap(0, 5, 17, -1, 1000, 9000000), Snap(2, 17, 5, -1, 5000000, 1500),
+           Snap(4, 17, 5, -1, 12000000, 3000000)};
+  const Pairing p = PairObservedQps(o);
+  EXPECT_TRUE(p.pairs.empty());
+  EXPECT_EQ(p.ambiguous, (std::vector<size_t>{0, 1, 2}));
+
+  // Each other's only candidate, they are still paired (a real pair with a
+  // PSN fault is judged as one), by their QP numbers alone.
+  o.qps.pop_back();
+  const Pairing only = PairObservedQps(o);
+  ASSERT_EQ(only.pairs.size(), 1u);
+  EXPECT_EQ(only.pairs[0].how, "mutual qpn");
+  EXPECT_TRUE(only.pairs[0].unique);
+}
+
+TEST(PairingAtScale, PsnsCloseBothWaysTellCandidatesApart) {
+  // h0 QP 5's true peer h1 QP 17 is a few PSNs behind each way; h2 QP 17 is
+  // within the window both ways, but thousands of PSNs off.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2)};
+  o.qps = {Snap(0, 5, 17, -1, 100000, 700000), Snap(1, 17, 5, -1, 700010, 99990),
+           Snap(2, 17, 5, -1, 730000, 130000)};
+  const Pairing p = PairObservedQps(o);
+  ASSERT_EQ(p.pairs.size(), 1u);
+  EXPECT_EQ(p.pairs[0].b, 1u);
+  EXPECT_EQ(p.pairs[0].how, "mutual qpn + psn continuity");
+  EXPECT_EQ(p.pairs[0].candidates, 2u);
+  // h2's QP names the one QP 5 there is, paired elsewhere.
+  EXPECT_EQ(p.dangling, (std::vector<size_t>{2}));
+  EXPECT_EQ(p.NamedBy(2), std::optional<size_t>(0));
+}
+
+// Pair k of a job without destinations: QP `a` on host ha <-> QP `b` on host
+// hb, PSNs of their own (base k * 1,000,000), close both ways.
+void AddPair(Observation& o, int k, int ha, uint32_t a, int hb, uint32_t b) {
+  const uint32_t base = 1000000u * static_cast<uint32_t>(k + 1);
+  o.qps.push_back(Snap(ha, a, b, -1, base, base + 500000));
+  o.qps.push_back(Snap(hb, b, a, -1, base + 500000, base));
+}
+
+TEST(PairingAtScale, DanglingByEliminationWhenEveryCandidateIsPairedElsewhere) {
+  // h0 QP 5's peer, h1 QP 17, is gone. The three QPs numbered 17 that name
+  // QP 5 back (on h0, h2, h3) are paired with other QPs 5, and every host
+  // given but h1 holds a QP 17: by elimination, the peer was on h1.
+  Observation o;
+  o.hosts = {Host(0), Host(1), Host(2), Host(3)};
+  o.qps = {Snap(0, 5, 17, -1, 9000000, 12000000)};
+  AddPair(o, 0, 1, 5, 2, 17);
+  AddPair(o, 1, 3, 5, 0, 17);
+  AddPair(o, 2, 2, 5, 3, 17);
+  const Pairing p = PairObservedQps(o);
+  EXPECT_EQ(p.pairs.size(), 3u);
+  EXPECT_TRUE(p.ambiguous.empty());
+  EXPECT_EQ(p.dangling, (std::vector<size_t>{0}));
+  ASSERT_EQ(p.eliminated.size(), 1u);
+  EXPECT_EQ(p.eliminated[0].qp, 0u);
+  EXPECT_EQ(p.eliminated[0].back, 3u);
+  EXPECT_EQ(p.eliminated[0].numbered, 3u);
+  EXPECT_EQ(p.eliminated[0].host, "h1");
+  EXPECT_FALSE(p.NamedBy(0).has_value());
+  ASSERT_NE(p.Eliminated(0), nullptr);
+  EXPECT_EQ(p.Eliminated(1), nullptr);
+
+  // A host given that holds no QP at all could have held it too: no host.
+  o.hosts.push_back(Host(4));
+  const Pairing two = PairObservedQps(o);
+  ASSERT_EQ(two.eliminated.size(), 1u);
+  EXPECT_EQ(two.eliminated[0].host, "");
+
+  // A QP 17 in no pair (aimed at QP 99) may be the peer, misconnected: then
+  // nothing is eliminated, and h0's QP 5 stays ambiguous.
+  o.qps.push_back(Snap(1, 17, 99, -1, 4000, 4000));
+  const Pairing free = PairObservedQps(o);
+  EXPECT_TRUE(free.eliminated.empty());
+  EXPECT_EQ(free.ambiguous, (std::vector<size_t>{0}));
+}
+
 TEST(PairingAtScale, AnotherJobIsNeverAPeer) {
   Observation o;
   o.hosts = {Host(0, "job-a"), Host(1, "job-b"), Host(2, "job-a")};

@@ -13,7 +13,12 @@
 //     port identity (a trace's GID table and LID, a snapshot host's ports);
 //     a destination that names an observed port restricts the candidates to
 //     that port's QPs;
-//   - PSN continuity: A's next send PSN close to B's next expected PSN;
+//   - PSN continuity: A's next send PSN within a window of B's next expected
+//     PSN, each direction continuous, contradicting (both known, farther
+//     apart) or unknown; a contradicting direction cancels the other's
+//     continuity (never a pair on one direction's PSNs when the other
+//     direction's say otherwise), and among the continuous, PSNs within a few
+//     messages of each other ("close") count above those merely in the window;
 //   - job names: two hosts whose snapshots name different jobs never pair.
 // A contradiction (a destination that is not the candidate's, another job)
 // rules the candidate out. Among the rest, address evidence counts before PSN
@@ -23,6 +28,8 @@
 // left with several candidates and nothing to tell them apart is "ambiguous":
 // never paired, never judged as a pair. Host, device, process names do not
 // break ties: at scale the same names and QP numbers repeat on every host.
+// A QP left without a peer whose every candidate is paired elsewhere is
+// dangling by elimination (`eliminated`).
 // In detail (pairing.cc):
 //   - mutual QPNs first, then one-sided (a failed or never-attempted RTR);
 //   - UD: a trace's address handles name the peer's port (dgid in its GID
@@ -59,10 +66,28 @@ struct ObservedPair {
   size_t candidates = 1;
 };
 
+// A dangling QP with no destination address whose every candidate is paired
+// elsewhere: every QP numbered as its dest_qpn (not ruled out by job or
+// address) is in a pair, `back` of them naming it back. Its peer is gone, or
+// is one of those connected elsewhere; which one is not known, so none is
+// named (Pairing::NamedBy is empty for it).
+struct EliminatedQp {
+  size_t qp = 0;
+  size_t back = 0;      // QPs numbered as its dest_qpn that name it back
+  size_t numbered = 0;  // all QPs numbered as its dest_qpn (back included)
+  // The host its peer was on, by elimination too: the one host given (one
+  // snapshot each, same job) that holds no QP numbered as its dest_qpn; ""
+  // when not exactly one. Sound only when every host of the job was given.
+  std::string host;
+};
+
 struct Pairing {
   std::vector<ObservedPair> pairs;
-  // QPs whose dest_qpn names a QP not found, or one paired with another QP.
+  // QPs whose dest_qpn names a QP not found, or one paired with another QP
+  // (among them, `eliminated`).
   std::vector<size_t> dangling;
+  // The dangling QPs that are so by elimination, sorted by QP.
+  std::vector<EliminatedQp> eliminated;
   // QPs with no partner and no dest_qpn to look for.
   std::vector<size_t> unpaired;
   // QPs with several equally good partners (QPNs repeat across hosts and
@@ -76,6 +101,8 @@ struct Pairing {
 
   // The QP dangling QP `qp` names (see `named`); nullopt when none.
   std::optional<size_t> NamedBy(size_t qp) const;
+  // QP `qp`'s entry in `eliminated`; nullptr when it is not there.
+  const EliminatedQp* Eliminated(size_t qp) const;
 };
 
 // Pairs every QP of `observation` (each QP in at most one pair).
