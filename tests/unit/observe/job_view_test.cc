@@ -304,6 +304,26 @@ TEST(JobSummary, NamesAKilledProcesssHostByEliminationWithoutDestinations) {
             "[peer-qp-gone]");
 }
 
+// The same job with a fifth host listed that sent no snapshot: the gone peer
+// may be on it, so elimination names no host of its own; the summary names
+// the silent host the QP points at.
+TEST(JobSummary, EliminationNamesNoHostWhileAListedHostSentNothing) {
+  Observation o = KilledJobWithoutDestinations();
+  o.expected_hosts = {"node-1", "node-2", "node-3", "node-4", "node-5"};
+  const ObservationVerdict v = JudgeObserved(o);
+  ASSERT_EQ(v.live.findings.size(), 1u);
+  const LiveFinding& f = v.live.findings[0];
+  EXPECT_EQ(f.finding.id, "peer-qp-gone");
+  ASSERT_FALSE(f.evidence.empty());
+  EXPECT_EQ(f.evidence[0],
+            "dangling by elimination: all 3 QPs numbered 400 that name it back are paired "
+            "elsewhere");
+  const JobSummary s = SummarizeJob(o, v);
+  ASSERT_FALSE(s.culprits.empty());
+  EXPECT_EQ(s.culprits[0].host, "node-5");
+  EXPECT_EQ(s.culprits[0].line.find("node-4"), std::string::npos) << s.culprits[0].line;
+}
+
 // Well-formed XML, as far as SVG text needs: every tag closed in order,
 // attributes quoted, no bare '<' or '&' in text.
 ::testing::AssertionResult WellFormed(const std::string& xml) {
