@@ -25,31 +25,41 @@ iters=1000 size=4096
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) printf "%s", v[int((NR+1)/2)]; else printf "none"}'; }
 
-qc_times=() pp_times=() qc_failed=0 pp_failed=0
-for ((r = 1; r <= runs; r++)); do
-  "$qc" -d "$QPC_DEV0" -n $iters -s $size >/dev/null 2>&1 &
+# one_run PATTERN SED_EXPR SERVER... -- CLIENT...: one pair, the server
+# started first; prints the client's us per round trip (its line matching
+# PATTERN, through SED_EXPR); fails when either side fails.
+one_run() {
+  local pattern=$1 expr=$2 server line k
+  shift 2
+  local args=("$@")
+  for k in "${!args[@]}"; do [[ ${args[$k]} == -- ]] && break; done
+  "${args[@]:0:k}" >/dev/null 2>&1 &
   server=$!
   sleep 0.3
-  if line=$("$qc" -d "$QPC_DEV1" -n $iters -s $size "$QPC_IP0" 2>&1 | grep 'traffic ok') &&
-    wait $server; then
-    us=$(sed -n 's#.* \([0-9.]*\) us/round trip.*#\1#p' <<<"$line")
+  if line=$("${args[@]:k+1}" 2>&1 | grep "$pattern") && wait $server; then
+    sed -n "$expr" <<<"$line"
+  else
+    wait $server 2>/dev/null
+    return 1
+  fi
+}
+
+qc_times=() pp_times=() qc_failed=0 pp_failed=0
+for ((r = 1; r <= runs; r++)); do
+  if us=$(one_run 'traffic ok' 's#.* \([0-9.]*\) us/round trip.*#\1#p' \
+    "$qc" -d "$QPC_DEV0" -n $iters -s $size -- "$qc" -d "$QPC_DEV1" -n $iters -s $size "$QPC_IP0"); then
     echo "run $r: qp-connect $us us/round trip"
     qc_times+=("$us")
   else
-    wait $server 2>/dev/null || true
     echo "run $r: qp-connect failed"
     qc_failed=$((qc_failed + 1))
   fi
-  ibv_rc_pingpong -d "$QPC_DEV0" -g "$QPC_GID0" -n $iters -s $size >/dev/null 2>&1 &
-  server=$!
-  sleep 0.3
-  if line=$(ibv_rc_pingpong -d "$QPC_DEV1" -g "$QPC_GID1" -n $iters -s $size "$QPC_IP0" 2>&1 |
-    grep 'usec/iter') && wait $server; then
-    us=$(sed -n 's#.* = \([0-9.]*\) usec/iter.*#\1#p' <<<"$line")
+  if us=$(one_run 'usec/iter' 's#.* = \([0-9.]*\) usec/iter.*#\1#p' \
+    ibv_rc_pingpong -d "$QPC_DEV0" -g "$QPC_GID0" -n $iters -s $size -- \
+    ibv_rc_pingpong -d "$QPC_DEV1" -g "$QPC_GID1" -n $iters -s $size "$QPC_IP0"); then
     echo "run $r: ibv_rc_pingpong $us us/round trip"
     pp_times+=("$us")
   else
-    wait $server 2>/dev/null || true
     echo "run $r: ibv_rc_pingpong failed"
     pp_failed=$((pp_failed + 1))
   fi
