@@ -678,8 +678,12 @@ class Judge {
     const bool rq_frozen = first.rq_psn == last.rq_psn;
     const bool sq_frozen = first.sq_psn == last.sq_psn;
     const bool sq_back = first.sq_psn && last.sq_psn && Ahead(*first.sq_psn, *last.sq_psn) != 0;
+    // A stopped process posts nothing: its frozen sq_psn says nothing of the
+    // peer (retransmission, sq_psn going back, still does).
+    const bool stopped = last.process_state == "T" || last.process_state == "t";
     std::vector<std::string> silent;
-    const bool stalled = two && rq_frozen && (sq_frozen || sq_back || PortSilent(x, &silent));
+    const bool stalled =
+        two && rq_frozen && ((sq_frozen && !stopped) || sq_back || PortSilent(x, &silent));
     if (x.transport == Transport::kRc && x.state == "RTS" && stalled &&
         CounterRise(x, kRetryCounters, &evidence) != 0) {
       const std::string across = " across " + Seconds(last.at_seconds - first.at_seconds);

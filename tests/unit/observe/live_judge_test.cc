@@ -288,6 +288,18 @@ TEST(JudgeLive, PeerInNoInputIsGoneWhenTheSurvivorsPortHearsNothing) {
   EXPECT_TRUE(EvidenceHas(*f, "sent_pkts +1899 and rcvd_pkts +0")) << LiveDump(r);
 }
 
+// The lab's stopped rank whose peer is on a host that sent no snapshot: its
+// sq_psn is frozen because its process posts nothing, and the port's retries
+// are other QPs'. Not evidence that the peer is gone.
+TEST(JudgeLive, PeerInNoInputIsOnlyANoteWhenTheSurvivorsProcessIsStopped) {
+  Observation o = FrozenPair(1010, 1000);
+  o.qps.pop_back();
+  for (ObservedSample& s : o.qps[0].samples) s.process_state = "T";
+  Rise(o, "rxe0", "completer_retry_err", 30);
+  const LiveReport r = JudgeAll(o);
+  EXPECT_TRUE(LiveProblems(r).count("peer-qp-gone") == 0) << LiveDump(r);
+}
+
 // Moving forward while its port hears ACKs: a live peer on a host not given.
 TEST(JudgeLive, PeerInNoInputIsOnlyANoteWhileTheSurvivorAdvancesAndHearsBack) {
   Observation o = FrozenPair(1010, 1000);
