@@ -33,6 +33,7 @@ qim=$tools/qp-inspect/qp-inspect-mpi
 qv=$tools/qp-validate/qp-validate
 : "${QPC_DEV0:?not in the lab: QPC_DEV0 unset (run under tools/lab/lab-run)}"
 source "$qpc_root/tools/lab/skip_or_fail.sh"
+. "$(dirname "$0")/lab_qps.sh"  # inspect_both_at
 command -v mpirun >/dev/null || skip_or_fail "mpirun not installed (openmpi-bin)"
 [[ $scenario == stopped_at || -x $qim ]] || skip_or_fail "qp-inspect-mpi not built (no MPI)"
 [[ $(hostname) == "(none)" ]] && hostname qpclab
@@ -77,12 +78,7 @@ case $scenario in
   stopped_at)
     mkdir "$w/snaps"
     at=$(($(date +%s) + 3))
-    "$qi" -d "$QPC_DEV0" --host node-a --at "$at" -o "$w/snaps/%h.json" >"$w/a.out" 2>&1 &
-    a=$!
-    "$qi" -d "$QPC_DEV1" --host node-b --at "$at" -o "$w/snaps/%h.json" >"$w/b.out" 2>&1 &
-    b=$!
-    wait "$a" || fail "qp-inspect on node-a exited $?"
-    wait "$b" || fail "qp-inspect on node-b exited $?"
+    out=$(inspect_both_at "$w/snaps" "$at") || fail "$out"
     job=$w/snaps
     ;;
   stopped_mpi)

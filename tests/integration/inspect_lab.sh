@@ -69,15 +69,6 @@ wait_rc() {
   fail "fewer than $1 connected RC QPs after 60 s: $(rdma resource show qp 2>&1)"
 }
 
-# Starts "$@" in the background, output in $w/NAME.out; sets $last.
-start() {
-  local name=$1
-  shift
-  "$@" >"$w/$name.out" 2>&1 &
-  last=$!
-  procs+=("$last")
-}
-
 snapshot() {  # extra qp-inspect args
   "$qi" -o "$w/snap.json" "$@" >"$w/inspect.out" 2>"$w/inspect.err" ||
     fail "qp-inspect exited $?"
@@ -214,12 +205,7 @@ case $scenario in
     sleep 1
     mkdir "$w/snaps"
     at=$(($(date +%s) + 2))
-    "$qi" -d "$QPC_DEV0" --host node-a --at "$at" -o "$w/snaps/node-a.json" >"$w/a.out" 2>&1 &
-    a=$!
-    "$qi" -d "$QPC_DEV1" --host node-b --at "$at" -o "$w/snaps/node-b.json" >"$w/b.out" 2>&1 &
-    b=$!
-    wait "$a" || fail "qp-inspect on node-a exited $?"
-    wait "$b" || fail "qp-inspect on node-b exited $?"
+    out=$(inspect_both_at "$w/snaps" "$at") || fail "$out"
     grep -h '"dst_addr"' "$w/snaps/node-a.json" | head -n 2
     "$qv" --json "$w/snaps" >"$w/validate.json" 2>"$w/validate.err"
     # The control: the same snapshots without the cm_ids' addresses.

@@ -46,15 +46,6 @@ die() {
   exit 1
 }
 
-# Starts "$@" in the background, output in $w/NAME.out; sets $last.
-start() {
-  local name=$1
-  shift
-  "$@" >"$w/$name.out" 2>&1 &
-  last=$!
-  procs+=("$last")
-}
-
 # The pid of the QP owner among $1's descendants (qp-cm may run the
 # program as a child): the pid the tracker lists for a QP on device $2.
 owner_of() {
